@@ -1,0 +1,1 @@
+"""Small pieces every package shares: the error tree and validated identifiers."""

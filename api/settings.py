@@ -1,0 +1,82 @@
+"""Referent's settings: one object, nested groups, read from ``REFERENT_*``.
+
+Nested values use ``__``: ``REFERENT_NEO4J__URI=bolt://db:7687``,
+``REFERENT_SESSIONS__BACKEND=redis``. Defaults are the embedded set-up: a
+local Neo4j started by ``referent neo4j start``, Milvus Lite in a local file,
+sessions in SQLite, everything under ``REFERENT_DATA_DIR`` (``./var``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Neo4jSettings(BaseModel):
+    """Where the ontology lives. Any Bolt/neo4j URI works (server, cluster, Aura)."""
+
+    uri: str = "bolt://127.0.0.1:7687"
+    user: str = "neo4j"
+    password: str = "referent-dev"
+    database: str | None = None
+    # The embedded default (`referent neo4j start`): where it keeps its files.
+    local_port: int = 7687
+    local_home: Path | None = None  # default: <data_dir>/neo4j
+
+
+class MilvusSettings(BaseModel):
+    """The vector store: a Milvus Lite file path (default) or a server URI."""
+
+    uri: str | None = None  # default: <data_dir>/milvus.db
+    token: str | None = None
+    collection_prefix: str = "referent_"
+
+
+class SessionSettings(BaseModel):
+    """Dialogue state: where it is stored and how much of it is kept."""
+
+    backend: Literal["sqlite", "redis"] = "sqlite"
+    sqlite_path: Path | None = None  # default: <data_dir>/sessions.sqlite3
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    ttl_seconds: int = Field(default=1800, gt=0)
+    recent_turns: int = Field(default=4, ge=1)
+    consumed_window: int = Field(default=50, ge=0)
+
+
+class RetrievalSettings(BaseModel):
+    """Search and chunking defaults."""
+
+    top_k: int = Field(default=5, ge=1, le=100)
+    chunk_chars: int = Field(default=300, ge=50)
+    # With fewer entity-filtered hits than this, the filter is relaxed (trace says so).
+    min_filtered_hits: int = Field(default=1, ge=0)
+    insert_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+
+
+class Settings(BaseSettings):
+    """All of Referent's configuration."""
+
+    model_config = SettingsConfigDict(env_prefix="REFERENT_", env_nested_delimiter="__",
+                                      extra="ignore")
+
+    mode: Literal["development", "production"] = "development"
+    data_dir: Path = Path("var")
+    neo4j: Neo4jSettings = Neo4jSettings()
+    milvus: MilvusSettings = MilvusSettings()
+    sessions: SessionSettings = SessionSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+
+    @property
+    def neo4j_home(self) -> Path:
+        return self.neo4j.local_home or self.data_dir / "neo4j"
+
+    @property
+    def milvus_uri(self) -> str:
+        return self.milvus.uri or str(self.data_dir / "milvus.db")
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.sessions.sqlite_path or self.data_dir / "sessions.sqlite3"
