@@ -18,7 +18,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Neo4jSettings(BaseModel):
     """Where the ontology lives. Any Bolt/neo4j URI works (server, cluster, Aura)."""
 
-    uri: str = "bolt://127.0.0.1:7687"
+    # None: the local Neo4j that `referent neo4j start` runs on 127.0.0.1:local_port.
+    uri: str | None = None
     user: str = "neo4j"
     password: str = "referent-dev"
     database: str | None = None
@@ -68,6 +69,15 @@ class Settings(BaseSettings):
     milvus: MilvusSettings = MilvusSettings()
     sessions: SessionSettings = SessionSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+
+    @property
+    def neo4j_uri(self) -> str:
+        return self.neo4j.uri or f"bolt://127.0.0.1:{self.neo4j.local_port}"
+
+    @property
+    def uses_local_neo4j(self) -> bool:
+        """True when no REFERENT_NEO4J__URI is set: the embedded default is in use."""
+        return self.neo4j.uri is None
 
     @property
     def neo4j_home(self) -> Path:

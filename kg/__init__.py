@@ -1,0 +1,4 @@
+"""The ontology: Neo4j store, alias snapshot, normalization, mention detection, linking.
+
+Never imports fastapi or pymilvus.
+"""

@@ -1,0 +1,76 @@
+"""The HTTP API (FastAPI). Routes only: the work is done by the turn engine."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Path, Request, Response
+from pydantic import BaseModel, Field
+
+from api.errors import install_error_handlers
+from api.runtime import Runtime
+from api.settings import Settings
+from dialogue.engine import TurnEngine
+from dialogue.models import TurnResult
+
+KbPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
+SessionPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="session id")]
+
+
+class TurnRequest(BaseModel):
+    text: str = Field(min_length=1, max_length=2000, description="the user's turn, verbatim",
+                      examples=["那华南区呢"])
+    k: int | None = Field(default=None, ge=1, le=50, description="evidence items to return")
+
+
+def get_runtime(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+def get_engine(runtime: Annotated[Runtime, Depends(get_runtime)]) -> TurnEngine:
+    return runtime.engine
+
+
+def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
+    """Build the app. With ``runtime`` given (tests), the lifespan does not build or close one."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if runtime is not None:
+            app.state.runtime = runtime
+            yield
+            return
+        built = Runtime.build(settings or Settings())
+        app.state.runtime = built
+        try:
+            yield
+        finally:
+            built.close()
+
+    app = FastAPI(title="Referent", version="0.1.0", lifespan=lifespan,
+                  description="Conversational retrieval that links each turn to canonical "
+                              "entities before it searches.")
+    install_error_handlers(app)
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", response_model=TurnResult,
+              tags=["turns"], summary="Send one user turn")
+    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
+                  engine: Annotated[TurnEngine, Depends(get_engine)]) -> TurnResult:
+        """Link, clarify or rewrite, retrieve: returns what the turn really asks,
+        its canonical entities and the evidence, or a clarification question."""
+        return engine.handle(kb, session_id, body.text, k=body.k)
+
+    @app.delete("/v1/kbs/{kb}/sessions/{session_id}", status_code=204, tags=["turns"],
+                summary="Forget a session")
+    def delete_session(kb: KbPath, session_id: SessionPath,
+                       runtime: Annotated[Runtime, Depends(get_runtime)]) -> Response:
+        runtime.sessions.delete(kb, session_id)
+        return Response(status_code=204)
+
+    return app

@@ -1,0 +1,345 @@
+"""The ``referent`` command line: local Neo4j, ontology import/export, ingest,
+eval, serve and the demo. Every command reads the same Settings (REFERENT_*)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from api.settings import Settings
+from common.errors import InputError, ReferentError
+
+app = typer.Typer(help="Referent: conversational retrieval that links before it searches.",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+neo4j_app = typer.Typer(help="The local Neo4j (embedded default for development, demo and tests).",
+                        no_args_is_help=True)
+ontology_app = typer.Typer(help="Import and export a knowledge base's ontology.", no_args_is_help=True)
+app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(ontology_app, name="ontology")
+
+console = Console()
+err = Console(stderr=True)
+REPO = Path(__file__).resolve().parent.parent
+DEMO_DIR = REPO / "ontology" / "demo"
+
+KbOption = Annotated[str, typer.Option("--kb", help="knowledge base id (letters, digits, _)")]
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Print Referent errors as one clear line and exit non-zero (2: bad input, 1: other)."""
+    try:
+        yield
+    except ReferentError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2 if isinstance(exc, InputError) else 1) from None
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeRemainingColumn(), console=err, transient=False)
+
+
+# -- neo4j ------------------------------------------------------------------------------
+
+def _local_neo4j(settings: Settings):
+    from api.local_neo4j import LocalNeo4j
+
+    return LocalNeo4j(settings.neo4j_home, settings.neo4j.local_port)
+
+
+@neo4j_app.command("start")
+def neo4j_start(timeout: Annotated[float, typer.Option(help="seconds to wait for Bolt")] = 180.0) -> None:
+    """Build (first time) and start the local Neo4j; returns when Bolt answers."""
+    with reported_errors():
+        settings = Settings()
+        local = _local_neo4j(settings)
+        local.build(log=lambda line: err.print(line, highlight=False))
+        result = local.start(timeout=timeout)
+        state = "already running" if result.already_running else "started"
+        console.print(f"Neo4j {state} (pid {result.pid}) at {result.uri}")
+
+
+@neo4j_app.command("stop")
+def neo4j_stop() -> None:
+    """Stop the local Neo4j if it runs."""
+    with reported_errors():
+        stopped = _local_neo4j(Settings()).stop()
+        console.print("Neo4j stopped" if stopped else "Neo4j was not running")
+
+
+@neo4j_app.command("status")
+def neo4j_status() -> None:
+    """Say whether the local Neo4j runs (exit 0) or not (exit 3)."""
+    with reported_errors():
+        status = _local_neo4j(Settings()).status()
+    if status.running:
+        console.print(f"Neo4j running (pid {status.pid}) at {status.uri}, data in {status.home}")
+    else:
+        console.print(f"Neo4j not running (data in {status.home})")
+        raise typer.Exit(3)
+
+
+# -- ontology ---------------------------------------------------------------------------
+
+@ontology_app.command("import")
+def ontology_import(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)]) -> None:
+    """Import an ontology file (FORMATS.md §1): all of it, or nothing on a bad line."""
+    from api.runtime import open_ontology_store
+
+    with reported_errors():
+        store = open_ontology_store(Settings())
+        try:
+            report = _import(store, kb, file)
+        finally:
+            store.close()
+    if report.changed:
+        console.print(f"imported into {kb!r}: {report.entities_added} entities added, "
+                      f"{report.entities_changed} changed, {report.entities_unchanged} unchanged; "
+                      f"{report.types_written} types, {report.relations} relations, "
+                      f"{report.confusables} confusable pairs written; alias table version "
+                      f"{report.version}")
+    else:
+        console.print(f"{kb!r} already holds this ontology: nothing changed "
+                      f"(alias table version {report.version})")
+
+
+def _import(store, kb: str, file: Path):
+    from common.errors import FormatError
+
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise FormatError("not UTF-8 text; save the file as UTF-8", path=str(file)) from exc
+    return store.import_ontology(kb, lines, path=str(file))
+
+
+@ontology_app.command("export")
+def ontology_export(kb: KbOption,
+                    out: Annotated[Optional[Path], typer.Option(help="file to write (default: stdout)")] = None) -> None:
+    """Write a kb's ontology in the import format."""
+    from api.runtime import open_ontology_store
+    from kg.ontology import dump_ontology
+
+    with reported_errors():
+        store = open_ontology_store(Settings())
+        try:
+            lines = list(dump_ontology(store.export_ontology(kb)))
+        finally:
+            store.close()
+    text = "".join(line + "\n" for line in lines)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        err.print(f"wrote {len(lines)} lines to {out}")
+
+
+# -- ingest -----------------------------------------------------------------------------
+
+@app.command("ingest")
+def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)]) -> None:
+    """Ingest a corpus file (FORMATS.md §2) into the kb's Milvus collection."""
+    from api.runtime import open_index, open_ontology_store
+    from kg.aliases import SnapshotCache
+
+    with reported_errors():
+        settings = Settings()
+        store = open_ontology_store(settings)
+        index = open_index(settings)
+        try:
+            report = _ingest(settings, store, index, kb, file)
+        finally:
+            index.close()
+            store.close()
+    console.print(f"ingested into {kb!r}: {report.documents} documents, {report.chunks} chunks "
+                  f"({report.tagged_by_linker} tagged by alias matching)")
+
+
+def _ingest(settings: Settings, store, index, kb: str, file: Path):
+    from common.errors import FormatError, NotFoundError
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+
+    snapshot = SnapshotCache(store).get(kb)
+    if snapshot is None:
+        raise NotFoundError(f"knowledge base {kb!r} has no ontology; chunks are tagged with its "
+                            f"entities, so run `referent ontology import --kb {kb} FILE` first")
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise FormatError("not UTF-8 text; save the file as UTF-8", path=str(file)) from exc
+    with _progress() as progress:
+        task = progress.add_task(f"ingest {file.name}", total=None)
+
+        def step(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return ingest_corpus(kb, lines, index=index, snapshot=snapshot, path=str(file),
+                             chunk_chars=settings.retrieval.chunk_chars, progress=step)
+
+
+# -- eval -------------------------------------------------------------------------------
+
+@app.command("eval")
+def eval_suite(
+    kb: KbOption,
+    suite: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="conversation suite (FORMATS.md §3)")],
+    out: Annotated[Optional[Path], typer.Option(help="results file, one line per turn (FORMATS.md §4)")] = None,
+    summary: Annotated[Optional[Path], typer.Option(help="write the summary as JSON")] = None,
+    k: Annotated[int, typer.Option(min=1, max=50, help="evidence depth for hit@k")] = 5,
+    baseline: Annotated[Optional[list[str]], typer.Option(help="raw | concat (repeatable)")] = None,
+) -> None:
+    """Replay a conversation suite and score it, optionally beside baselines."""
+    from api.runtime import Runtime
+    from dialogue.evaluation import parse_suite, run_baseline, run_system, score
+
+    baselines = baseline or []
+    for b in baselines:
+        if b not in ("raw", "concat"):
+            err.print(f"[bold red]error:[/] --baseline {b!r}: use raw or concat")
+            raise typer.Exit(2)
+    with reported_errors():
+        settings = Settings()
+        from common.errors import FormatError
+        try:
+            scripts = parse_suite(suite.read_text(encoding="utf-8").splitlines(), path=str(suite))
+        except UnicodeDecodeError as exc:
+            raise FormatError("not UTF-8 text", path=str(suite)) from exc
+        runtime = Runtime.build(settings)
+        try:
+            total = sum(len(s.turns) for s in scripts)
+            with _progress() as progress:
+                task = progress.add_task("referent", total=total)
+                results = run_system(runtime.engine, kb, scripts, k=k,
+                                     on_turn=lambda _: progress.advance(task))
+            summaries = {"referent": score(scripts, results, k=k)}
+            for b in baselines:
+                summaries[b] = score(scripts, run_baseline(runtime.retriever, kb, scripts, b, k=k), k=k)
+        finally:
+            runtime.close()
+    if out is not None:
+        with open(out, "w", encoding="utf-8") as fh:
+            for r in results:
+                fh.write(json.dumps(r.results_line(), ensure_ascii=False) + "\n")
+    _print_summary(summaries)
+    if summary is not None:
+        summary.write_text(json.dumps({"suite": str(suite), "kb": kb, "k": k, "systems": summaries},
+                                      ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+_METRICS = ["turns", "hit_at_k", "action_accuracy", "clarify_precision", "clarify_recall",
+            "clarify_options_ok", "entity_precision", "entity_recall", "not_entities_ok",
+            "must_contain_pass", "repeated_evidence_rate", "mean_context_tokens",
+            "latency_p50_ms", "latency_p95_ms"]
+
+
+def _print_summary(summaries: dict) -> None:
+    def fmt(v) -> str:
+        return "—" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+    table = Table(title="overall", show_lines=False)
+    table.add_column("metric")
+    for name in summaries:
+        table.add_column(name, justify="right")
+    for metric in _METRICS:
+        table.add_row(metric, *(fmt(s["overall"][metric]) for s in summaries.values()))
+    console.print(table)
+    per_turn = Table(title="per turn index")
+    per_turn.add_column("metric")
+    columns = [(name, b) for name in summaries for b in ("1", "2", "3+")]
+    for name, b in columns:
+        per_turn.add_column(f"{name} t{b}", justify="right")
+    for metric in ("turns", "hit_at_k", "action_accuracy", "entity_recall", "must_contain_pass",
+                   "repeated_evidence_rate"):
+        per_turn.add_row(metric, *(fmt(summaries[n]["by_turn"][b][metric]) for n, b in columns))
+    console.print(per_turn)
+
+
+# -- serve and demo ------------------------------------------------------------------------
+
+@app.command("serve")
+def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="port")] = 8000) -> None:
+    """Run the HTTP API."""
+    import uvicorn
+
+    from api.app import create_app
+
+    uvicorn.run(create_app(Settings()), host=host, port=port)
+
+
+@app.command("demo")
+def demo(kb: Annotated[str, typer.Option("--kb", help="kb to load the demo into")] = "demo",
+         session: Annotated[Optional[list[str]], typer.Option(help="suite session ids to play (repeatable)")] = None) -> None:
+    """Start Neo4j if needed, import the demo ontology and corpus, and play
+    scripted conversations, printing what each turn linked, did and found."""
+    from api.runtime import Runtime, open_index, open_ontology_store
+    from dialogue.evaluation import parse_suite
+
+    settings = Settings()
+    with reported_errors():
+        if settings.uses_local_neo4j:
+            local = _local_neo4j(settings)
+            local.build(log=lambda line: err.print(line, highlight=False))
+            started = local.start()
+            err.print(f"Neo4j {'already running' if started.already_running else 'started'} at {started.uri}")
+        store = open_ontology_store(settings)
+        index = open_index(settings)
+        try:
+            report = _import(store, kb, DEMO_DIR / "ontology.jsonl")
+            err.print(f"ontology: {report.entities_added} added, {report.entities_changed} changed, "
+                      f"{report.entities_unchanged} unchanged")
+            ingested = _ingest(settings, store, index, kb, DEMO_DIR / "corpus.jsonl")
+            err.print(f"corpus: {ingested.documents} documents, {ingested.chunks} chunks")
+        finally:
+            index.close()
+            store.close()
+        scripts = parse_suite((DEMO_DIR / "suite.jsonl").read_text(encoding="utf-8").splitlines())
+        wanted = session or DEMO_SESSIONS
+        chosen = [s for s in scripts if s.session in wanted] or scripts[:3]
+        runtime = Runtime.build(settings)
+        try:
+            import uuid
+            run = uuid.uuid4().hex[:8]
+            for script in chosen:
+                console.rule(f"[bold]{script.session}")
+                for turn in script.turns:
+                    r = runtime.engine.handle(kb, f"demo-{run}-{script.session}", turn.user)
+                    _print_turn(r, runtime)
+        finally:
+            runtime.close()
+
+
+DEMO_SESSIONS = ["demo-01", "demo-03", "demo-05"]
+
+
+def _print_turn(r, runtime) -> None:
+    console.print(f"[bold cyan]user[/]      {r.user}")
+    names = ", ".join(f"{e}" for e in r.entities) or "—"
+    console.print(f"  entities  {names}")
+    console.print(f"  action    [bold]{r.action}[/]")
+    if r.clarification:
+        console.print(f"  ask       {r.clarification.question}")
+    else:
+        console.print(f"  query     {r.standalone}")
+    for e in r.evidence[:2]:
+        snippet = e.text.replace("\n", " ")[:60]
+        console.print(f"  evidence  [{e.chunk_id}] {snippet}…", highlight=False)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

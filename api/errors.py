@@ -1,0 +1,54 @@
+"""One error shape for every HTTP answer (RFC 9457 problem+json), mapped from
+Referent's exception tree in one place."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from common.errors import (ConflictError, DependencyError, FormatError, InputError,
+                           NotFoundError, ReferentError, RetryableDependencyError)
+
+PROBLEM = "application/problem+json"
+
+
+def problem(status: int, title: str, detail: str, **extra) -> JSONResponse:
+    headers = {"Retry-After": "5"} if status == 503 else None
+    return JSONResponse({"type": "about:blank", "title": title, "status": status,
+                         "detail": detail, **extra},
+                        status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def _status(exc: ReferentError) -> tuple[int, str]:
+    if isinstance(exc, NotFoundError):
+        return 404, "Not found"
+    if isinstance(exc, InputError):
+        return 422, "Invalid input"
+    if isinstance(exc, ConflictError):
+        return 409, "Conflict"
+    if isinstance(exc, DependencyError):
+        return 503, "Dependency unavailable"
+    return 500, "Server misconfigured"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ReferentError)
+    async def referent_error(_: Request, exc: ReferentError) -> JSONResponse:
+        status, title = _status(exc)
+        extra = {}
+        if isinstance(exc, FormatError):
+            extra = {"line": exc.line, "field": exc.field}
+        if isinstance(exc, RetryableDependencyError):
+            extra["retryable"] = True
+        return problem(status, title, str(exc), **extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        field = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return problem(422, "Invalid input", f"{field}: {first.get('msg', 'invalid')}",
+                       field=field or None,
+                       errors=[{"field": ".".join(str(p) for p in e.get("loc", ())),
+                                "message": e.get("msg")} for e in errors])

@@ -1,0 +1,72 @@
+"""What a turn returns (FORMATS.md §4 plus the fields the API adds)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Action = Literal["retrieve", "clarify", "no_answer"]
+
+
+class ClarifyOption(BaseModel):
+    id: str
+    name: str
+    description: str = ""
+
+
+class Clarification(BaseModel):
+    """A question back to the user, with the options as structured ids."""
+
+    question: str
+    mention: str
+    options: list[ClarifyOption]
+
+
+class EvidenceItem(BaseModel):
+    chunk_id: str
+    doc_id: str
+    score: float
+    title: str = ""
+    text: str = ""
+    entity_ids: list[str] = Field(default_factory=list)
+    query: str = ""
+
+
+class RewriteInfo(BaseModel):
+    source: Literal["rules", "llm", "original"]
+    accepted: bool
+    checks: dict[str, bool] = Field(default_factory=dict)
+
+
+class TurnResult(BaseModel):
+    """One turn's outcome. ``results_line`` gives exactly the FORMATS.md §4 record."""
+
+    session: str
+    turn: int
+    user: str
+    action: Action
+    standalone: str
+    queries: list[str]
+    entities: list[str]
+    clarification: Clarification | None = None
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    rewrite: RewriteInfo
+    context: str = ""
+    context_tokens: int = 0
+    latency_ms: float = 0.0
+    trace: dict[str, Any] = Field(default_factory=dict)
+
+    def results_line(self) -> dict[str, Any]:
+        """The record `referent eval` writes (FORMATS.md §4)."""
+        return {
+            "session": self.session, "turn": self.turn, "user": self.user,
+            "action": self.action, "standalone": self.standalone, "queries": self.queries,
+            "entities": self.entities,
+            "clarification": self.clarification.model_dump() if self.clarification else None,
+            "evidence": [{"chunk_id": e.chunk_id, "doc_id": e.doc_id, "score": round(e.score, 4)}
+                         for e in self.evidence],
+            "rewrite": self.rewrite.model_dump(),
+            "context_tokens": self.context_tokens,
+            "latency_ms": round(self.latency_ms, 2),
+        }

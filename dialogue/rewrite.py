@@ -1,0 +1,135 @@
+"""The rules rewriter: a standalone query built only from what was resolved.
+
+Pronouns and aliases become canonical names; an ellipsis (那华南区呢) swaps
+the entity, attribute or time of the previous standalone query; a turn with
+nothing to link inherits the focus entity and the previous time expression.
+It only ever writes entities that are resolved or already in the dialogue,
+and it keeps the user's own words, so negations and times survive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kg.aliases import AliasSnapshot
+from kg.linker import LinkResult
+from kg.mentions import Detection, MentionKind, detect_mentions
+from kg.normalize import language_of, normalize, normalize_with_offsets
+
+_TRAILING_CUE_RE = re.compile(r"^\s*(?:那么?|还有|and|what about|how about)\s*|\s*(?:呢|怎么样)\s*[?？]*\s*$",
+                              re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    standalone: str
+    queries: tuple[str, ...]
+    how: str  # which rule produced it, for the trace
+
+
+def _join(names: Sequence[str], lang: str) -> str:
+    return ("和" if lang == "zh" else " and ").join(names)
+
+
+def _glue(prefix: str, text: str) -> str:
+    if prefix and text and prefix[-1].isascii() and prefix[-1].isalnum() and text[0].isascii():
+        return f"{prefix} {text}"
+    return prefix + text
+
+
+class RuleRewriter:
+    """Deterministic rewrite constrained by the resolved entities."""
+
+    def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
+                entities: Sequence[str], previous_standalone: str | None,
+                previous_entities: Sequence[str]) -> Rewrite:
+        text = detection.text
+        lang = language_of(text)
+        turn_aliases = [link for link in links.links
+                        if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
+        if previous_standalone and self._is_ellipsis(detection):
+            swapped = self._swap(detection, turn_aliases, snapshot, previous_standalone,
+                                 previous_entities)
+            if swapped is not None:
+                return Rewrite(swapped, (swapped,), "ellipsis: slot substitution on the previous query")
+
+        # Replace resolved spans right to left so offsets stay valid.
+        out = text
+        replaced_any = False
+        for link in sorted(links.links, key=lambda l: l.mention.start, reverse=True):
+            if not link.entity_ids:
+                continue
+            kind = link.mention.kind
+            if kind not in (MentionKind.ALIAS, MentionKind.PRONOUN, MentionKind.ORDINAL):
+                continue
+            names = _join([snapshot.name(e) for e in link.entity_ids], lang)
+            start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
+            out = out[:start] + names + out[end:]
+            replaced_any = True
+        if replaced_any or not entities:
+            return Rewrite(out, (out,), "canonical names substituted" if replaced_any else "as-is")
+
+        # Nothing in the turn names an entity: inherit the focus and the time.
+        prefix = _join([snapshot.name(e) for e in entities], lang)
+        times = self._missing_times(detection, previous_standalone)
+        standalone = _glue(prefix + times, text)
+        return Rewrite(standalone, (standalone,), "focus entity carried over")
+
+    @staticmethod
+    def _is_ellipsis(detection: Detection) -> bool:
+        """那华南区呢 / 价格呢 / what about X: once the cue and the mentions are
+        taken out, (almost) nothing of the user's own words is left."""
+        if not detection.ellipsis:
+            return False
+        rest = list(detection.text)
+        for m in detection.mentions:
+            rest[m.start:m.end] = [""] * (m.end - m.start)
+        residue = _TRAILING_CUE_RE.sub("", "".join(rest))
+        return len(normalize(residue)) <= 2
+
+    @staticmethod
+    def _extend_over_marker(text: str, link, snapshot: AliasSnapshot) -> int:
+        """When a shared alias is followed by the word that settled it
+        (A产品 + 企业版), the canonical name replaces both."""
+        end = link.mention.end
+        if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
+            return end
+        words = snapshot.distinguishing_words(link.entity_ids[0], normalize(link.mention.text))
+        tail = normalize_with_offsets(text[end:end + 24])
+        for word in words:
+            if tail.text.startswith(word):
+                return end + tail.span(0, len(word))[1]
+        return end
+
+    @staticmethod
+    def _missing_times(detection: Detection, previous: str | None) -> str:
+        if not previous or detection.of(MentionKind.TIME):
+            return ""
+        earlier = detect_mentions(previous, None).of(MentionKind.TIME)
+        return "".join(m.text for m in earlier)
+
+    def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,
+              previous: str, previous_entities: Sequence[str]) -> str | None:
+        out, swapped = previous, False
+        for link in turn_aliases:
+            new_id = link.entity_ids[0]
+            new_type = snapshot.entities[new_id].type if new_id in snapshot.entities else None
+            for old_id in previous_entities:
+                old = snapshot.entities.get(old_id)
+                if old is None or old.type != new_type or old_id == new_id:
+                    continue
+                for alias in sorted(old.all_aliases, key=len, reverse=True):
+                    if alias in out:
+                        out = out.replace(alias, snapshot.name(new_id), 1)
+                        swapped = True
+                        break
+        prev_detection = detect_mentions(previous, snapshot)
+        for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
+            new = detection.of(kind)
+            old = prev_detection.of(kind)
+            if len(new) == 1 and len(old) == 1 and new[0].text != old[0].text:
+                out = out.replace(old[0].text, new[0].text, 1)
+                swapped = True
+        return out if swapped else None

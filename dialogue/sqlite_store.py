@@ -1,0 +1,109 @@
+"""SQLite session store: the embedded default, one file, safe across threads and processes."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from common.errors import ConflictError, DependencyError
+from dialogue.state import SessionState
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    kb TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    expires_at REAL NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (kb, session_id)
+)
+"""
+
+
+class SQLiteSessionStore:
+    """Sessions in one SQLite file (WAL mode), with TTL and optimistic concurrency."""
+
+    def __init__(self, path: Path, *, ttl_seconds: int,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._path = Path(path)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self._path, timeout=10.0, isolation_level=None,
+                                       check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise DependencyError(f"cannot open the session database {self._path}: {exc}; "
+                                      "check REFERENT_SESSIONS__SQLITE_PATH") from exc
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
+
+    def load(self, kb: str, session_id: str) -> SessionState:
+        try:
+            row = self._connect().execute(
+                "SELECT version, expires_at, state FROM sessions WHERE kb = ? AND session_id = ?",
+                (kb, session_id)).fetchone()
+        except sqlite3.Error as exc:
+            raise DependencyError(f"reading session {session_id!r} failed: {exc}") from exc
+        if row is None:
+            return SessionState(kb=kb, session_id=session_id)
+        version, expires_at, payload = row
+        if expires_at <= self._clock():
+            # Expired: start fresh, but keep the stored version so the save below
+            # still detects a concurrent writer.
+            return SessionState(kb=kb, session_id=session_id, version=version)
+        return SessionState.model_validate_json(payload)
+
+    def save(self, state: SessionState) -> SessionState:
+        new = state.model_copy(update={"version": state.version + 1})
+        expires = self._clock() + self._ttl
+        conn = self._connect()
+        try:
+            if state.version == 0:
+                cur = conn.execute(
+                    "INSERT INTO sessions (kb, session_id, version, expires_at, state) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kb, session_id) DO NOTHING",
+                    (state.kb, state.session_id, new.version, expires, new.model_dump_json()))
+            else:
+                cur = conn.execute(
+                    "UPDATE sessions SET version = ?, expires_at = ?, state = ? "
+                    "WHERE kb = ? AND session_id = ? AND version = ?",
+                    (new.version, expires, new.model_dump_json(), state.kb, state.session_id,
+                     state.version))
+        except sqlite3.Error as exc:
+            raise DependencyError(f"saving session {state.session_id!r} failed: {exc}") from exc
+        if cur.rowcount != 1:
+            raise ConflictError(f"session {state.session_id!r} was changed by another turn; "
+                                "reload it and retry")
+        return new
+
+    def delete(self, kb: str, session_id: str) -> bool:
+        try:
+            cur = self._connect().execute(
+                "DELETE FROM sessions WHERE kb = ? AND session_id = ?", (kb, session_id))
+        except sqlite3.Error as exc:
+            raise DependencyError(f"deleting session {session_id!r} failed: {exc}") from exc
+        return cur.rowcount == 1
+
+    def close(self) -> None:
+        """Close every connection this store opened, from any thread."""
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,49 @@
+"""Session state: what Referent remembers between the turns of one conversation.
+
+Bounded whatever the conversation's length: the last K turns, the focus
+entities, the consumed-evidence window and at most one pending clarification.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class TurnRecord(BaseModel):
+    index: int
+    user: str
+    standalone: str
+    action: str
+    entities: list[str] = Field(default_factory=list)
+
+
+class PendingClarification(BaseModel):
+    """A question Referent asked and the user's question it will resume."""
+
+    turn: int
+    question_text: str  # the user's original question, resumed after the answer
+    mention: str  # the ambiguous mention as the user wrote it
+    options: list[str]  # entity ids, in the order they were offered
+
+
+class SessionState(BaseModel):
+    kb: str
+    session_id: str
+    version: int = 0  # optimistic concurrency: bumped on every save
+    turn_count: int = 0
+    recent: list[TurnRecord] = Field(default_factory=list)
+    focus: list[str] = Field(default_factory=list)  # most salient first
+    listed: list[str] = Field(default_factory=list)  # entities last mentioned together
+    consumed: list[str] = Field(default_factory=list)  # chunk ids already returned, oldest first
+    pending: PendingClarification | None = None
+
+    @property
+    def last_turn(self) -> TurnRecord | None:
+        return self.recent[-1] if self.recent else None
+
+    def remember(self, record: TurnRecord, *, keep_turns: int) -> None:
+        self.recent = (self.recent + [record])[-keep_turns:]
+
+    def consume(self, chunk_ids: list[str], *, window: int) -> None:
+        fresh = [c for c in chunk_ids if c not in self.consumed]
+        self.consumed = (self.consumed + fresh)[-window:] if window else []

@@ -1,0 +1,129 @@
+"""Entity linking: each mention → ranked canonical candidates → one entity, or none.
+
+An alias mention whose alias names one entity resolves to it. An alias shared
+by several entities resolves only when the turn or the dialogue settles it:
+a distinguishing word in the text (个人版), exactly one candidate already in
+the dialogue's focus, or an asked attribute that only one candidate's type
+has. Otherwise the link stays ambiguous and the caller asks the user.
+Pronouns resolve against the focus entities; ordinals against the entities
+last listed together. Every candidate records its score and how it was found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kg.aliases import AliasSnapshot
+from kg.mentions import Detection, Mention, MentionKind
+from kg.normalize import normalize
+
+_PLURAL_PRONOUNS = {"它们", "他们", "她们", "这些", "那些", "这几个", "they", "them", "their",
+                    "these", "those"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    entity_id: str
+    score: float
+    source: str  # exact | normalized | focus | listed
+
+
+@dataclass(frozen=True)
+class Link:
+    """The linker's decision for one mention."""
+
+    mention: Mention
+    candidates: tuple[Candidate, ...]
+    entity_ids: tuple[str, ...]  # resolved ids (several for a plural pronoun); () if not resolved
+    reason: str
+
+    @property
+    def ambiguous(self) -> bool:
+        return not self.entity_ids and len(self.candidates) > 1
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    links: tuple[Link, ...]
+
+    @property
+    def resolved(self) -> tuple[str, ...]:
+        """Resolved entity ids in the order they were mentioned, without repeats."""
+        return tuple(dict.fromkeys(i for link in self.links for i in link.entity_ids))
+
+    @property
+    def ambiguous(self) -> tuple[Link, ...]:
+        return tuple(link for link in self.links if link.ambiguous)
+
+
+class EntityLinker:
+    """Links the mentions of one turn against one alias snapshot."""
+
+    def link(self, detection: Detection, snapshot: AliasSnapshot, *,
+             focus: Sequence[str] = (), listed: Sequence[str] = ()) -> LinkResult:
+        """Resolve every alias, pronoun and ordinal mention of ``detection``.
+
+        Args:
+            detection: the turn's mentions.
+            snapshot: the alias table this turn uses (one per turn).
+            focus: the dialogue's focus entities, most salient first.
+            listed: entities the previous turn listed together (for 前者/后者).
+        """
+        text_norm = normalize(detection.text)
+        attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
+        links: list[Link] = []
+        for mention in detection.mentions:
+            if mention.kind is MentionKind.ALIAS:
+                links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus))
+            elif mention.kind is MentionKind.PRONOUN and focus:
+                links.append(self._link_pronoun(mention, snapshot, attributes, focus))
+            elif mention.kind is MentionKind.ORDINAL and len(listed) > 1:
+                index = int(mention.value)
+                if -len(listed) <= index < len(listed):
+                    chosen = listed[index]
+                    links.append(Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
+                                      "ordinal over the entities last listed"))
+        return LinkResult(tuple(links))
+
+    def _link_alias(self, mention: Mention, snapshot: AliasSnapshot, text_norm: str,
+                    attributes: list[str], focus: Sequence[str]) -> Link:
+        exact = any(mention.text == alias for eid in mention.entity_ids
+                    for alias in snapshot.entities[eid].all_aliases)
+        score = 1.0 if exact else 0.95
+        source = "exact" if exact else "normalized"
+        candidates = tuple(Candidate(eid, score, source) for eid in mention.entity_ids)
+        if len(candidates) == 1:
+            return Link(mention, candidates, (candidates[0].entity_id,), f"{source} alias")
+        ids = [c.entity_id for c in candidates]
+        shared = normalize(mention.text)
+
+        # The user named what tells them apart (个人版, 企业版).
+        marked = [eid for eid in ids
+                  if any(w in text_norm for w in snapshot.distinguishing_words(eid, shared))]
+        if len(marked) == 1:
+            return Link(mention, candidates, (marked[0],), "distinguishing word in the turn")
+        # One of them is what the dialogue is about.
+        in_focus = [eid for eid in ids if eid in focus]
+        if len(in_focus) == 1:
+            return Link(mention, candidates, (in_focus[0],), "already the dialogue's focus")
+        # The asked attribute exists for only one candidate's type.
+        if attributes:
+            fit = [eid for eid in ids if any(snapshot.has_attribute(eid, a) for a in attributes)]
+            if len(fit) == 1:
+                return Link(mention, candidates, (fit[0],), "only type with the asked attribute")
+        return Link(mention, candidates, (), "alias shared by several entities")
+
+    def _link_pronoun(self, mention: Mention, snapshot: AliasSnapshot, attributes: list[str],
+                      focus: Sequence[str]) -> Link:
+        ranked = list(focus)
+        if attributes:
+            # Salience: an entity whose type has the asked attribute beats a more recent one.
+            fitting = [eid for eid in ranked if any(snapshot.has_attribute(eid, a)
+                                                    for a in attributes)]
+            ranked = fitting + [eid for eid in ranked if eid not in fitting]
+        candidates = tuple(Candidate(eid, round(1.0 - 0.1 * i, 3), "focus")
+                           for i, eid in enumerate(ranked))
+        if mention.text.lower() in _PLURAL_PRONOUNS:
+            return Link(mention, candidates, tuple(ranked), "plural pronoun → all focus entities")
+        return Link(mention, candidates, (ranked[0],), "pronoun → most salient focus entity")

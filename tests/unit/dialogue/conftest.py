@@ -1,0 +1,1 @@
+from tests.unit.kg.conftest import snapshot  # noqa: F401  (shared fixture)

@@ -1,0 +1,47 @@
+from dialogue.rewrite import RuleRewriter
+from kg.linker import EntityLinker
+from kg.mentions import detect_mentions
+
+
+def rewrite(text, snapshot, *, focus=(), previous=None, previous_entities=()):
+    detection = detect_mentions(text, snapshot)
+    links = EntityLinker().link(detection, snapshot, focus=list(focus))
+    entities = links.resolved or tuple(focus)
+    return RuleRewriter().rewrite(detection, links, snapshot, entities=entities,
+                                  previous_standalone=previous, previous_entities=previous_entities)
+
+
+def test_ellipsis_swaps_the_region_and_keeps_the_month(snapshot):
+    r = rewrite("那华南区呢", snapshot, focus=["region.east"], previous="华东区7月的销售额是多少",
+                previous_entities=["region.east"])
+    assert r.standalone == "华南区7月的销售额是多少"
+
+
+def test_ellipsis_swaps_the_attribute(snapshot):
+    r = rewrite("那增长率呢", snapshot, focus=["region.south"], previous="华南区7月的销售额是多少",
+                previous_entities=["region.south"])
+    assert r.standalone == "华南区7月的增长率是多少"
+
+
+def test_follow_up_without_entity_inherits_focus_and_time(snapshot):
+    r = rewrite("为什么涨这么多", snapshot, focus=["region.south"], previous="华南区7月的销售额是多少",
+                previous_entities=["region.south"])
+    assert r.standalone == "华南区7月为什么涨这么多"
+
+
+def test_pronoun_becomes_the_canonical_name_and_negation_survives(snapshot):
+    r = rewrite("它不能申请了吗", snapshot, focus=["prod.a.personal"])
+    assert r.standalone == "A产品（个人版）不能申请了吗"
+
+
+def test_alias_plus_distinguishing_word_becomes_one_canonical_name(snapshot):
+    r = rewrite("A产品企业版2024版怎么收费", snapshot)
+    assert r.standalone == "A产品（企业版）2024版怎么收费"
+    r = rewrite("A产品 企业版怎么收费", snapshot)
+    assert r.standalone == "A产品（企业版）怎么收费"
+
+
+def test_a_long_question_ending_in_ne_is_not_an_ellipsis(snapshot):
+    r = rewrite("华南区的增长率为什么这么高呢", snapshot, focus=["region.east"],
+                previous="华东区7月的销售额是多少", previous_entities=["region.east"])
+    assert r.standalone == "华南区的增长率为什么这么高呢"

@@ -1,0 +1,72 @@
+from kg.linker import EntityLinker
+from kg.mentions import MentionKind, detect_mentions
+
+
+def kinds(detection):
+    return [(m.kind, m.text) for m in detection.mentions]
+
+
+def test_longest_alias_wins_and_spans_are_on_the_original_text(snapshot):
+    d = detect_mentions("综合意外险和A產品個人版怎么申请", snapshot)
+    aliases = d.of(MentionKind.ALIAS)
+    assert [m.text for m in aliases] == ["综合意外险", "A產品個人版"]
+    assert aliases[0].entity_ids == ("ins.accident.plus",)
+    assert aliases[1].entity_ids == ("prod.a.personal",)
+
+
+def test_ascii_alias_needs_word_boundaries(snapshot):
+    assert not detect_mentions("she said so", snapshot).of(MentionKind.ALIAS)
+    assert detect_mentions("what does AI cost", snapshot).of(MentionKind.ALIAS)[0].entity_ids == ("en.ai",)
+
+
+def test_cues_time_negation_pronoun_in_both_languages(snapshot):
+    d = detect_mentions("这个月它的价格不再优惠吗", snapshot)
+    assert (MentionKind.TIME, "这个月") in kinds(d)
+    assert (MentionKind.PRONOUN, "它") in kinds(d)
+    assert (MentionKind.ATTRIBUTE, "价格") in kinds(d)
+    assert (MentionKind.NEGATION, "不再") in kinds(d)
+    assert (MentionKind.PRONOUN, "这个") not in kinds(d)
+    e = detect_mentions("Is it no longer covered in 2024?", snapshot)
+    assert (MentionKind.PRONOUN, "it") in kinds(e)
+    assert (MentionKind.NEGATION, "no longer") in kinds(e)
+    assert (MentionKind.TIME, "2024") in kinds(e)
+
+
+def test_ellipsis_cue(snapshot):
+    assert detect_mentions("那华南区呢", snapshot).ellipsis
+    assert detect_mentions("what about the south?", snapshot).ellipsis
+    assert not detect_mentions("华南区的销售额是多少", snapshot).ellipsis
+
+
+def link(text, snapshot, **kw):
+    return EntityLinker().link(detect_mentions(text, snapshot), snapshot, **kw)
+
+
+def test_shared_alias_is_ambiguous_without_context(snapshot):
+    result = link("A产品怎么申请", snapshot)
+    assert result.resolved == ()
+    [amb] = result.ambiguous
+    assert {c.entity_id for c in amb.candidates} == {"prod.a.personal", "prod.a.enterprise"}
+
+
+def test_distinguishing_word_focus_settle_the_shared_alias(snapshot):
+    assert link("A产品 企业版怎么收费", snapshot).resolved == ("prod.a.enterprise",)
+    assert link("A产品怎么申请", snapshot, focus=["prod.a.personal"]).resolved == ("prod.a.personal",)
+
+
+def test_pronoun_takes_the_focus_and_prefers_the_type_with_the_attribute(snapshot):
+    assert link("它怎么申请", snapshot, focus=["region.east"]).resolved == ("region.east",)
+    chosen = link("它的销售额呢", snapshot, focus=["prod.a.personal", "region.east"]).resolved
+    assert chosen == ("region.east",)
+    both = link("它们的价格", snapshot, focus=["prod.a.personal", "prod.a.enterprise"]).resolved
+    assert both == ("prod.a.personal", "prod.a.enterprise")
+
+
+def test_ordinal_resolves_over_listed_entities(snapshot):
+    listed = ["prod.a.enterprise", "prod.a.personal"]
+    assert link("后者的价格", snapshot, listed=listed).resolved == ("prod.a.personal",)
+
+
+def test_confusable_names_stay_apart(snapshot):
+    assert link("综合意外险保什么", snapshot).resolved == ("ins.accident.plus",)
+    assert link("意外险保什么", snapshot).resolved == ("ins.accident",)
