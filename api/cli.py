@@ -26,8 +26,8 @@ ontology_app = typer.Typer(help="Import and export a knowledge base's ontology."
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(ontology_app, name="ontology")
 
-console = Console()
-err = Console(stderr=True)
+console = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DIR = REPO / "ontology" / "demo"
 
@@ -54,7 +54,8 @@ def _progress() -> Progress:
 def _local_neo4j(settings: Settings):
     from api.local_neo4j import LocalNeo4j
 
-    return LocalNeo4j(settings.neo4j_home, settings.neo4j.local_port)
+    return LocalNeo4j(settings.neo4j_home, settings.neo4j.local_port,
+                      user=settings.neo4j.user, password=settings.neo4j.password)
 
 
 @neo4j_app.command("start")
@@ -64,7 +65,7 @@ def neo4j_start(timeout: Annotated[float, typer.Option(help="seconds to wait for
         settings = Settings()
         local = _local_neo4j(settings)
         local.build(log=lambda line: err.print(line, highlight=False))
-        result = local.start(timeout=timeout)
+        result = local.start(timeout=timeout, log=lambda line: err.print(line, highlight=False))
         state = "already running" if result.already_running else "started"
         console.print(f"Neo4j {state} (pid {result.pid}) at {result.uri}")
 

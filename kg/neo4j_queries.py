@@ -53,7 +53,8 @@ MERGE (a:Alias {kb: $kb, text: r.text})
 ON CREATE SET a.norm = r.norm
 WITH a, r
 MATCH (e:Entity {kb: $kb, id: r.id})
-MERGE (a)-[:NAMES]->(e)
+MERGE (a)-[n:NAMES]->(e)
+SET n.pos = r.pos
 """
 
 DELETE_ORPHAN_ALIASES = """
@@ -71,7 +72,7 @@ MERGE (a)-[:REL {type: r.type}]->(b)
 UPSERT_CONFUSABLES = """
 UNWIND $rows AS r
 MATCH (a:Entity {kb: $kb, id: r.a}), (b:Entity {kb: $kb, id: r.b})
-MERGE (a)-[c:CONFUSABLE]->(b)
+MERGE (a)-[c:CONFUSABLE]-(b)
 SET c.note = r.note
 """
 
@@ -82,7 +83,8 @@ RETURN t.name AS name, t.attributes AS attributes, t.parent AS parent
 
 READ_ENTITIES = """
 MATCH (e:Entity {kb: $kb})
-OPTIONAL MATCH (a:Alias {kb: $kb})-[:NAMES]->(e)
+OPTIONAL MATCH (a:Alias {kb: $kb})-[n:NAMES]->(e)
+WITH e, a, n ORDER BY n.pos
 WITH e, collect(a.text) AS aliases
 RETURN e.id AS id, e.name AS name, e.type AS type, e.description AS description,
        e.parent AS parent, e.attributes_json AS attributes_json, aliases

@@ -137,7 +137,7 @@ class Neo4jOntologyStore:
         relations = [r for r in dict.fromkeys(ontology.relations) if r not in stored_rel]
         stored_conf = {_pair_key(c): c for c in stored.confusables}
         confusables = [c for c in {_pair_key(c): c for c in ontology.confusables}.values()
-                       if stored_conf.get(_pair_key(c)) != _ordered(c)]
+                       if getattr(stored_conf.get(_pair_key(c)), "note", None) != c.note]
         report = ImportReport(types_written=len(types), entities_added=len(added),
                               entities_changed=len(changed),
                               entities_unchanged=len(ontology.entities) - len(added) - len(changed),
@@ -157,8 +157,9 @@ class Neo4jOntologyStore:
             changed_ids = [e.id for e in changed]
             for start in range(0, len(changed_ids), _BATCH):
                 tx.run(q.DETACH_ALIASES, kb=kb, ids=changed_ids[start:start + _BATCH]).consume()
-            alias_rows = [{"text": alias, "norm": normalize(alias), "id": e.id}
-                          for e in entities for alias in e.all_aliases if normalize(alias)]
+            alias_rows = [{"text": alias, "norm": normalize(alias), "id": e.id, "pos": pos}
+                          for e in entities for pos, alias in enumerate(e.all_aliases)
+                          if normalize(alias)]
             for rows in _batches(alias_rows):
                 tx.run(q.LINK_ALIASES, kb=kb, rows=rows).consume()
             if changed:
@@ -167,7 +168,7 @@ class Neo4jOntologyStore:
                                   for r in relations]):
                 tx.run(q.UPSERT_RELATIONS, kb=kb, rows=rows).consume()
             for rows in _batches([{"a": c.a, "b": c.b, "note": c.note}
-                                  for c in map(_ordered, confusables)]):
+                                  for c in confusables]):
                 tx.run(q.UPSERT_CONFUSABLES, kb=kb, rows=rows).consume()
             return tx.run(q.KB_BUMP_VERSION, kb=kb).single()["version"]
 
@@ -189,7 +190,7 @@ class Neo4jOntologyStore:
                       for r in self._read("read types", q.READ_TYPES, kb=kb))
         entities = []
         for r in self._read("read entities", q.READ_ENTITIES, kb=kb):
-            aliases = sorted(a for a in r["aliases"] if a != r["name"])
+            aliases = [a for a in r["aliases"] if a != r["name"]]
             entities.append(EntityDef(id=r["id"], name=r["name"], type=r["type"],
                                       aliases=tuple(aliases), description=r["description"] or "",
                                       parent=r["parent"],
@@ -219,16 +220,12 @@ class Neo4jOntologyStore:
 def _entity_row(e: EntityDef) -> dict[str, Any]:
     return {"id": e.id, "name": e.name, "type": e.type, "description": e.description,
             "parent": e.parent,
-            "attributes_json": json.dumps(dict(e.attributes), ensure_ascii=False, sort_keys=True)}
+            "attributes_json": json.dumps(dict(e.attributes), ensure_ascii=False)}
 
 
 def _same_entity(a: EntityDef, b: EntityDef) -> bool:
     return (_entity_row(a) == _entity_row(b)
-            and set(a.all_aliases) == set(b.all_aliases))
-
-
-def _ordered(c: ConfusableDef) -> ConfusableDef:
-    return c if c.a <= c.b else ConfusableDef(a=c.b, b=c.a, note=c.note)
+            and a.all_aliases == b.all_aliases)
 
 
 def _pair_key(c: ConfusableDef) -> tuple[str, str]:

@@ -1,0 +1,81 @@
+"""Shared fixtures. Integration tests talk to the real services `.ci/run` starts:
+Neo4j at REFERENT_NEO4J__URI (default: the local one, `referent neo4j start`),
+Milvus Lite in a temporary file, SQLite in a temporary file."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "ontology" / "demo"
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory):
+    from api.settings import Settings
+
+    data = tmp_path_factory.mktemp("referent-data")
+    return Settings(data_dir=data)
+
+
+@pytest.fixture(scope="session")
+def neo4j_store(settings):
+    from api.runtime import open_ontology_store
+
+    store = open_ontology_store(settings)
+    store.verify()
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def kb(neo4j_store):
+    """A fresh, isolated knowledge base name, removed afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    neo4j_store.delete_kb(name)
+
+
+@pytest.fixture(scope="session")
+def milvus_index(settings):
+    from api.runtime import open_index
+
+    index = open_index(settings)
+    yield index
+    index.close()
+
+
+@pytest.fixture(scope="session")
+def demo_kb(neo4j_store, milvus_index, settings):
+    """The demo ontology and corpus loaded once into a kb of their own."""
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+
+    name = f"t_demo_{uuid.uuid4().hex[:8]}"
+    lines = (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines()
+    neo4j_store.import_ontology(name, lines)
+    snapshot = SnapshotCache(neo4j_store).get(name)
+    ingest_corpus(name, (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
+                  index=milvus_index, snapshot=snapshot)
+    yield name
+    milvus_index.drop(name)
+    neo4j_store.delete_kb(name)
+
+
+@pytest.fixture(scope="session")
+def runtime(settings, neo4j_store, milvus_index):
+    """A Runtime sharing the session's store and index (one Milvus Lite process per file)."""
+    from api.runtime import Runtime, open_session_store
+    from dialogue.engine import EngineConfig, TurnEngine
+    from kg.aliases import SnapshotCache
+    from retrieval.search import Retriever
+
+    sessions = open_session_store(settings)
+    snapshots = SnapshotCache(neo4j_store, check_interval=0.0)
+    retriever = Retriever(milvus_index)
+    engine = TurnEngine(snapshots, retriever, sessions, EngineConfig())
+    yield Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine)
+    sessions.close()
