@@ -163,7 +163,7 @@ class TurnEngine:
             detection, links, snapshot, entities=entities,
             previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
             previous_entities=last.entities if last else ())
-        return _Plan(kind, detection, links, entities, rewrite.queries, rewrite.standalone,
+        return _Plan(kind, detection, links, rewrite.entities, rewrite.queries, rewrite.standalone,
                      rewrite.how)
 
     def _answer_plan(self, state: SessionState, detection: Detection, links: LinkResult,
@@ -189,11 +189,10 @@ class TurnEngine:
             # The chosen option becomes the focus, which settles the shared alias.
             q_links = self._linker.link(q_detection, snapshot,
                                         focus=[chosen] + [f for f in state.focus if f != chosen])
-            resolved = q_links.resolved
-            entities.extend(e for e in resolved if e not in entities)
-            rw = self._rewriter.rewrite(q_detection, q_links, snapshot, entities=resolved,
+            rw = self._rewriter.rewrite(q_detection, q_links, snapshot, entities=q_links.resolved,
                                         previous_standalone=previous,
                                         previous_entities=last.entities if last else ())
+            entities.extend(e for e in rw.entities if e not in entities)
             queries.extend(q for q in rw.queries if q not in queries)
         return _Plan(TurnKind.ANSWER, q_detection, links, tuple(entities), tuple(queries),
                      queries[0], "clarification answered: pending question resumed")

@@ -26,6 +26,7 @@ _TRAILING_CUE_RE = re.compile(r"^\s*(?:那么?|还有|and|what about|how about)\
 class Rewrite:
     standalone: str
     queries: tuple[str, ...]
+    entities: tuple[str, ...]  # the entities the standalone query is about
     how: str  # which rule produced it, for the trace
 
 
@@ -49,11 +50,13 @@ class RuleRewriter:
         lang = language_of(text)
         turn_aliases = [link for link in links.links
                         if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
-        if previous_standalone and self._is_ellipsis(detection):
+        if previous_standalone and self._is_ellipsis(detection, links):
             swapped = self._swap(detection, turn_aliases, snapshot, previous_standalone,
                                  previous_entities)
             if swapped is not None:
-                return Rewrite(swapped, (swapped,), "ellipsis: slot substitution on the previous query")
+                standalone, kept = swapped
+                return Rewrite(standalone, (standalone,), kept,
+                               "ellipsis: slot substitution on the previous query")
 
         # Replace resolved spans right to left so offsets stay valid.
         out = text
@@ -66,25 +69,28 @@ class RuleRewriter:
                 continue
             names = _join([snapshot.name(e) for e in link.entity_ids], lang)
             start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
+            if kind is MentionKind.PRONOUN and text[end:end + 1] and names.endswith(text[end]):
+                end += 1  # 这个区 → 西南区, not 西南区区
             out = out[:start] + names + out[end:]
             replaced_any = True
         if replaced_any or not entities:
-            return Rewrite(out, (out,), "canonical names substituted" if replaced_any else "as-is")
+            return Rewrite(out, (out,), tuple(entities),
+                           "canonical names substituted" if replaced_any else "as-is")
 
         # Nothing in the turn names an entity: inherit the focus and the time.
         prefix = _join([snapshot.name(e) for e in entities], lang)
         times = self._missing_times(detection, previous_standalone)
         standalone = _glue(prefix + times, text)
-        return Rewrite(standalone, (standalone,), "focus entity carried over")
+        return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
     @staticmethod
-    def _is_ellipsis(detection: Detection) -> bool:
+    def _is_ellipsis(detection: Detection, links: LinkResult) -> bool:
         """那华南区呢 / 价格呢 / what about X: once the cue and the mentions are
         taken out, (almost) nothing of the user's own words is left."""
         if not detection.ellipsis:
             return False
         rest = list(detection.text)
-        for m in detection.mentions:
+        for m in [*detection.mentions, *(link.mention for link in links.links)]:
             rest[m.start:m.end] = [""] * (m.end - m.start)
         residue = _TRAILING_CUE_RE.sub("", "".join(rest))
         return len(normalize(residue)) <= 2
@@ -111,8 +117,11 @@ class RuleRewriter:
         return "".join(m.text for m in earlier)
 
     def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,
-              previous: str, previous_entities: Sequence[str]) -> str | None:
+              previous: str, previous_entities: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+        """Put the turn's entity, attribute or time in place of the previous
+        query's one of the same kind. Returns the query and its entities."""
         out, swapped = previous, False
+        entities = list(previous_entities)
         for link in turn_aliases:
             new_id = link.entity_ids[0]
             new_type = snapshot.entities[new_id].type if new_id in snapshot.entities else None
@@ -123,6 +132,7 @@ class RuleRewriter:
                 for alias in sorted(old.all_aliases, key=len, reverse=True):
                     if alias in out:
                         out = out.replace(alias, snapshot.name(new_id), 1)
+                        entities[entities.index(old_id)] = new_id
                         swapped = True
                         break
         prev_detection = detect_mentions(previous, snapshot)
@@ -132,4 +142,4 @@ class RuleRewriter:
             if len(new) == 1 and len(old) == 1 and new[0].text != old[0].text:
                 out = out.replace(old[0].text, new[0].text, 1)
                 swapped = True
-        return out if swapped else None
+        return (out, tuple(dict.fromkeys(entities))) if swapped else None

@@ -73,6 +73,7 @@ class AliasSnapshot:
     by_norm: Mapping[str, tuple[str, ...]]
     type_attributes: Mapping[str, tuple[str, ...]]
     confusable: Mapping[str, frozenset[str]]
+    children: Mapping[str, tuple[str, ...]]
     alias_matcher: LongestMatcher = field(repr=False)
     attribute_matcher: LongestMatcher = field(repr=False)
     attribute_by_norm: Mapping[str, str] = field(repr=False)
@@ -92,11 +93,16 @@ class AliasSnapshot:
         for pair in ontology.confusables:
             confusable.setdefault(pair.a, set()).add(pair.b)
             confusable.setdefault(pair.b, set()).add(pair.a)
+        children: dict[str, list[str]] = {}
+        for entity in ontology.entities:
+            if entity.parent is not None:
+                children.setdefault(entity.parent, []).append(entity.id)
         return cls(kb=kb, version=version,
                    entities={e.id: e for e in ontology.entities},
                    by_norm={k: tuple(sorted(v)) for k, v in by_norm.items()},
                    type_attributes=type_attributes,
                    confusable={k: frozenset(v) for k, v in confusable.items()},
+                   children={k: tuple(sorted(v)) for k, v in children.items()},
                    alias_matcher=LongestMatcher(by_norm),
                    attribute_matcher=LongestMatcher(attribute_by_norm),
                    attribute_by_norm=attribute_by_norm)
@@ -109,8 +115,8 @@ class AliasSnapshot:
         entity = self.entities.get(entity_id)
         return entity is not None and attribute in self.type_attributes.get(entity.type, ())
 
-    def distinguishing_words(self, entity_id: str, shared_norm: str) -> tuple[str, ...]:
-        """What tells ``entity_id`` apart from the others sharing the alias ``shared_norm``:
+    def distinguishing_words(self, entity_id: str, *shared_norms: str) -> tuple[str, ...]:
+        """What tells ``entity_id`` apart from the others named by ``shared_norms``:
         its names and aliases with the shared part removed (``A产品（个人版）`` → ``个人版``)."""
         entity = self.entities.get(entity_id)
         if entity is None:
@@ -118,10 +124,43 @@ class AliasSnapshot:
         words = []
         for alias in entity.all_aliases:
             key = normalize(alias)
-            rest = key.replace(shared_norm, "") if shared_norm in key else ""
-            if len(rest) >= 2:  # one leftover character (险, 版) tells nothing apart
-                words.append(rest)
+            for shared in shared_norms:
+                rest = key.replace(shared, "") if shared and shared in key else ""
+                if len(rest) >= 2:  # one leftover character (险, 版) tells nothing apart
+                    words.append(rest)
         return tuple(dict.fromkeys(words))
+
+    def variants(self, entity_id: str) -> dict[str, tuple[str, ...]]:
+        """The entities a user may switch to from ``entity_id`` by naming only what
+        differs (个人版 after 企业版, 2025版 after 2024版), with those words.
+
+        Variants are entities sharing an alias with it, its siblings under one
+        parent, and its children; the words are their aliases minus the shared
+        alias or the parent's names.
+        """
+        entity = self.entities.get(entity_id)
+        if entity is None:
+            return {}
+        own = {normalize(a) for a in entity.all_aliases}
+        related: set[str] = set()
+        for key in own:
+            related.update(self.by_norm.get(key, ()))
+        if entity.parent is not None:
+            related.update(self.children.get(entity.parent, ()))
+        related.update(self.children.get(entity_id, ()))
+        related.discard(entity_id)
+        out = {}
+        for other in sorted(related):
+            o = self.entities[other]
+            keys = {normalize(a) for a in o.all_aliases}
+            bases = {k for k in keys if k in own or len(self.by_norm.get(k, ())) > 1}
+            for parent_id in (o.parent, entity_id if o.parent == entity_id else None):
+                if parent_id in self.entities:
+                    bases.update(normalize(a) for a in self.entities[parent_id].all_aliases)
+            words = self.distinguishing_words(other, *sorted(bases, key=len, reverse=True))
+            if words:
+                out[other] = words
+        return out
 
 
 class SnapshotCache:

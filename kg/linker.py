@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from kg.aliases import AliasSnapshot
 from kg.mentions import Detection, Mention, MentionKind
-from kg.normalize import normalize
+from kg.normalize import normalize, normalize_with_offsets
 
 _PLURAL_PRONOUNS = {"它们", "他们", "她们", "这些", "那些", "这几个", "they", "them", "their",
                     "these", "those"}
@@ -84,7 +84,32 @@ class EntityLinker:
                     chosen = listed[index]
                     links.append(Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
                                       "ordinal over the entities last listed"))
+        if focus and not any(link.mention.kind is MentionKind.ALIAS for link in links):
+            variant = self._link_variant(detection, snapshot, focus)
+            if variant is not None:
+                links.append(variant)
         return LinkResult(tuple(links))
+
+    def _link_variant(self, detection: Detection, snapshot: AliasSnapshot,
+                      focus: Sequence[str]) -> Link | None:
+        """个人版呢 / 那2025版呢: the turn names only what tells a variant of a focus
+        entity apart (an edition, a version). Resolves when exactly one variant fits."""
+        norm = normalize_with_offsets(detection.text)
+        found: dict[str, tuple[int, int]] = {}
+        for focus_id in focus:
+            for other, words in snapshot.variants(focus_id).items():
+                if other in focus:
+                    continue
+                for word in words:
+                    at = norm.text.find(word)
+                    if at >= 0:
+                        found.setdefault(other, norm.span(at, at + len(word)))
+        if len(found) != 1:
+            return None
+        [(entity_id, (start, end))] = found.items()
+        mention = Mention(MentionKind.ALIAS, detection.text[start:end], start, end, (entity_id,))
+        return Link(mention, (Candidate(entity_id, 0.9, "variant of focus"),), (entity_id,),
+                    "names a variant of the focus entity")
 
     def _link_alias(self, mention: Mention, snapshot: AliasSnapshot, text_norm: str,
                     attributes: list[str], focus: Sequence[str]) -> Link:

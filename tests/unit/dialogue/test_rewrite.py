@@ -45,3 +45,15 @@ def test_a_long_question_ending_in_ne_is_not_an_ellipsis(snapshot):
     r = rewrite("华南区的增长率为什么这么高呢", snapshot, focus=["region.east"],
                 previous="华东区7月的销售额是多少", previous_entities=["region.east"])
     assert r.standalone == "华南区的增长率为什么这么高呢"
+
+
+def test_edition_only_ellipsis_swaps_the_entity_in_the_previous_query(snapshot):
+    r = rewrite("个人版呢", snapshot, focus=["prod.a.enterprise"], previous="A产品（企业版）怎么申请",
+                previous_entities=["prod.a.enterprise"])
+    assert r.standalone == "A产品（个人版）怎么申请"
+    assert r.entities == ("prod.a.personal",)
+
+
+def test_pronoun_with_classifier_noun_is_replaced_whole(snapshot):
+    r = rewrite("这个区6月的增长率是多少", snapshot, focus=["region.south"])
+    assert r.standalone == "华南区6月的增长率是多少"

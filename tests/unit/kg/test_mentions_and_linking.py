@@ -70,3 +70,10 @@ def test_ordinal_resolves_over_listed_entities(snapshot):
 def test_confusable_names_stay_apart(snapshot):
     assert link("综合意外险保什么", snapshot).resolved == ("ins.accident.plus",)
     assert link("意外险保什么", snapshot).resolved == ("ins.accident",)
+
+
+def test_naming_only_the_edition_switches_to_the_variant_of_the_focus(snapshot):
+    assert link("个人版呢", snapshot, focus=["prod.a.enterprise"]).resolved == ("prod.a.personal",)
+    assert link("企业版多少钱", snapshot, focus=["prod.a"]).resolved == ("prod.a.enterprise",)
+    # The focus entity's own edition word is no switch.
+    assert link("个人版多少钱", snapshot, focus=["prod.a.personal"]).resolved == ()
