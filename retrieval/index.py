@@ -1,0 +1,76 @@
+"""The seam between retrieval and the store that holds a kb's chunks.
+
+``VectorIndex`` is what ingest, search and re-tagging need from a chunk store;
+``retrieval.milvus_index.MilvusIndex`` is the Milvus (and Milvus Lite)
+backend. Another backend plugs in by providing these methods; the contract
+tests run against each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+from retrieval.models import Chunk, Hit
+
+
+class VectorIndex(Protocol):
+    """A per-kb chunk store with filtered lexical (later also dense) search.
+
+    Every method taking ``kb`` raises ``common.errors.InvalidIdError`` for a
+    malformed kb name and ``common.errors.NotFoundError`` when the kb has no
+    store yet (except ``ensure_collection``, ``has_collection`` and ``drop``).
+    Backend failures surface as ``common.errors.DependencyError``.
+    """
+
+    def ensure_collection(self, kb: str) -> None:
+        """Create the kb's store if it does not exist and make it searchable; idempotent."""
+        ...
+
+    def has_collection(self, kb: str) -> bool:
+        """Whether the kb has a store (i.e. something was ingested into it)."""
+        ...
+
+    def upsert(self, kb: str, chunks: Sequence[Chunk],
+               progress: Callable[[int], None] | None = None) -> int:
+        """Insert or replace chunks by ``chunk_id``; return how many were written.
+
+        ``progress(n_done)`` is called after each stored batch so a CLI can
+        show progress on large ingests. Written chunks are searchable on return.
+        """
+        ...
+
+    def delete_document(self, kb: str, doc_id: str) -> int:
+        """Delete every chunk of one document; return how many were deleted."""
+        ...
+
+    def search(self, kb: str, query: str, *, limit: int, entity_ids: Sequence[str] = (),
+               exclude_chunk_ids: Sequence[str] = (), group_by_doc: bool = True) -> list[Hit]:
+        """Rank chunks for ``query``, best first.
+
+        Args:
+            entity_ids: when non-empty, only chunks tagged with at least one of them.
+            exclude_chunk_ids: chunks never to return (what the session already consumed).
+            group_by_doc: at most one chunk per document, the best one.
+        """
+        ...
+
+    def count(self, kb: str) -> int:
+        """Number of chunks stored for the kb."""
+        ...
+
+    def get_chunks(self, kb: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
+        ...
+
+    def iter_chunks(self, kb: str, batch: int = 1000) -> Iterator[Chunk]:
+        """Every stored chunk of the kb, fetched ``batch`` at a time (for re-tagging)."""
+        ...
+
+    def drop(self, kb: str) -> None:
+        """Delete the kb's store and everything in it; a missing store is not an error."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection; the object is unusable afterwards."""
+        ...

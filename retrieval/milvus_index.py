@@ -1,0 +1,446 @@
+"""Milvus backend of ``VectorIndex``: one collection per kb, BM25 over title and text.
+
+Works the same against Milvus Lite (a local ``*.db`` file, the embedded
+default) and a Milvus server (``http://host:19530``).
+
+Collection ``<prefix><kb>``, one row per chunk:
+
+    chunk_id   VARCHAR(256)         primary key, so re-ingesting a chunk replaces it
+    doc_id     VARCHAR(256)         grouping key: one hit per document
+    title      VARCHAR(2048)
+    text       VARCHAR(65535)       the passage as returned to callers
+    bm25_text  VARCHAR(65535)       ``title + "\\n" + text``, Chinese analyser; BM25 input
+    sparse     SPARSE_FLOAT_VECTOR  BM25 function output; SPARSE_INVERTED_INDEX, metric BM25
+    entities   ARRAY<VARCHAR(128)>  canonical entity ids (at most 64), the entity filter
+    metadata   JSON
+
+``bm25_text`` exists because a BM25 function reads a single field and a title
+match ("意外险条款" in the title, "第三条 ..." in the text) must count, while
+``text`` stays exactly what the caller stored. Text-match indexing
+(``enable_match``) is off: it serves ``TEXT_MATCH`` filters, which would put
+user text into filter expressions. Dense vectors come later as one more
+vector field and index in ``_schema`` plus a hybrid search; nothing else here
+assumes BM25 is the only ranking.
+
+Filters. Milvus Lite 2.5.1 has no filter templates: a ``filter_params``
+placeholder (``{ents}``) is a lexer error there, which pymilvus retries as an
+unknown gRPC failure for minutes. Filters are therefore literals built here
+from checked values only: entity ids by ``common.ids.check_entity_id``,
+chunk and doc ids by ``_check_key``, quoted by ``_literal``. The Lite parser
+decodes only the ``\\\\`` and ``\\"`` escapes (``\\n``, ``\\u4e2d`` stay
+literal backslash sequences and raw line breaks are rejected), and Lite's own
+storage breaks on a ``'`` in a primary key, so keys with control characters
+or ``'`` are refused up front. For the same reason pymilvus's ``get(ids=)``
+and ``delete(ids=)``, which paste ids into ``'...'``, are not used.
+
+Freshness: collections are created with Strong consistency, so a search
+waits for every earlier write and an upsert is visible to the next search
+without a flush (the integration tests check this on Lite 2.5.1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import grpc
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus.client.types import Status
+from pymilvus.exceptions import (
+    ConnectError,
+    ConnectionConfigException,
+    ConnectionNotExistException,
+    ErrorCode,
+    MilvusException,
+    MilvusUnavailableException,
+)
+
+from common.errors import (
+    ConfigurationError,
+    DependencyError,
+    InputError,
+    InvalidIdError,
+    NotFoundError,
+    RetryableDependencyError,
+)
+from common.ids import check_entity_id, check_kb
+from retrieval.models import Chunk, Hit
+
+MAX_KEY_BYTES = 256
+MAX_TITLE_BYTES = 2048
+MAX_TEXT_BYTES = 65535
+MAX_ENTITIES = 64
+MAX_ENTITY_ID_CHARS = 128
+# Milvus caps limit (topk) and query results at 16384.
+MAX_LIMIT = 16384
+_IDS_PER_QUERY = 1000
+
+_OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "metadata"]
+_PREFIX_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,190}")
+_TRANSIENT_GRPC = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                             grpc.StatusCode.RESOURCE_EXHAUSTED})
+_VENDOR_ERRORS = (MilvusException, grpc.RpcError, grpc.FutureTimeoutError)
+
+
+class MilvusIndex:
+    """Chunks of every kb in Milvus, searched with BM25 and exact entity/exclusion filters.
+
+    Args:
+        uri: a Milvus Lite file (``var/milvus.db``) or a server URI.
+        token: server credentials (``user:password`` or an API key); None for Lite.
+        collection_prefix: prepended to the kb name to form the collection name.
+        timeout: seconds per Milvus call. It also bounds pymilvus's own retry
+            loop, which otherwise keeps retrying a failing call for minutes.
+        batch_bytes: upper bound of one upsert request; Lite 2.5.1 slows down
+            sharply on large inserts.
+        batch_rows: upper bound of rows in one upsert request.
+
+    Raises:
+        ConfigurationError: the URI or the prefix is unusable.
+        RetryableDependencyError: the server cannot be reached.
+    """
+
+    def __init__(self, uri: str, token: str | None = None, collection_prefix: str = "referent_",
+                 *, timeout: float = 30.0, batch_bytes: int = 4 * 1024 * 1024,
+                 batch_rows: int = 1000) -> None:
+        if not _PREFIX_RE.fullmatch(collection_prefix):
+            raise ConfigurationError(
+                f"invalid Milvus collection prefix {collection_prefix!r}: set "
+                "milvus.collection_prefix (REFERENT_MILVUS__COLLECTION_PREFIX) to a letter or '_' "
+                "followed by letters, digits or '_'")
+        self._prefix = collection_prefix
+        self._timeout = timeout
+        self._batch_bytes = batch_bytes
+        self._batch_rows = batch_rows
+        try:
+            self._client = MilvusClient(uri=uri, token=token or "", timeout=timeout)
+        except ConnectionConfigException as exc:
+            raise ConfigurationError(
+                f"cannot open Milvus at {uri!r}: {exc.message}; set milvus.uri "
+                "(REFERENT_MILVUS__URI) to an existing directory's *.db file or a server URI"
+            ) from exc
+        except _VENDOR_ERRORS as exc:
+            raise _translate(exc, f"be reached at {uri!r}") from exc
+
+    # -- collections ---------------------------------------------------------
+
+    def ensure_collection(self, kb: str) -> None:
+        """Create the kb's collection (schema, BM25 function, index) unless it exists; load it.
+
+        Loading matters on a Milvus server, where a released collection cannot
+        be searched; it is a no-op when the collection is already loaded.
+        """
+        name = self._collection(kb)
+        with self._errors("create the collection", kb):
+            if self._client.has_collection(name, timeout=self._timeout):
+                self._client.load_collection(name, timeout=self._timeout)
+                return
+            index_params = self._client.prepare_index_params()
+            index_params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX",
+                                   metric_type="BM25")
+            self._client.create_collection(name, schema=_schema(), index_params=index_params,
+                                           consistency_level="Strong", timeout=self._timeout)
+
+    def has_collection(self, kb: str) -> bool:
+        """Whether ``kb`` has a collection."""
+        name = self._collection(kb)
+        with self._errors("look up the collection", kb):
+            return self._client.has_collection(name, timeout=self._timeout)
+
+    def drop(self, kb: str) -> None:
+        """Drop the kb's collection and all its chunks; nothing happens if there is none."""
+        name = self._collection(kb)
+        with self._errors("drop the collection", kb):
+            if self._client.has_collection(name, timeout=self._timeout):
+                self._client.drop_collection(name, timeout=self._timeout)
+
+    def close(self) -> None:
+        """Close the client connection (for Lite, release the local database file)."""
+        with self._errors("close the connection", None):
+            self._client.close()
+
+    # -- writes --------------------------------------------------------------
+
+    def upsert(self, kb: str, chunks: Sequence[Chunk],
+               progress: Callable[[int], None] | None = None) -> int:
+        """Insert or replace ``chunks`` by ``chunk_id`` in size-bounded batches.
+
+        Every chunk is checked before anything is written, so a bad chunk
+        leaves the collection untouched. Re-upserting the same chunks leaves
+        the count unchanged. Chunks a document no longer has are not removed:
+        call ``delete_document`` first when replacing a document.
+
+        Returns:
+            The number of chunks written.
+
+        Raises:
+            InvalidIdError: a chunk, doc or entity id is malformed.
+            InputError: duplicate chunk ids in ``chunks``, a field too long,
+                too many entities or metadata that is not a JSON object.
+            NotFoundError: the kb has no collection (call ``ensure_collection``).
+        """
+        name = self._collection(kb)
+        rows = [_row(chunk) for chunk in chunks]
+        seen: set[str] = set()
+        for row in rows:
+            if row["chunk_id"] in seen:
+                # Lite 2.5.1 stores both copies of a key repeated within one request.
+                raise InputError(f"chunk id {row['chunk_id']!r} appears twice in one upsert")
+            seen.add(row["chunk_id"])
+        done = 0
+        for batch in _batches(rows, self._batch_bytes, self._batch_rows):
+            with self._errors("upsert chunks", kb):
+                self._client.upsert(name, batch, timeout=self._timeout)
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        return done
+
+    def delete_document(self, kb: str, doc_id: str) -> int:
+        """Delete all chunks of ``doc_id``; return how many were deleted (0 if none)."""
+        name = self._collection(kb)
+        expr = f"doc_id == {_literal(_check_key(doc_id, 'doc id'))}"
+        with self._errors("delete a document", kb):
+            result = self._client.delete(name, filter=expr, timeout=self._timeout)
+        # Lite returns the deleted primary keys, a server a {"delete_count": n} dict.
+        if isinstance(result, list):
+            return len(result)
+        return int(result.get("delete_count", 0))
+
+    # -- reads ---------------------------------------------------------------
+
+    def search(self, kb: str, query: str, *, limit: int, entity_ids: Sequence[str] = (),
+               exclude_chunk_ids: Sequence[str] = (), group_by_doc: bool = True) -> list[Hit]:
+        """BM25-rank the kb's chunks for ``query``, best first, with exact filters.
+
+        ``query`` is sent as search data, never into the filter expression.
+        Filtering happens inside Milvus before ranking (not on a truncated
+        result), so ``limit`` hits come back whenever that many chunks match.
+
+        Args:
+            limit: maximum number of hits (1-16384).
+            entity_ids: keep only chunks tagged with any of these entity ids.
+            exclude_chunk_ids: never return these chunks.
+            group_by_doc: at most one chunk per document, its best one. Milvus
+                groups by ``doc_id``; the result is de-duplicated here as well
+                because Lite 2.5.1 ignores grouping in hybrid search, which
+                BM25 + dense will use.
+
+        Returns:
+            Hits with their BM25 scores; [] for a blank query.
+
+        Raises:
+            InvalidIdError: an entity or chunk id is malformed.
+            InputError: ``limit`` out of range.
+            NotFoundError: the kb has no collection.
+        """
+        name = self._collection(kb)
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InputError(f"search limit {limit} out of range: use 1-{MAX_LIMIT}")
+        expr = _search_filter(entity_ids, exclude_chunk_ids)
+        if not query.strip():
+            return []
+        grouping = {"group_by_field": "doc_id"} if group_by_doc else {}
+        with self._errors("search", kb):
+            result = self._client.search(
+                name, data=[query], anns_field="sparse", limit=limit, filter=expr,
+                output_fields=_OUTPUT_FIELDS, search_params={"metric_type": "BM25"},
+                timeout=self._timeout, **grouping)
+        hits = [_hit(found["entity"], found["distance"]) for found in result[0]]
+        return _best_per_doc(hits) if group_by_doc else hits
+
+    def count(self, kb: str) -> int:
+        """Number of chunks in the kb's collection."""
+        name = self._collection(kb)
+        with self._errors("count chunks", kb):
+            result = self._client.query(name, filter="", output_fields=["count(*)"],
+                                        timeout=self._timeout)
+        return int(result[0]["count(*)"])
+
+    def get_chunks(self, kb: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked; ids not stored are skipped."""
+        name = self._collection(kb)
+        wanted = [_check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
+        found: dict[str, Chunk] = {}
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
+            with self._errors("read chunks", kb):
+                rows = self._client.query(name, filter=expr, output_fields=_OUTPUT_FIELDS,
+                                          timeout=self._timeout)
+            found.update((row["chunk_id"], _chunk(row)) for row in rows)
+        return [found[chunk_id] for chunk_id in wanted if chunk_id in found]
+
+    def iter_chunks(self, kb: str, batch: int = 1000) -> Iterator[Chunk]:
+        """Every chunk of the kb, ``batch`` rows per Milvus round trip, in no set order."""
+        name = self._collection(kb)
+        with self._errors("read chunks", kb):
+            iterator = self._client.query_iterator(name, batch_size=batch, filter="",
+                                                   output_fields=_OUTPUT_FIELDS,
+                                                   timeout=self._timeout)
+        try:
+            while True:
+                with self._errors("read chunks", kb):
+                    rows = iterator.next()
+                if not rows:
+                    return
+                for row in rows:
+                    yield _chunk(row)
+        finally:
+            iterator.close()
+
+    # -- helpers -------------------------------------------------------------
+
+    def _collection(self, kb: str) -> str:
+        return self._prefix + check_kb(kb)
+
+    @contextmanager
+    def _errors(self, action: str, kb: str | None) -> Iterator[None]:
+        """Translate pymilvus/gRPC errors raised inside the block into Referent's tree."""
+        try:
+            yield
+        except _VENDOR_ERRORS as exc:
+            if kb is not None and getattr(exc, "code", None) == ErrorCode.COLLECTION_NOT_FOUND:
+                raise NotFoundError(
+                    f"knowledge base {kb!r} has no chunks in Milvus (collection "
+                    f"{self._collection(kb)!r}); run `referent ingest --kb {kb} FILE` first"
+                ) from exc
+            where = f" for kb {kb!r}" if kb is not None else ""
+            raise _translate(exc, f"{action}{where}") from exc
+
+
+def _translate(exc: BaseException, action: str) -> DependencyError:
+    """A DependencyError for a vendor exception; retryable when a later call may succeed."""
+    message = exc.message if isinstance(exc, MilvusException) else str(exc) or type(exc).__name__
+    if _is_transient(exc):
+        return RetryableDependencyError(f"Milvus could not {action} (transient, retry): {message}")
+    return DependencyError(f"Milvus could not {action}: {message}")
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, (grpc.FutureTimeoutError, ConnectError, MilvusUnavailableException,
+                        ConnectionNotExistException)):
+        return True
+    if isinstance(exc, grpc.RpcError):
+        code = exc.code() if callable(getattr(exc, "code", None)) else None
+        return code in _TRANSIENT_GRPC
+    # A MilvusException's code is a gRPC status after pymilvus gave up retrying,
+    # else a Milvus error code.
+    code = exc.code if isinstance(exc, MilvusException) else None
+    return code in _TRANSIENT_GRPC or code in (ErrorCode.RATE_LIMIT, Status.CONNECT_FAILED)
+
+
+def _schema() -> Any:
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=MAX_KEY_BYTES)
+    schema.add_field("doc_id", DataType.VARCHAR, max_length=MAX_KEY_BYTES)
+    schema.add_field("title", DataType.VARCHAR, max_length=MAX_TITLE_BYTES)
+    schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT_BYTES)
+    schema.add_field("bm25_text", DataType.VARCHAR, max_length=MAX_TEXT_BYTES,
+                     enable_analyzer=True, analyzer_params={"type": "chinese"})
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_field("entities", DataType.ARRAY, element_type=DataType.VARCHAR,
+                     max_capacity=MAX_ENTITIES, max_length=MAX_ENTITY_ID_CHARS)
+    schema.add_field("metadata", DataType.JSON)
+    schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
+                                 input_field_names=["bm25_text"], output_field_names=["sparse"]))
+    return schema
+
+
+def _check_key(value: str, what: str) -> str:
+    """Return a chunk or doc id usable as a Milvus key and filter literal, else raise.
+
+    Allowed: 1-256 UTF-8 bytes of printable characters (space included)
+    except ``'``; Chinese is fine. See the module docstring for why.
+    """
+    if (not isinstance(value, str) or not value or len(value.encode("utf-8")) > MAX_KEY_BYTES
+            or not value.isprintable() or "'" in value):
+        raise InvalidIdError(
+            f"invalid {what} {value!r}: use 1-{MAX_KEY_BYTES} bytes of printable characters "
+            "without ' or line breaks")
+    return value
+
+
+def _literal(value: str) -> str:
+    """A double-quoted Milvus string literal for a value already checked by ``_check_key``."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _list_literal(values: Iterable[str]) -> str:
+    return "[" + ", ".join(_literal(value) for value in values) + "]"
+
+
+def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str]) -> str:
+    clauses = []
+    if entity_ids:
+        ids = [check_entity_id(entity_id) for entity_id in entity_ids]
+        clauses.append(f"array_contains_any(entities, {_list_literal(ids)})")
+    if exclude_chunk_ids:
+        excluded = [_check_key(chunk_id, "chunk id") for chunk_id in exclude_chunk_ids]
+        clauses.append(f"chunk_id not in {_list_literal(excluded)}")
+    return " and ".join(clauses)
+
+
+def _row(chunk: Chunk) -> dict[str, Any]:
+    """The Milvus row for ``chunk``, after checking it fits the schema."""
+    chunk_id = _check_key(chunk.chunk_id, "chunk id")
+    doc_id = _check_key(chunk.doc_id, "doc id")
+    if len(chunk.entity_ids) > MAX_ENTITIES:
+        raise InputError(f"chunk {chunk_id!r} has {len(chunk.entity_ids)} entity ids; "
+                         f"at most {MAX_ENTITIES} are stored")
+    entities = [check_entity_id(entity_id) for entity_id in chunk.entity_ids]
+    if len(chunk.title.encode("utf-8")) > MAX_TITLE_BYTES:
+        raise InputError(f"chunk {chunk_id!r}: title longer than {MAX_TITLE_BYTES} UTF-8 bytes")
+    bm25_text = f"{chunk.title}\n{chunk.text}"
+    if len(bm25_text.encode("utf-8")) > MAX_TEXT_BYTES:
+        raise InputError(f"chunk {chunk_id!r}: title and text exceed {MAX_TEXT_BYTES} UTF-8 "
+                         "bytes; split the text into smaller chunks")
+    if not isinstance(chunk.metadata, dict):
+        raise InputError(f"chunk {chunk_id!r}: metadata must be a JSON object")
+    try:
+        json.dumps(chunk.metadata)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"chunk {chunk_id!r}: metadata is not JSON-serialisable: {exc}") from exc
+    return {"chunk_id": chunk_id, "doc_id": doc_id, "title": chunk.title, "text": chunk.text,
+            "bm25_text": bm25_text, "entities": entities, "metadata": chunk.metadata}
+
+
+def _batches(rows: list[dict[str, Any]], max_bytes: int,
+             max_rows: int) -> Iterator[list[dict[str, Any]]]:
+    """Consecutive runs of rows within ``max_rows`` and ``max_bytes`` (a lone huge row excepted)."""
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for row in rows:
+        row_bytes = len(json.dumps(row, ensure_ascii=False).encode("utf-8"))
+        if batch and (size + row_bytes > max_bytes or len(batch) >= max_rows):
+            yield batch
+            batch, size = [], 0
+        batch.append(row)
+        size += row_bytes
+    if batch:
+        yield batch
+
+
+def _chunk(row: dict[str, Any]) -> Chunk:
+    return Chunk(chunk_id=row["chunk_id"], doc_id=row["doc_id"], title=row["title"],
+                 text=row["text"], entity_ids=tuple(row["entities"]),
+                 metadata=row["metadata"] or {})
+
+
+def _hit(entity: dict[str, Any], score: float) -> Hit:
+    return Hit(chunk_id=entity["chunk_id"], doc_id=entity["doc_id"], title=entity["title"],
+               text=entity["text"], entity_ids=tuple(entity["entities"]), score=float(score),
+               metadata=entity["metadata"] or {})
+
+
+def _best_per_doc(hits: list[Hit]) -> list[Hit]:
+    """Keep the first (best) hit of each document."""
+    seen: set[str] = set()
+    best = []
+    for hit in hits:
+        if hit.doc_id not in seen:
+            seen.add(hit.doc_id)
+            best.append(hit)
+    return best
