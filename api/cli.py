@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -325,17 +326,17 @@ DEMO_SESSIONS = ["demo-01", "demo-03", "demo-05"]
 
 
 def _print_turn(r, runtime) -> None:
-    console.print(f"[bold cyan]user[/]      {r.user}")
+    console.print(f"[bold cyan]user[/]      {escape(r.user)}")
     names = ", ".join(f"{e}" for e in r.entities) or "—"
     console.print(f"  entities  {names}")
     console.print(f"  action    [bold]{r.action}[/]")
     if r.clarification:
-        console.print(f"  ask       {r.clarification.question}")
+        console.print(f"  ask       {escape(r.clarification.question)}")
     else:
-        console.print(f"  query     {r.standalone}")
+        console.print(f"  query     {escape(r.standalone)}")
     for e in r.evidence[:2]:
         snippet = e.text.replace("\n", " ")[:60]
-        console.print(f"  evidence  [{e.chunk_id}] {snippet}…", highlight=False)
+        console.print(f"  evidence  {escape(f'[{e.chunk_id}]')} {escape(snippet)}…", highlight=False)
 
 
 def main() -> None:

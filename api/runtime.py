@@ -29,7 +29,8 @@ def open_index(settings: Settings) -> MilvusIndex:
     if settings.milvus.uri is None:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     return MilvusIndex(settings.milvus_uri, token=settings.milvus.token,
-                       collection_prefix=settings.milvus.collection_prefix)
+                       collection_prefix=settings.milvus.collection_prefix,
+                       batch_bytes=settings.retrieval.insert_batch_bytes)
 
 
 def open_session_store(settings: Settings) -> SessionStore:

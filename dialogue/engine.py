@@ -124,7 +124,8 @@ class TurnEngine:
         trace["rewrite"] = {"how": plan.rewrite_how, "note": plan.note}
 
         outcome = self._retriever.search(kb, plan.queries, k=k, entity_ids=plan.entities,
-                                         exclude_chunk_ids=state.consumed)
+                                         exclude_chunk_ids=state.consumed,
+                                         confusable=dict(snapshot.confusable))
         trace["retrieval"] = outcome.trace
         evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id,
                                  score=f.hit.score, title=f.hit.title, text=f.hit.text,

@@ -73,7 +73,10 @@ class Neo4jOntologyStore:
                 database: str | None = None) -> Neo4jOntologyStore:
         """Open a driver (lazy: nothing is sent until the first query)."""
         with translate_errors("connect"):
-            driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
+            # Server notifications (e.g. "property key does not exist" on an empty
+            # kb) are expected here and would only clutter the logs.
+            driver = neo4j.GraphDatabase.driver(uri, auth=(user, password),
+                                                notifications_min_severity="OFF")
         return cls(driver, database)
 
     def close(self) -> None:

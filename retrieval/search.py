@@ -9,6 +9,12 @@ from typing import Any
 
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
+from retrieval.rerank import EntityAwareReranker
+
+# Chunks fetched per query for the rerank to choose from, as a multiple of k. They
+# are fetched ungrouped so the rerank can pick the best chunk of a document, not
+# only the one BM25 liked; one chunk per document is enforced after the rerank.
+POOL_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -28,12 +34,16 @@ class SearchOutcome:
 class Retriever:
     """Composes index searches into one turn's evidence."""
 
-    def __init__(self, index: VectorIndex, *, min_filtered_hits: int = 1) -> None:
+    def __init__(self, index: VectorIndex, *, min_filtered_hits: int = 1,
+                 reranker: EntityAwareReranker | None = None) -> None:
         self._index = index
         self._min_filtered = min_filtered_hits
+        self._reranker = reranker or EntityAwareReranker()
 
     def search(self, kb: str, queries: Sequence[str], *, k: int,
-               entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = ()) -> SearchOutcome:
+               entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
+               confusable: dict[str, frozenset[str]] | None = None,
+               rerank: bool = True) -> SearchOutcome:
         """Search every query and keep the best chunk per document, top ``k`` overall.
 
         With ``entity_ids``, only chunks tagged with one of them are searched;
@@ -43,13 +53,18 @@ class Retriever:
         best: dict[str, Found] = {}
         trace: dict[str, Any] = {"queries": [], "entity_filter": list(entity_ids),
                                  "excluded": len(exclude_chunk_ids)}
+        pool = k * POOL_FACTOR if rerank else k
+        reranker = EntityAwareReranker(confusable) if confusable is not None else self._reranker
         for query in queries:
-            hits = self._index.search(kb, query, limit=k, entity_ids=entity_ids,
-                                      exclude_chunk_ids=exclude_chunk_ids)
+            hits = self._index.search(kb, query, limit=pool, entity_ids=entity_ids,
+                                      exclude_chunk_ids=exclude_chunk_ids, group_by_doc=not rerank)
             relaxed = False
             if entity_ids and len(hits) < max(self._min_filtered, 1):
                 relaxed = True
-                hits = self._index.search(kb, query, limit=k, exclude_chunk_ids=exclude_chunk_ids)
+                hits = self._index.search(kb, query, limit=pool, exclude_chunk_ids=exclude_chunk_ids,
+                                          group_by_doc=not rerank)
+            if rerank:
+                hits = reranker.rerank(query, hits, entity_ids=entity_ids)
             trace["queries"].append({"query": query, "hits": len(hits),
                                      "filter_relaxed": relaxed})
             for hit in hits:

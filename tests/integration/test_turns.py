@@ -1,0 +1,137 @@
+"""One conversation end to end on real Neo4j, Milvus Lite and SQLite."""
+
+import uuid
+from collections import Counter
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from dialogue.evaluation import parse_suite, run_system
+from tests.conftest import DEMO
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+
+def sid() -> str:
+    return f"s-{uuid.uuid4().hex[:10]}"
+
+
+def test_ellipsis_and_follow_up_keep_the_region_and_the_month(runtime, demo_kb):
+    s = sid()
+    first = runtime.engine.handle(demo_kb, s, "华东区7月的销售额是多少")
+    assert first.entities == ["region.east"]
+    assert "sales-2025-07-east" in [e.doc_id for e in first.evidence]
+    assert all("region.east" in e.entity_ids for e in first.evidence)
+    second = runtime.engine.handle(demo_kb, s, "那华南区呢")
+    assert second.entities == ["region.south"]
+    assert second.standalone == "华南区7月的销售额是多少"
+    assert "sales-2025-07-south" in [e.doc_id for e in second.evidence]
+    assert all("region.south" in e.entity_ids for e in second.evidence)
+    third = runtime.engine.handle(demo_kb, s, "为什么涨这么多")
+    assert third.entities == ["region.south"]
+    assert "华南区" in third.standalone and "7月" in third.standalone
+
+
+def test_clarification_round_trip_resumes_the_original_question(runtime, demo_kb):
+    s = sid()
+    ask = runtime.engine.handle(demo_kb, s, "A产品怎么申请")
+    assert ask.action == "clarify"
+    assert ask.evidence == [] and ask.queries == []
+    assert [o.id for o in ask.clarification.options] == ["prod.a.enterprise", "prod.a.personal"]
+    assert "个人" in ask.clarification.question and "企业" in ask.clarification.question
+    answer = runtime.engine.handle(demo_kb, s, "个人版")
+    assert answer.action == "retrieve"
+    assert answer.entities == ["prod.a.personal"]
+    assert answer.standalone == "A产品（个人版）怎么申请"
+    assert "prod-a-personal-apply" in [e.doc_id for e in answer.evidence]
+    assert all("prod.a.personal" in e.entity_ids for e in answer.evidence)
+    assert answer.trace["clarification_answer"]["pending_question"] == "A产品怎么申请"
+
+
+def test_a_new_question_instead_of_an_answer_drops_the_pending_one(runtime, demo_kb):
+    s = sid()
+    assert runtime.engine.handle(demo_kb, s, "A产品怎么申请").action == "clarify"
+    other = runtime.engine.handle(demo_kb, s, "年假有几天")
+    assert other.action == "retrieve" and other.entities == ["hr.leave.annual"]
+    # The dropped question is not resumed by a later "第一个".
+    later = runtime.engine.handle(demo_kb, s, "病假工资怎么算")
+    assert later.entities == ["hr.leave.sick"]
+
+
+def test_no_chunk_is_returned_twice_in_one_session(runtime, demo_kb):
+    s = sid()
+    seen: list[str] = []
+    for _ in range(6):
+        result = runtime.engine.handle(demo_kb, s, "年假有几天，怎么申请")
+        seen.extend(e.chunk_id for e in result.evidence)
+    assert seen, "the questions should find evidence"
+    assert len(seen) == len(set(seen))
+    # Another session starts with nothing consumed.
+    fresh = runtime.engine.handle(demo_kb, sid(), "年假有几天，怎么申请")
+    assert fresh.evidence[0].chunk_id == seen[0]
+
+
+def test_at_most_one_chunk_per_document_per_turn(runtime, demo_kb):
+    suite = parse_suite((DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines())
+    results = run_system(runtime.engine, demo_kb, suite, k=10)
+    assert sum(len(r.evidence) for r in results) > 100
+    for r in results:
+        docs = Counter(e.doc_id for e in r.evidence)
+        assert max(docs.values(), default=1) == 1, (r.session, r.turn, docs)
+
+
+def test_http_endpoint_and_eval_give_the_same_results(runtime, demo_kb):
+    suite = parse_suite((DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines())[:12]
+    via_eval = run_system(runtime.engine, demo_kb, suite, k=5, run_id="eval")
+    via_http = []
+    with TestClient(create_app(runtime=runtime)) as client:
+        for script in suite:
+            for turn in script.turns:
+                resp = client.post(f"/v1/kbs/{demo_kb}/sessions/http-{script.session}/turns",
+                                   json={"text": turn.user, "k": 5})
+                assert resp.status_code == 200, resp.text
+                via_http.append(resp.json())
+
+    def comparable(line: dict) -> dict:
+        return {key: value for key, value in line.items() if key not in ("latency_ms", "session")}
+
+    assert len(via_http) == len(via_eval)
+    for http, ev in zip(via_http, via_eval, strict=True):
+        http_line = {key: http[key] for key in ev.results_line()}
+        http_line["evidence"] = [{"chunk_id": e["chunk_id"], "doc_id": e["doc_id"],
+                                  "score": round(e["score"], 4)} for e in http["evidence"]]
+        assert comparable(http_line) == comparable(ev.results_line())
+
+
+def test_http_errors_share_one_problem_shape(runtime, demo_kb):
+    with TestClient(create_app(runtime=runtime)) as client:
+        missing = client.post("/v1/kbs/no_such_kb/sessions/s1/turns", json={"text": "年假"})
+        assert missing.status_code == 404
+        assert missing.headers["content-type"].startswith("application/problem+json")
+        assert "referent ontology import" in missing.json()["detail"]
+        bad_sid = client.post(f"/v1/kbs/{demo_kb}/sessions/a%20b/turns", json={"text": "年假"})
+        assert bad_sid.status_code == 422 and bad_sid.json()["status"] == 422
+        empty = client.post(f"/v1/kbs/{demo_kb}/sessions/s1/turns", json={"text": ""})
+        assert empty.status_code == 422 and empty.json()["field"] == "text"
+        too_long = client.post(f"/v1/kbs/{demo_kb}/sessions/s1/turns", json={"text": "长" * 2001})
+        assert too_long.status_code == 422
+
+
+def test_hostile_text_is_searched_literally(runtime, demo_kb):
+    for text in ['" or 1==1 or "', 'chunk_id not in ["x"] or doc_id != ""',
+                 "MATCH (n) DETACH DELETE n", "年假\u0000\u202e有几天"]:
+        result = runtime.engine.handle(demo_kb, sid(), text)
+        assert result.action in ("retrieve", "no_answer")
+    assert runtime.ontology.alias_version(demo_kb) is not None
+    assert runtime.index.count(demo_kb) > 100
+
+
+def test_deleted_session_starts_fresh(runtime, demo_kb):
+    s = sid()
+    first = runtime.engine.handle(demo_kb, s, "年假有几天")
+    with TestClient(create_app(runtime=runtime)) as client:
+        assert client.delete(f"/v1/kbs/{demo_kb}/sessions/{s}").status_code == 204
+    again = runtime.engine.handle(demo_kb, s, "年假有几天")
+    assert again.turn == 1
+    assert again.evidence[0].chunk_id == first.evidence[0].chunk_id
