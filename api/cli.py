@@ -256,14 +256,17 @@ def _print_summary(summaries: dict) -> None:
     for metric in _METRICS:
         table.add_row(metric, *(fmt(s["overall"][metric]) for s in summaries.values()))
     console.print(table)
-    per_turn = Table(title="per turn index")
+    per_turn = Table(title="per turn index (1, 2, 3+)")
     per_turn.add_column("metric")
-    columns = [(name, b) for name in summaries for b in ("1", "2", "3+")]
-    for name, b in columns:
-        per_turn.add_column(f"{name} t{b}", justify="right")
+    per_turn.add_column("turn")
+    for name in summaries:
+        per_turn.add_column(name, justify="right")
     for metric in ("turns", "hit_at_k", "action_accuracy", "entity_recall", "must_contain_pass",
                    "repeated_evidence_rate"):
-        per_turn.add_row(metric, *(fmt(summaries[n]["by_turn"][b][metric]) for n, b in columns))
+        for b in ("1", "2", "3+"):
+            per_turn.add_row(metric if b == "1" else "", b,
+                             *(fmt(s["by_turn"][b][metric]) for s in summaries.values()),
+                             end_section=b == "3+")
     console.print(per_turn)
 
 
