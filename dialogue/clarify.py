@@ -26,14 +26,21 @@ def build_clarification(mention: str, options: list[str], snapshot: AliasSnapsho
                           description=snapshot.entities[eid].description if eid in snapshot.entities else "")
             for eid in options]
     if language_of(user_text) == "zh":
-        listing = "；".join(f"{i}. {o.name}" + (f"（{o.description}）" if o.description else "")
+        listing = "；".join(f"{i}. {o.name}" + (f"（{_short(o.description)}）" if o.description else "")
                            for i, o in enumerate(opts, 1))
-        question = f"您说的“{mention}”指的是哪一个？{listing}"
+        asked = f"您说的“{mention}”指的是哪一个？" if mention else "您问的是哪一个？"
     else:
-        listing = "; ".join(f"{i}. {o.name}" + (f" ({o.description})" if o.description else "")
+        listing = "; ".join(f"{i}. {o.name}" + (f" ({_short(o.description)})" if o.description else "")
                             for i, o in enumerate(opts, 1))
-        question = f"Which “{mention}” do you mean? {listing}"
+        asked = f"Which “{mention}” do you mean? " if mention else "Which one do you mean? "
+    question = asked + listing
     return Clarification(question=question, mention=mention, options=opts)
+
+
+def _short(description: str, limit: int = 60) -> str:
+    """Enough of a description to tell the options apart, not the whole paragraph."""
+    first = re.split(r"(?<=[。！？.!?])\s*", description.strip(), maxsplit=1)[0]
+    return first if len(first) <= limit else first[:limit].rstrip() + "…"
 
 
 class AnswerKind(str, Enum):

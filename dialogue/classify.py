@@ -7,10 +7,38 @@ from enum import Enum
 
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
+from kg.normalize import normalize
 
 _SWITCH_RE = re.compile(r"换个话题|换一个话题|另外问一下|另外问个|另外想问|顺便问一下|顺便问下|"
                         r"我想问别的|\bby the way\b|\bbtw\b|\banother question\b|\bchanging the subject\b",
                         re.IGNORECASE)
+
+
+_CUE_RE = re.compile(r"^\s*(?:那么?|还有|and|what about|how about)\s*|\s*(?:呢|怎么样)\s*[?？]*\s*$",
+                     re.IGNORECASE)
+
+
+def residue(detection: Detection, links: LinkResult) -> str:
+    """The user's own words once every mention and ellipsis cue is taken out
+    (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Beatles"."""
+    rest = list(detection.text)
+    for m in [*detection.mentions, *(link.mention for link in links.links)]:
+        rest[m.start:m.end] = [""] * (m.end - m.start)
+    return normalize(_CUE_RE.sub("", "".join(rest)))
+
+
+def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
+    """那华南区呢 / 价格呢 / what about X: a cue, and (almost) nothing else of the user's own."""
+    return detection.ellipsis and len(residue(detection, links)) <= 2
+
+
+def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
+    """A turn that only names one entity, with no cue ("the Beatles", an answer
+    said back): it adds that entity without dropping the earlier one."""
+    named = [link for link in links.links
+             if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
+    return (len(named) == 1 and not detection.ellipsis
+            and len(residue(detection, links)) <= 2)
 
 
 class TurnKind(str, Enum):

@@ -14,14 +14,14 @@ from typing import Any
 from common.errors import ConflictError, InputError, NotFoundError
 from common.ids import check_kb, check_session_id
 from dialogue.clarify import AnswerKind, build_clarification, read_answer
-from dialogue.classify import TurnKind, classify
+from dialogue.classify import TurnKind, classify, is_bare_mention
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.rewrite import RuleRewriter
 from dialogue.session_store import SessionStore
 from dialogue.state import PendingClarification, SessionState, TurnRecord
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.linker import EntityLinker, LinkResult
-from kg.mentions import Detection, detect_mentions
+from kg.mentions import Detection, MentionKind, detect_mentions
 from retrieval.context import pack_context
 from retrieval.search import Retriever
 
@@ -106,7 +106,8 @@ class TurnEngine:
         trace: dict[str, Any] = {"alias_version": snapshot.version,
                                  "focus_before": list(state.focus)}
         detection = detect_mentions(text, snapshot)
-        links = self._linker.link(detection, snapshot, focus=state.focus, listed=state.listed)
+        links = self._linker.link(detection, snapshot, focus=state.focus, listed=state.listed,
+                                  alternates=state.alternates)
         trace["mentions"] = [{"kind": m.kind.value, "text": m.text, "start": m.start, "end": m.end}
                              for m in detection.mentions]
         trace["links"] = _links_trace(links)
@@ -116,10 +117,17 @@ class TurnEngine:
             plan = self._answer_plan(state, detection, links, snapshot, trace)
             state.pending = None
         if plan is None:
+            kind = classify(detection, links, state.focus)
+            if (kind is TurnKind.CONTINUATION and state.focus and not links.resolved
+                    and not links.ambiguous):
+                implicit = self._linker.implicit(detection, snapshot, focus=state.focus,
+                                                 alternates=state.alternates)
+                links = LinkResult((*links.links, implicit))
+                trace["links"] = _links_trace(links)
             ambiguous = links.ambiguous
             if ambiguous:
                 return self._clarify(state, turn_no, text, ambiguous[0], links, snapshot, trace)
-            plan = self._plan(state, detection, links, snapshot)
+            plan = self._plan(state, kind, detection, links, snapshot)
         trace["classification"] = plan.kind.value
         trace["rewrite"] = {"how": plan.rewrite_how, "note": plan.note}
 
@@ -136,11 +144,14 @@ class TurnEngine:
         action = "retrieve" if evidence else "no_answer"
 
         if plan.entities:
+            bare = plan.kind is not TurnKind.ANSWER and is_bare_mention(plan.detection, plan.links)
+            previous = [e for e in state.focus if e not in plan.entities]
+            state.alternates = previous if bare else []
             state.focus = list(plan.entities)
             if len(plan.entities) > 1:
                 state.listed = list(plan.entities)
         elif plan.kind is TurnKind.SWITCH:
-            state.focus, state.listed = [], []
+            state.focus, state.listed, state.alternates = [], [], []
         state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window)
         state.turn_count = turn_no
         state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
@@ -153,12 +164,9 @@ class TurnEngine:
                             context=context, context_tokens=tokens, trace=trace)
         return result, state
 
-    def _plan(self, state: SessionState, detection: Detection, links: LinkResult,
+    def _plan(self, state: SessionState, kind: TurnKind, detection: Detection, links: LinkResult,
               snapshot: AliasSnapshot) -> _Plan:
-        kind = classify(detection, links, state.focus)
         entities = links.resolved
-        if not entities and kind is TurnKind.CONTINUATION and state.focus:
-            entities = tuple(state.focus)
         last = state.last_turn
         rewrite = self._rewriter.rewrite(
             detection, links, snapshot, entities=entities,
@@ -190,7 +198,8 @@ class TurnEngine:
             # The chosen option becomes the focus, which settles the shared alias.
             q_links = self._linker.link(q_detection, snapshot,
                                         focus=[chosen] + [f for f in state.focus if f != chosen])
-            rw = self._rewriter.rewrite(q_detection, q_links, snapshot, entities=q_links.resolved,
+            rw = self._rewriter.rewrite(q_detection, q_links, snapshot,
+                                        entities=q_links.resolved or (chosen,),
                                         previous_standalone=previous,
                                         previous_entities=last.entities if last else ())
             entities.extend(e for e in rw.entities if e not in entities)
@@ -200,7 +209,9 @@ class TurnEngine:
 
     def _clarify(self, state: SessionState, turn_no: int, text: str, link, links: LinkResult,
                  snapshot: AliasSnapshot, trace: dict[str, Any]) -> tuple[TurnResult, SessionState]:
-        options = sorted(c.entity_id for c in link.candidates)
+        # Alias ambiguities list options by id (stable); pronoun ones in salience order.
+        options = ([c.entity_id for c in link.candidates] if link.mention.kind is not MentionKind.ALIAS
+                   else sorted(c.entity_id for c in link.candidates))
         clarification = build_clarification(link.mention.text, options, snapshot, text)
         state.pending = PendingClarification(turn=turn_no, question_text=text,
                                              mention=link.mention.text, options=options)

@@ -9,17 +9,15 @@ and it keeps the user's own words, so negations and times survive.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dialogue.classify import is_ellipsis
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
 from kg.normalize import language_of, normalize, normalize_with_offsets
 
-_TRAILING_CUE_RE = re.compile(r"^\s*(?:那么?|还有|and|what about|how about)\s*|\s*(?:呢|怎么样)\s*[?？]*\s*$",
-                              re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class RuleRewriter:
         lang = language_of(text)
         turn_aliases = [link for link in links.links
                         if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
-        if previous_standalone and self._is_ellipsis(detection, links):
+        if previous_standalone and is_ellipsis(detection, links):
             swapped = self._swap(detection, turn_aliases, snapshot, previous_standalone,
                                  previous_entities)
             if swapped is not None:
@@ -83,17 +81,6 @@ class RuleRewriter:
         standalone = _glue(prefix + times, text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
-    @staticmethod
-    def _is_ellipsis(detection: Detection, links: LinkResult) -> bool:
-        """那华南区呢 / 价格呢 / what about X: once the cue and the mentions are
-        taken out, (almost) nothing of the user's own words is left."""
-        if not detection.ellipsis:
-            return False
-        rest = list(detection.text)
-        for m in [*detection.mentions, *(link.mention for link in links.links)]:
-            rest[m.start:m.end] = [""] * (m.end - m.start)
-        residue = _TRAILING_CUE_RE.sub("", "".join(rest))
-        return len(normalize(residue)) <= 2
 
     @staticmethod
     def _extend_over_marker(text: str, link, snapshot: AliasSnapshot) -> int:

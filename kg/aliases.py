@@ -77,6 +77,17 @@ class AliasSnapshot:
     alias_matcher: LongestMatcher = field(repr=False)
     attribute_matcher: LongestMatcher = field(repr=False)
     attribute_by_norm: Mapping[str, str] = field(repr=False)
+    # Derived structures built on first use (the snapshot itself never changes).
+    _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def context_fit(self):
+        """The :class:`kg.fit.ContextFit` of this snapshot, built once on first use."""
+        fit = self._derived.get("fit")
+        if fit is None:
+            from kg.fit import ContextFit
+
+            fit = self._derived["fit"] = ContextFit(self)
+        return fit
 
     @classmethod
     def from_ontology(cls, kb: str, version: int, ontology: Ontology) -> AliasSnapshot:

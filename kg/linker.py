@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kg.aliases import AliasSnapshot
+from kg.fit import decide
 from kg.mentions import Detection, Mention, MentionKind
 from kg.normalize import normalize, normalize_with_offsets
 
@@ -57,11 +58,20 @@ class LinkResult:
         return tuple(link for link in self.links if link.ambiguous)
 
 
+# Fit margin (IDF units) by which the best candidate must beat the next before
+# the linker picks it instead of asking; tuned on the CLAQUA dev sets.
+DEFAULT_FIT_MARGIN = 1.0
+
+
 class EntityLinker:
     """Links the mentions of one turn against one alias snapshot."""
 
+    def __init__(self, *, fit_margin: float = DEFAULT_FIT_MARGIN) -> None:
+        self.fit_margin = fit_margin
+
     def link(self, detection: Detection, snapshot: AliasSnapshot, *,
-             focus: Sequence[str] = (), listed: Sequence[str] = ()) -> LinkResult:
+             focus: Sequence[str] = (), listed: Sequence[str] = (),
+             alternates: Sequence[str] = ()) -> LinkResult:
         """Resolve every alias, pronoun and ordinal mention of ``detection``.
 
         Args:
@@ -69,15 +79,19 @@ class EntityLinker:
             snapshot: the alias table this turn uses (one per turn).
             focus: the dialogue's focus entities, most salient first.
             listed: entities the previous turn listed together (for 前者/后者).
+            alternates: earlier entities still in play (a bare name was said after
+                them), which a pronoun may mean as well as the focus.
         """
         text_norm = normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
         links: list[Link] = []
-        for mention in detection.mentions:
+        for mention in self._credible(detection, snapshot):
             if mention.kind is MentionKind.ALIAS:
-                links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus))
+                links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus,
+                                              detection.text))
             elif mention.kind is MentionKind.PRONOUN and focus:
-                links.append(self._link_pronoun(mention, snapshot, attributes, focus))
+                links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
+                                                detection.text))
             elif mention.kind is MentionKind.ORDINAL and len(listed) > 1:
                 index = int(mention.value)
                 if -len(listed) <= index < len(listed):
@@ -111,8 +125,44 @@ class EntityLinker:
         return Link(mention, (Candidate(entity_id, 0.9, "variant of focus"),), (entity_id,),
                     "names a variant of the focus entity")
 
+    def implicit(self, detection: Detection, snapshot: AliasSnapshot, *,
+                 focus: Sequence[str], alternates: Sequence[str]) -> Link:
+        """A turn that names nothing ("What is the title song?") is about the focus;
+        with alternates in play, about whichever fits the question clearly best,
+        else it is ambiguous."""
+        mention = Mention(MentionKind.IMPLICIT, "", 0, 0)
+        if not alternates:
+            return Link(mention, tuple(Candidate(e, 1.0, "focus") for e in focus), tuple(focus),
+                        "names nothing: the focus entities")
+        return self._choose_by_fit(mention, [focus[0], *alternates], snapshot, detection.text,
+                                   source="focus")
+
+    @staticmethod
+    def _credible(detection: Detection, snapshot: AliasSnapshot) -> list[Mention]:
+        """Drop weak ambiguous alias mentions (a lower-case common word such as
+        "zone" in "time zone", matching a capitalised name) when the turn has a
+        stronger mention to work with."""
+        def weak(m: Mention) -> bool:
+            if m.kind is not MentionKind.ALIAS or len(m.entity_ids) < 2:
+                return False
+            return m.text.isascii() and m.text.islower() and all(
+                snapshot.name(e) != snapshot.name(e).lower() for e in m.entity_ids)
+
+        mentions = list(detection.mentions)
+        strong = [m for m in mentions if m.kind is MentionKind.ALIAS and not weak(m)]
+        return [m for m in mentions if not (strong and weak(m))]
+
+    def _choose_by_fit(self, mention: Mention, ids: Sequence[str], snapshot: AliasSnapshot,
+                       question: str, *, source: str) -> Link:
+        scores = snapshot.context_fit().scores(question, ids, ignore=[mention.text])
+        candidates = tuple(Candidate(e, scores[e], f"{source}, context fit") for e in ids)
+        chosen = decide(scores, margin=self.fit_margin)
+        if chosen is None:
+            return Link(mention, candidates, (), "several candidates fit the question")
+        return Link(mention, candidates, (chosen,), "fits the question clearly best")
+
     def _link_alias(self, mention: Mention, snapshot: AliasSnapshot, text_norm: str,
-                    attributes: list[str], focus: Sequence[str]) -> Link:
+                    attributes: list[str], focus: Sequence[str], question: str) -> Link:
         exact = any(mention.text == alias for eid in mention.entity_ids
                     for alias in snapshot.entities[eid].all_aliases)
         score = 1.0 if exact else 0.95
@@ -137,10 +187,10 @@ class EntityLinker:
             fit = [eid for eid in ids if any(snapshot.has_attribute(eid, a) for a in attributes)]
             if len(fit) == 1:
                 return Link(mention, candidates, (fit[0],), "only type with the asked attribute")
-        return Link(mention, candidates, (), "alias shared by several entities")
+        return self._choose_by_fit(mention, ids, snapshot, question, source=source)
 
     def _link_pronoun(self, mention: Mention, snapshot: AliasSnapshot, attributes: list[str],
-                      focus: Sequence[str]) -> Link:
+                      focus: Sequence[str], alternates: Sequence[str], question: str) -> Link:
         ranked = list(focus)
         if attributes:
             # Salience: an entity whose type has the asked attribute beats a more recent one.
@@ -151,4 +201,8 @@ class EntityLinker:
                            for i, eid in enumerate(ranked))
         if mention.text.lower() in _PLURAL_PRONOUNS:
             return Link(mention, candidates, tuple(ranked), "plural pronoun → all focus entities")
+        others = [a for a in alternates if a not in ranked]
+        if others:
+            return self._choose_by_fit(mention, [ranked[0], *others], snapshot, question,
+                                       source="focus")
         return Link(mention, candidates, (ranked[0],), "pronoun → most salient focus entity")

@@ -23,6 +23,7 @@ class MentionKind(str, Enum):
     ATTRIBUTE = "attribute"
     TIME = "time"
     NEGATION = "negation"
+    IMPLICIT = "implicit"  # zero-width: a turn that names nothing refers to the focus
 
 
 @dataclass(frozen=True)

@@ -135,3 +135,37 @@ def test_deleted_session_starts_fresh(runtime, demo_kb):
     again = runtime.engine.handle(demo_kb, s, "年假有几天")
     assert again.turn == 1
     assert again.evidence[0].chunk_id == first.evidence[0].chunk_id
+
+
+def test_pronoun_after_a_bare_name_asks_which_one_over_http(runtime, demo_kb):
+    s = sid()
+    with TestClient(create_app(runtime=runtime)) as client:
+        def say(text):
+            resp = client.post(f"/v1/kbs/{demo_kb}/sessions/{s}/turns", json={"text": text})
+            assert resp.status_code == 200, resp.text
+            return resp.json()
+
+        assert say("A产品个人版多少钱")["entities"] == ["prod.a.personal"]
+        assert say("B云盘企业版")["entities"] == ["prod.b.enterprise"]
+        ask = say("它怎么申请")
+        assert ask["action"] == "clarify"
+        assert [o["id"] for o in ask["clarification"]["options"]] == ["prod.b.enterprise",
+                                                                       "prod.a.personal"]
+        assert ask["clarification"]["question"].startswith("您说的“它”指的是哪一个？")
+        answer = say("第二个")
+        assert answer["action"] == "retrieve"
+        assert answer["entities"] == ["prod.a.personal"]
+        assert answer["standalone"] == "A产品（个人版）怎么申请"
+
+
+def test_both_and_neither_answers(runtime, demo_kb):
+    s = sid()
+    assert runtime.engine.handle(demo_kb, s, "A产品怎么申请").action == "clarify"
+    both = runtime.engine.handle(demo_kb, s, "都要")
+    assert both.entities == ["prod.a.enterprise", "prod.a.personal"]
+    assert both.queries == ["A产品（企业版）怎么申请", "A产品（个人版）怎么申请"]
+    assert {e.query for e in both.evidence} == set(both.queries)
+    s = sid()
+    assert runtime.engine.handle(demo_kb, s, "A产品怎么申请").action == "clarify"
+    neither = runtime.engine.handle(demo_kb, s, "都不是")
+    assert neither.entities == [] and neither.standalone == "A产品怎么申请"

@@ -1,0 +1,103 @@
+"""Context fit: how well each candidate entity fits the words around a mention.
+
+"Which instruments did Richard Hill play?" names two Richard Hills; only one
+is a composer. The words of the question (minus the mention and question
+words) are compared with each candidate's profile: its type, its other type
+names, its type's attributes and its description. Words are weighted by how
+rare they are across the kb's profiles (IDF), so "river" says more than "the".
+
+The linker resolves a shared alias or a pronoun by fit only when the best
+candidate beats the next by a clear margin; otherwise it asks. The margin was
+tuned on the CLAQUA dev sets (see docs/linking.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kg.aliases import AliasSnapshot
+
+_WORD_RE = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
+_STOP = frozenset("""
+a an the of in on at to for by with from and or is are was were be been being do does did
+what which who whom whose when where why how name state tell give list me please this that
+these those it its they them their he she his her him there here any some about as into
+than then also can could would should will shall may might must has have had not no yes
+related kind type sort one ones person people thing things called known
+""".split())
+_ZH_STOP_WORDS = re.compile("什么|怎么|怎样|多少|哪些|哪个|哪里|请问|一下|这个|那个|是不是|可以|能不能")
+_ZH_STOP_CHARS = frozenset("的了吗呢吧啊是在和与及或")
+
+
+def _stem(word: str) -> str:
+    # Crude but language-agnostic enough: instruments/instrument, played/playing.
+    for suffix in ("ings", "ing", "ies", "ers", "ed", "es", "er", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """Content tokens: stemmed English words, and Chinese character bigrams."""
+    out: list[str] = []
+    for piece in _WORD_RE.findall(text.lower()):
+        if piece[0] >= "\u3400":
+            for run in _ZH_STOP_WORDS.split(piece):
+                chars = [c for c in run if c not in _ZH_STOP_CHARS]
+                out.extend(a + b for a, b in zip(chars, chars[1:]))
+        elif piece not in _STOP and len(piece) > 1 and not piece.isdigit():
+            out.append(_stem(piece))
+    return out
+
+
+class ContextFit:
+    """Scores candidates against a question; built lazily, once per snapshot."""
+
+    def __init__(self, snapshot: AliasSnapshot) -> None:
+        self._snapshot = snapshot
+        self._profiles: dict[str, frozenset[str]] = {}
+        df: Counter[str] = Counter()
+        for entity_id in snapshot.entities:
+            profile = self._profile(entity_id)
+            self._profiles[entity_id] = profile
+            df.update(profile)
+        n = max(len(snapshot.entities), 1)
+        self._idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
+
+    def _profile(self, entity_id: str) -> frozenset[str]:
+        entity = self._snapshot.entities[entity_id]
+        parts = [entity.type.replace(".", " ").replace("_", " "), entity.description]
+        parts.extend(self._snapshot.type_attributes.get(entity.type, ()))
+        extra = entity.attributes.get("freebase_types") if hasattr(entity.attributes, "get") else None
+        if isinstance(extra, str):
+            parts.append(extra.replace(".", " ").replace("_", " "))
+        names = set(tokens(" ".join(entity.all_aliases)))
+        return frozenset(t for t in tokens(" ".join(parts)) if t not in names)
+
+    def scores(self, question: str, candidates: Sequence[str], *,
+               ignore: Iterable[str] = ()) -> dict[str, float]:
+        """IDF-weighted overlap of the question's content words with each profile.
+
+        Args:
+            question: the user's words (or the question being resumed).
+            candidates: entity ids to score.
+            ignore: text spans to leave out (the mention itself).
+        """
+        skip = set(tokens(" ".join(ignore)))
+        words = {t for t in tokens(question) if t not in skip}
+        return {c: round(sum(self._idf.get(t, 0.0) for t in words if t in self._profiles.get(c, ())), 4)
+                for c in candidates}
+
+
+def decide(scores: dict[str, float], *, margin: float) -> str | None:
+    """The candidate that fits clearly best, or None when two remain plausible."""
+    if len(scores) < 2:
+        return next(iter(scores), None)
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    (best, top), (_, second) = ranked[0], ranked[1]
+    return best if top - second >= margin and top > 0 else None
