@@ -41,10 +41,22 @@ def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
             and len(residue(detection, links)) <= 2)
 
 
+_CORRECTION_RE = re.compile(r"^\s*(?:不对|不是的|错了|我问的是|我说的是|我是说|我指的是)|不是.{1,20}?[，,、\s]*(?:而)?是"
+                            r"|^\s*(?:no[,.]?\s+)?i\s+meant?\b|\bnot\s+.{1,40}?,?\s+but\b",
+                            re.IGNORECASE)
+
+
+def is_correction(detection: Detection, links: LinkResult) -> bool:
+    """不对，我问的是华北区 / 不是A，是B / I meant B: the user fixes what the last turn was about."""
+    names = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in links.links)
+    return names and bool(_CORRECTION_RE.search(detection.text))
+
+
 class TurnKind(str, Enum):
     NEW_TOPIC = "new_topic"          # names entities, none of them in focus
     CONTINUATION = "continuation"    # refers back (pronoun, ellipsis, or names nothing)
     SWITCH = "switch"                # an explicit topic-switch cue
+    CORRECTION = "correction"        # 不是A，是B: rebinds the focus, A becomes negated
     ANSWER = "answer"                # answers a pending clarification
 
 
@@ -52,6 +64,8 @@ def classify(detection: Detection, links: LinkResult, focus: list[str]) -> TurnK
     """Classify a turn that is not the answer to a clarification."""
     if _SWITCH_RE.search(detection.text):
         return TurnKind.SWITCH
+    if focus and is_correction(detection, links):
+        return TurnKind.CORRECTION
     named = {i for link in links.links if link.mention.kind is MentionKind.ALIAS
              for i in (link.entity_ids or tuple(c.entity_id for c in link.candidates))}
     if named and not named & set(focus):

@@ -135,11 +135,19 @@ class TurnEngine:
                                          exclude_chunk_ids=state.consumed,
                                          confusable=dict(snapshot.confusable))
         trace["retrieval"] = outcome.trace
+        if plan.kind is TurnKind.CORRECTION:
+            last = state.last_turn
+            corrected = [e for e in (last.entities if last else ()) if e not in plan.entities]
+            state.negated = list(dict.fromkeys([*state.negated, *corrected]))[-20:]
+        found = [f for f in outcome.found if not _only_negated(f.hit.entity_ids, state.negated,
+                                                               plan.entities)]
+        if len(found) < len(outcome.found):
+            trace["retrieval"]["dropped_negated"] = len(outcome.found) - len(found)
         evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id,
                                  score=f.hit.score, title=f.hit.title, text=f.hit.text,
                                  entity_ids=list(f.hit.entity_ids), query=f.query)
-                    for f in outcome.found]
-        context, tokens = pack_context([f.hit for f in outcome.found],
+                    for f in found]
+        context, tokens = pack_context([f.hit for f in found],
                                        budget_tokens=self._config.context_budget_tokens)
         action = "retrieve" if evidence else "no_answer"
 
@@ -152,6 +160,8 @@ class TurnEngine:
                 state.listed = list(plan.entities)
         elif plan.kind is TurnKind.SWITCH:
             state.focus, state.listed, state.alternates = [], [], []
+        if plan.kind is TurnKind.SWITCH:
+            state.negated = []
         state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window)
         state.turn_count = turn_no
         state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
@@ -171,7 +181,8 @@ class TurnEngine:
         rewrite = self._rewriter.rewrite(
             detection, links, snapshot, entities=entities,
             previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
-            previous_entities=last.entities if last else ())
+            previous_entities=last.entities if last else (),
+            correction=kind is TurnKind.CORRECTION)
         return _Plan(kind, detection, links, rewrite.entities, rewrite.queries, rewrite.standalone,
                      rewrite.how)
 
@@ -227,6 +238,11 @@ class TurnEngine:
                             rewrite=RewriteInfo(source="original", accepted=False),
                             trace=trace)
         return result, state
+
+
+def _only_negated(tags: tuple[str, ...], negated: list[str], wanted: tuple[str, ...]) -> bool:
+    """A chunk about nothing but entities the user corrected away from."""
+    return bool(tags) and set(tags) <= set(negated) and not set(tags) & set(wanted)
 
 
 def _links_trace(links: LinkResult) -> list[dict[str, Any]]:

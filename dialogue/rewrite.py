@@ -43,18 +43,25 @@ class RuleRewriter:
 
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
-                previous_entities: Sequence[str]) -> Rewrite:
+                previous_entities: Sequence[str], correction: bool = False) -> Rewrite:
+        """Write the standalone query.
+
+        Args:
+            correction: the turn corrects the previous one (不对，我问的是B): the
+                previous query is asked again with B in place of what it replaces.
+        """
         text = detection.text
         lang = language_of(text)
         turn_aliases = [link for link in links.links
                         if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
-        if previous_standalone and is_ellipsis(detection, links):
+        if previous_standalone and (correction or is_ellipsis(detection, links)):
             swapped = self._swap(detection, turn_aliases, snapshot, previous_standalone,
                                  previous_entities)
             if swapped is not None:
                 standalone, kept = swapped
                 return Rewrite(standalone, (standalone,), kept,
-                               "ellipsis: slot substitution on the previous query")
+                               ("correction" if correction else "ellipsis")
+                               + ": slot substitution on the previous query")
 
         # Replace resolved spans right to left so offsets stay valid.
         out = text

@@ -37,6 +37,8 @@ class SessionState(BaseModel):
     # may mean them as well as the focus.
     alternates: list[str] = Field(default_factory=list)
     listed: list[str] = Field(default_factory=list)  # entities last mentioned together
+    # Entities the user corrected away from (不是A，是B): their evidence is not shown again.
+    negated: list[str] = Field(default_factory=list)
     consumed: list[str] = Field(default_factory=list)  # chunk ids already returned, oldest first
     pending: PendingClarification | None = None
 

@@ -169,3 +169,16 @@ def test_both_and_neither_answers(runtime, demo_kb):
     assert runtime.engine.handle(demo_kb, s, "A产品怎么申请").action == "clarify"
     neither = runtime.engine.handle(demo_kb, s, "都不是")
     assert neither.entities == [] and neither.standalone == "A产品怎么申请"
+
+
+def test_correction_rebinds_the_focus_and_keeps_the_corrected_entity_out(runtime, demo_kb):
+    s = sid()
+    runtime.engine.handle(demo_kb, s, "华东区6月的销售额")
+    fixed = runtime.engine.handle(demo_kb, s, "不对，我问的是华北区")
+    assert fixed.entities == ["region.north"]
+    assert fixed.standalone == "华北区6月的销售额"
+    assert fixed.trace["classification"] == "correction"
+    follow = runtime.engine.handle(demo_kb, s, "为什么下降")
+    assert follow.entities == ["region.north"]
+    for item in [*fixed.evidence, *follow.evidence]:
+        assert set(item.entity_ids) != {"region.east"}

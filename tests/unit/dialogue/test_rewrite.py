@@ -57,3 +57,27 @@ def test_edition_only_ellipsis_swaps_the_entity_in_the_previous_query(snapshot):
 def test_pronoun_with_classifier_noun_is_replaced_whole(snapshot):
     r = rewrite("这个区6月的增长率是多少", snapshot, focus=["region.south"])
     assert r.standalone == "华南区6月的增长率是多少"
+
+
+def test_correction_cues_in_both_languages(snapshot):
+    from dialogue.classify import TurnKind, classify
+
+    def kind(text):
+        d = detect_mentions(text, snapshot)
+        links = EntityLinker().link(d, snapshot, focus=["region.east"])
+        return classify(d, links, ["region.east"])
+
+    assert kind("不对，我问的是华南区") is TurnKind.CORRECTION
+    assert kind("不是华东，是华南区") is TurnKind.CORRECTION
+    assert kind("I meant accident insurance") is TurnKind.CORRECTION
+    assert kind("华南区的销售额是多少") is TurnKind.NEW_TOPIC
+    assert kind("不对") is TurnKind.CONTINUATION  # names nothing to correct to
+
+
+def test_correction_swaps_into_the_previous_query(snapshot):
+    d = detect_mentions("不对，我问的是华南区", snapshot)
+    links = EntityLinker().link(d, snapshot, focus=["region.east"])
+    r = RuleRewriter().rewrite(d, links, snapshot, entities=links.resolved,
+                               previous_standalone="华东区6月的销售额",
+                               previous_entities=["region.east"], correction=True)
+    assert r.standalone == "华南区6月的销售额" and r.entities == ("region.south",)
