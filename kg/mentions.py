@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from kg.aliases import AliasSnapshot
 from kg.normalize import normalize_with_offsets
@@ -105,39 +106,166 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in taken)
 
 
+class _Collector:
+    """Mentions of one text, first come first served: a span already taken
+    (an alias, a time) is not taken again by a shorter cue inside it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.mentions: list[Mention] = []
+        self.taken: list[tuple[int, int]] = []
+
+    def add(self, kind: MentionKind, start: int, end: int, **extra) -> None:
+        if start < end and not _overlaps((start, end), self.taken):
+            self.mentions.append(Mention(kind, self.text[start:end], start, end, **extra))
+            self.taken.append((start, end))
+
+
+def _find_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
+    norm = normalize_with_offsets(found.text)
+    for n_start, n_end, key in snapshot.alias_matcher.find(norm):
+        start, end = norm.span(n_start, n_end)
+        found.add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
+    for n_start, n_end, key in snapshot.attribute_matcher.find(norm):
+        start, end = norm.span(n_start, n_end)
+        found.add(MentionKind.ATTRIBUTE, start, end, value=snapshot.attribute_by_norm[key])
+
+
+def _find_cues(found: _Collector) -> None:
+    text = found.text
+    for m in _TIME_RE.finditer(text):
+        found.add(MentionKind.TIME, m.start(), m.end())
+    for regex, table in ((_ORDINAL_ZH_RE, _ZH_ORDINALS), (_ORDINAL_EN_RE, _EN_ORDINALS)):
+        for m in regex.finditer(text):
+            found.add(MentionKind.ORDINAL, m.start(), m.end(), value=table[m.group(0).lower()])
+    blocked = [(m.start(), m.end()) for m in _NOT_PRONOUN_CONTEXT.finditer(text)]
+    for regex, kind in ((_NEGATION_ZH_RE, MentionKind.NEGATION), (_NEGATION_EN_RE, MentionKind.NEGATION),
+                        (_PRONOUN_ZH_RE, MentionKind.PRONOUN), (_PRONOUN_EN_RE, MentionKind.PRONOUN)):
+        for m in regex.finditer(text):
+            if not _overlaps((m.start(), m.end()), blocked):
+                found.add(kind, m.start(), m.end())
+
+
+# -- the spaCy pipeline --------------------------------------------------------------------
+#
+# Mention detection runs as two registered spaCy components over a blank Chinese
+# pipeline with the character segmenter (which also splits English and mixed
+# text into characters, so every character offset is a token boundary):
+#
+#   referent_aliases  alias and attribute spans from the kb's alias snapshot
+#                     (given to the component in ``initialize``)
+#   referent_cues     pronouns, ordinals, times, negations and the ellipsis cue
+#
+# They write ``doc._.referent_mentions`` (our typed mentions, character offsets),
+# ``doc._.referent_ellipsis`` and ``doc.spans["referent"]`` (labelled spaCy spans).
+
+ALIASES_COMPONENT = "referent_aliases"
+CUES_COMPONENT = "referent_cues"
+
+
+class AliasComponent:
+    """spaCy component: alias and attribute mentions from an alias snapshot."""
+
+    def __init__(self, *, attributes: bool = True) -> None:
+        self.attributes = attributes
+        self.snapshot: AliasSnapshot | None = None
+
+    def initialize(self, get_examples=None, *, nlp=None, snapshot: AliasSnapshot | None = None) -> None:
+        """Load the alias table this pipeline matches against."""
+        self.snapshot = snapshot
+
+    def __call__(self, doc):
+        found = _collector(doc)
+        if self.snapshot is not None:
+            _find_aliases(found, self.snapshot)
+        return doc
+
+
+class CueComponent:
+    """spaCy component: pronouns, ordinals, times, negations, ellipsis."""
+
+    def __init__(self, *, max_ellipsis_chars: int = 40) -> None:
+        self.max_ellipsis_chars = max_ellipsis_chars
+
+    def __call__(self, doc):
+        found = _collector(doc)
+        _find_cues(found)
+        found.mentions.sort(key=lambda m: m.start)
+        doc._.referent_ellipsis = (bool(_ELLIPSIS_RE.match(doc.text))
+                                   and len(doc.text) <= self.max_ellipsis_chars)
+        doc.spans["referent"] = [span for m in found.mentions if m.start < m.end
+                                 for span in [doc.char_span(m.start, m.end, label=m.kind.value,
+                                                            alignment_mode="expand")]
+                                 if span is not None]
+        return doc
+
+
+def _collector(doc) -> _Collector:
+    found = doc._.referent_collector
+    if found is None:
+        found = doc._.referent_collector = _Collector(doc.text)
+    doc._.referent_mentions = found.mentions
+    return found
+
+
+_registered = False
+
+
+def _register() -> None:
+    """Register the factories and Doc extensions once, on first use (not at import)."""
+    global _registered
+    if _registered:
+        return
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+    for ext in ("referent_collector", "referent_mentions", "referent_ellipsis"):
+        if not Doc.has_extension(ext):
+            Doc.set_extension(ext, default=None)
+    if not Language.has_factory(ALIASES_COMPONENT):
+        Language.factory(ALIASES_COMPONENT, assigns=["doc._.referent_mentions"],
+                         default_config={"attributes": True},
+                         func=lambda nlp, name, attributes: AliasComponent(attributes=attributes))
+    if not Language.has_factory(CUES_COMPONENT):
+        Language.factory(CUES_COMPONENT, requires=[], assigns=["doc._.referent_mentions",
+                                                               "doc._.referent_ellipsis",
+                                                               "doc.spans"],
+                         default_config={"max_ellipsis_chars": 40},
+                         func=lambda nlp, name, max_ellipsis_chars: CueComponent(
+                             max_ellipsis_chars=max_ellipsis_chars))
+    _registered = True
+
+
+def build_pipeline(snapshot: AliasSnapshot | None):
+    """A spaCy pipeline detecting mentions against ``snapshot`` (cues only when None)."""
+    import spacy
+
+    _register()
+    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "char"}}})
+    nlp.add_pipe(ALIASES_COMPONENT)
+    nlp.add_pipe(CUES_COMPONENT)
+    nlp.get_pipe(ALIASES_COMPONENT).initialize(nlp=nlp, snapshot=snapshot)
+    return nlp
+
+
+@lru_cache(maxsize=1)
+def _cues_only_pipeline():
+    return build_pipeline(None)
+
+
+def mention_pipeline(snapshot: AliasSnapshot | None):
+    """The pipeline of ``snapshot``, built once per snapshot (or the shared cues-only one)."""
+    if snapshot is None:
+        return _cues_only_pipeline()
+    nlp = snapshot._derived.get("nlp")
+    if nlp is None:
+        nlp = snapshot._derived["nlp"] = build_pipeline(snapshot)
+    return nlp
+
+
 def detect_mentions(text: str, snapshot: AliasSnapshot | None) -> Detection:
     """Find every mention in ``text``. Aliases and times win over the short
     cue words they contain (这个月 is a time, not 这个)."""
-    mentions: list[Mention] = []
-    taken: list[tuple[int, int]] = []
-
-    def add(kind: MentionKind, start: int, end: int, **extra) -> None:
-        if start < end and not _overlaps((start, end), taken):
-            mentions.append(Mention(kind, text[start:end], start, end, **extra))
-            taken.append((start, end))
-
-    if snapshot is not None:
-        norm = normalize_with_offsets(text)
-        for n_start, n_end, key in snapshot.alias_matcher.find(norm):
-            start, end = norm.span(n_start, n_end)
-            add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
-        for n_start, n_end, key in snapshot.attribute_matcher.find(norm):
-            start, end = norm.span(n_start, n_end)
-            add(MentionKind.ATTRIBUTE, start, end, value=snapshot.attribute_by_norm[key])
-    for m in _TIME_RE.finditer(text):
-        add(MentionKind.TIME, m.start(), m.end())
-    for regex, table in ((_ORDINAL_ZH_RE, _ZH_ORDINALS), (_ORDINAL_EN_RE, _EN_ORDINALS)):
-        for m in regex.finditer(text):
-            add(MentionKind.ORDINAL, m.start(), m.end(), value=table[m.group(0).lower()])
-    blocked = [(m.start(), m.end()) for m in _NOT_PRONOUN_CONTEXT.finditer(text)]
-    for regex in (_NEGATION_ZH_RE, _NEGATION_EN_RE):
-        for m in regex.finditer(text):
-            if not _overlaps((m.start(), m.end()), blocked):
-                add(MentionKind.NEGATION, m.start(), m.end())
-    for regex in (_PRONOUN_ZH_RE, _PRONOUN_EN_RE):
-        for m in regex.finditer(text):
-            if not _overlaps((m.start(), m.end()), blocked):
-                add(MentionKind.PRONOUN, m.start(), m.end())
-    mentions.sort(key=lambda m: m.start)
-    return Detection(text=text, mentions=tuple(mentions),
-                     ellipsis=bool(_ELLIPSIS_RE.match(text)) and len(text) <= 40)
+    doc = mention_pipeline(snapshot)(text)
+    return Detection(text=text, mentions=tuple(doc._.referent_mentions),
+                     ellipsis=bool(doc._.referent_ellipsis))

@@ -4,7 +4,7 @@ from kg.aliases import AliasSnapshot
 from kg.ontology import parse_ontology
 
 ONTOLOGY = """
-{"kind": "type", "name": "Product", "attributes": ["价格", "申请流程"], "parent": null}
+{"kind": "type", "name": "Product", "attributes": ["价格", "申请流程", "price"], "parent": null}
 {"kind": "type", "name": "SalesRegion", "attributes": ["销售额", "增长率"], "parent": null}
 {"kind": "type", "name": "Insurance", "attributes": ["保障范围", "等待期"], "parent": null}
 {"kind": "entity", "id": "prod.a", "name": "A产品线", "type": "Product", "aliases": ["A系列产品"]}

@@ -77,3 +77,42 @@ def test_naming_only_the_edition_switches_to_the_variant_of_the_focus(snapshot):
     assert link("企业版多少钱", snapshot, focus=["prod.a"]).resolved == ("prod.a.enterprise",)
     # The focus entity's own edition word is no switch.
     assert link("个人版多少钱", snapshot, focus=["prod.a.personal"]).resolved == ()
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("text, kind, span", [
+    ("它多少钱", MentionKind.PRONOUN, "它"),
+    ("how much is it", MentionKind.PRONOUN, "it"),
+    ("后者怎么申请", MentionKind.ORDINAL, "后者"),
+    ("the latter please", MentionKind.ORDINAL, "the latter"),
+    ("A产品的价格", MentionKind.ATTRIBUTE, "价格"),
+    ("what is the price", MentionKind.ATTRIBUTE, "price"),
+    ("2024版的条款", MentionKind.TIME, "2024版"),
+    ("what changed last year", MentionKind.TIME, "last year"),
+    ("除了华东区", MentionKind.NEGATION, "除了"),
+    ("except the south", MentionKind.NEGATION, "except"),
+])
+def test_each_cue_class_in_both_languages(snapshot, text, kind, span):
+    assert (kind, span) in kinds(detect_mentions(text, snapshot))
+
+
+@pytest.mark.parametrize("text, ellipsis", [
+    ("那华南区呢", True), ("还有华南区吗", True), ("那华南区怎么样", True),
+    ("what about the south?", True), ("and the south?", True), ("华南区的销售额是多少", False),
+])
+def test_ellipsis_cues_in_both_languages(snapshot, text, ellipsis):
+    assert detect_mentions(text, snapshot).ellipsis is ellipsis
+
+
+def test_mentions_come_from_registered_spacy_components(snapshot):
+    from kg.mentions import ALIASES_COMPONENT, CUES_COMPONENT, mention_pipeline
+
+    nlp = mention_pipeline(snapshot)
+    assert nlp.pipe_names == [ALIASES_COMPONENT, CUES_COMPONENT]
+    doc = nlp("那A產品個人版的价格呢")
+    assert [(s.text, s.label_) for s in doc.spans["referent"]] == [
+        ("A產品個人版", "alias"), ("价格", "attribute")]
+    assert doc._.referent_ellipsis is True
+    assert mention_pipeline(snapshot) is nlp  # built once per snapshot
