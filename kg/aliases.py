@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kg.fuzzy import DEFAULT_THRESHOLD as DEFAULT_FUZZY_THRESHOLD
+from kg.fuzzy import FuzzyAliasIndex
 from kg.normalize import NormalizedText, normalize
 from kg.ontology import EntityDef, Ontology
 from kg.store import OntologyStore
@@ -44,7 +46,7 @@ class LongestMatcher:
                 if i + length > len(text):
                     continue
                 key = text[i:i + length]
-                if key in self._keys and self._at_boundary(norm, i, i + length):
+                if key in self._keys and self.at_boundary(norm, i, i + length):
                     found.append((i, i + length, key))
                     i += length
                     break
@@ -53,7 +55,8 @@ class LongestMatcher:
         return found
 
     @staticmethod
-    def _at_boundary(norm: NormalizedText, start: int, end: int) -> bool:
+    def at_boundary(norm: NormalizedText, start: int, end: int) -> bool:
+        """False when a span would cut an ASCII word of the original text in two."""
         original = norm.original
         o_start, o_end = norm.span(start, end)
         if _is_word_char(original[o_start]) and o_start > 0 and _is_word_char(original[o_start - 1]):
@@ -77,8 +80,21 @@ class AliasSnapshot:
     alias_matcher: LongestMatcher = field(repr=False)
     attribute_matcher: LongestMatcher = field(repr=False)
     attribute_by_norm: Mapping[str, str] = field(repr=False)
+    # Fuzzy matching: similarity threshold (0-100); 0 turns it off. Tables larger
+    # than fuzzy_max_aliases skip it (its index costs memory: see docs/linking.md).
+    fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD
+    fuzzy_max_aliases: int = 300_000
     # Derived structures built on first use (the snapshot itself never changes).
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def fuzzy_index(self):
+        """The :class:`kg.fuzzy.FuzzyAliasIndex` of this snapshot, or None when off."""
+        if self.fuzzy_threshold <= 0 or len(self.by_norm) > self.fuzzy_max_aliases:
+            return None
+        index = self._derived.get("fuzzy")
+        if index is None:
+            index = self._derived["fuzzy"] = FuzzyAliasIndex(self.by_norm)
+        return index
 
     def context_fit(self):
         """The :class:`kg.fit.ContextFit` of this snapshot, built once on first use."""
@@ -90,7 +106,8 @@ class AliasSnapshot:
         return fit
 
     @classmethod
-    def from_ontology(cls, kb: str, version: int, ontology: Ontology) -> AliasSnapshot:
+    def from_ontology(cls, kb: str, version: int, ontology: Ontology, *,
+                      fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD, fuzzy_max_aliases: int = 300_000) -> AliasSnapshot:
         by_norm: dict[str, set[str]] = {}
         for entity in ontology.entities:
             for alias in entity.all_aliases:
@@ -116,7 +133,8 @@ class AliasSnapshot:
                    children={k: tuple(sorted(v)) for k, v in children.items()},
                    alias_matcher=LongestMatcher(by_norm),
                    attribute_matcher=LongestMatcher(attribute_by_norm),
-                   attribute_by_norm=attribute_by_norm)
+                   attribute_by_norm=attribute_by_norm,
+                   fuzzy_threshold=fuzzy_threshold, fuzzy_max_aliases=fuzzy_max_aliases)
 
     def name(self, entity_id: str) -> str:
         entity = self.entities.get(entity_id)
@@ -182,8 +200,10 @@ class SnapshotCache:
     """
 
     def __init__(self, store: OntologyStore, *, check_interval: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                 fuzzy_max_aliases: int = 300_000) -> None:
         self._store = store
+        self._fuzzy = {"fuzzy_threshold": fuzzy_threshold, "fuzzy_max_aliases": fuzzy_max_aliases}
         self._interval = check_interval
         self._clock = clock
         self._lock = threading.Lock()
@@ -207,6 +227,6 @@ class SnapshotCache:
                 return None
             if current is None or current.version != version:
                 ontology = self._store.export_ontology(kb)
-                current = AliasSnapshot.from_ontology(kb, version, ontology)
+                current = AliasSnapshot.from_ontology(kb, version, ontology, **self._fuzzy)
                 self._snapshots[kb] = current
             return current

@@ -98,6 +98,7 @@ class EntityLinker:
                     chosen = listed[index]
                     links.append(Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
                                       "ordinal over the entities last listed"))
+        links = self._guard_fuzzy(links, snapshot)
         if focus and not any(link.mention.kind is MentionKind.ALIAS for link in links):
             variant = self._link_variant(detection, snapshot, focus)
             if variant is not None:
@@ -138,6 +139,27 @@ class EntityLinker:
                                    source="focus")
 
     @staticmethod
+    def _guard_fuzzy(links: list[Link], snapshot: AliasSnapshot) -> list[Link]:
+        """A fuzzy match never lands on a confusable sibling of an entity the turn
+        names exactly (综合意外险 written right beside 以外险 stays 意外险-free)."""
+        exact = {e for link in links if link.mention.kind is MentionKind.ALIAS
+                 and link.mention.similarity == 100 for e in link.entity_ids}
+        banned = {s for e in exact for s in snapshot.confusable.get(e, ())} - exact
+        if not banned:
+            return links
+        kept = []
+        for link in links:
+            if link.mention.similarity < 100 and set(c.entity_id for c in link.candidates) & banned:
+                candidates = tuple(c for c in link.candidates if c.entity_id not in banned)
+                if not candidates:
+                    continue
+                ids = tuple(e for e in link.entity_ids if e not in banned) or (
+                    (candidates[0].entity_id,) if len(candidates) == 1 else ())
+                link = Link(link.mention, candidates, ids, link.reason + "; confusable sibling dropped")
+            kept.append(link)
+        return kept
+
+    @staticmethod
     def _credible(detection: Detection, snapshot: AliasSnapshot) -> list[Mention]:
         """Drop weak ambiguous alias mentions (a lower-case common word such as
         "zone" in "time zone", matching a capitalised name) when the turn has a
@@ -165,8 +187,10 @@ class EntityLinker:
                     attributes: list[str], focus: Sequence[str], question: str) -> Link:
         exact = any(mention.text == alias for eid in mention.entity_ids
                     for alias in snapshot.entities[eid].all_aliases)
-        score = 1.0 if exact else 0.95
-        source = "exact" if exact else "normalized"
+        if mention.similarity < 100:
+            score, source = round(0.9 * mention.similarity / 100, 3), "fuzzy"
+        else:
+            score, source = (1.0, "exact") if exact else (0.95, "normalized")
         candidates = tuple(Candidate(eid, score, source) for eid in mention.entity_ids)
         if len(candidates) == 1:
             return Link(mention, candidates, (candidates[0].entity_id,), f"{source} alias")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from kg.aliases import AliasSnapshot
+from kg.aliases import AliasSnapshot, LongestMatcher
 from kg.normalize import normalize_with_offsets
 
 
@@ -41,6 +41,10 @@ class Mention:
     end: int
     entity_ids: tuple[str, ...] = ()
     value: str | int | None = None
+    # ALIAS only: 100 for an exact (normalized) alias, lower for a fuzzy one,
+    # with the alias it was taken for.
+    similarity: float = 100.0
+    alias: str | None = None
 
 
 # Longer alternatives first: the regex engine takes the first that matches.
@@ -131,6 +135,35 @@ def _find_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
         found.add(MentionKind.ATTRIBUTE, start, end, value=snapshot.attribute_by_norm[key])
 
 
+def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
+    """Near matches of aliases in what no exact alias or cue covered (综合以外险)."""
+    index = snapshot.fuzzy_index()
+    if index is None:
+        return
+    norm = normalize_with_offsets(found.text)
+    free = [i for i in range(len(norm.text))
+            if not _overlaps(norm.span(i, i + 1), found.taken)]
+    runs, start = [], None
+    for pos, i in enumerate(free):
+        if start is None:
+            start = i
+        if pos + 1 == len(free) or free[pos + 1] != i + 1:
+            runs.append((start, i + 1))
+            start = None
+    for run_start, run_end in runs:
+        best: list[tuple[float, int, int, str]] = []
+        for length in index.fragment_lengths:
+            for i in range(run_start, run_end - length + 1):
+                for key, score in index.lookup(norm.text[i:i + length], threshold=snapshot.fuzzy_threshold)[:1]:
+                    best.append((score, i, i + length, key))
+        for score, n_start, n_end, key in sorted(best, key=lambda b: (-b[0], -(b[2] - b[1]), b[1])):
+            if not LongestMatcher.at_boundary(norm, n_start, n_end):
+                continue
+            start_o, end_o = norm.span(n_start, n_end)
+            found.add(MentionKind.ALIAS, start_o, end_o, entity_ids=snapshot.by_norm[key],
+                      similarity=score, alias=key)
+
+
 def _find_cues(found: _Collector) -> None:
     text = found.text
     for m in _TIME_RE.finditer(text):
@@ -161,6 +194,7 @@ def _find_cues(found: _Collector) -> None:
 
 ALIASES_COMPONENT = "referent_aliases"
 CUES_COMPONENT = "referent_cues"
+FUZZY_COMPONENT = "referent_fuzzy_aliases"
 
 
 class AliasComponent:
@@ -178,6 +212,24 @@ class AliasComponent:
         found = _collector(doc)
         if self.snapshot is not None:
             _find_aliases(found, self.snapshot)
+        return doc
+
+
+class FuzzyAliasComponent:
+    """spaCy component: near matches of aliases in what the exact aliases and
+    cues left uncovered (runs last, so a cue word is never read as a typo)."""
+
+    def __init__(self) -> None:
+        self.snapshot: AliasSnapshot | None = None
+
+    def initialize(self, get_examples=None, *, nlp=None, snapshot: AliasSnapshot | None = None) -> None:
+        self.snapshot = snapshot
+
+    def __call__(self, doc):
+        found = _collector(doc)
+        if self.snapshot is not None:
+            _find_fuzzy_aliases(found, self.snapshot)
+            found.mentions.sort(key=lambda m: m.start)
         return doc
 
 
@@ -233,6 +285,9 @@ def _register() -> None:
                          default_config={"max_ellipsis_chars": 40},
                          func=lambda nlp, name, max_ellipsis_chars: CueComponent(
                              max_ellipsis_chars=max_ellipsis_chars))
+    if not Language.has_factory(FUZZY_COMPONENT):
+        Language.factory(FUZZY_COMPONENT, assigns=["doc._.referent_mentions"],
+                         func=lambda nlp, name: FuzzyAliasComponent())
     _registered = True
 
 
@@ -244,7 +299,9 @@ def build_pipeline(snapshot: AliasSnapshot | None):
     nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "char"}}})
     nlp.add_pipe(ALIASES_COMPONENT)
     nlp.add_pipe(CUES_COMPONENT)
+    nlp.add_pipe(FUZZY_COMPONENT)
     nlp.get_pipe(ALIASES_COMPONENT).initialize(nlp=nlp, snapshot=snapshot)
+    nlp.get_pipe(FUZZY_COMPONENT).initialize(nlp=nlp, snapshot=snapshot)
     return nlp
 
 

@@ -160,9 +160,10 @@ class Neo4jOntologyStore:
             changed_ids = [e.id for e in changed]
             for start in range(0, len(changed_ids), _BATCH):
                 tx.run(q.DETACH_ALIASES, kb=kb, ids=changed_ids[start:start + _BATCH]).consume()
+            # Aliases that normalize to nothing (an album called "？") are stored so
+            # export gives the file back; the matcher skips them.
             alias_rows = [{"text": alias, "norm": normalize(alias), "id": e.id, "pos": pos}
-                          for e in entities for pos, alias in enumerate(e.all_aliases)
-                          if normalize(alias)]
+                          for e in entities for pos, alias in enumerate(e.all_aliases)]
             for rows in _batches(alias_rows):
                 tx.run(q.LINK_ALIASES, kb=kb, rows=rows).consume()
             if changed:

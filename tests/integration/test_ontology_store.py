@@ -80,3 +80,10 @@ def test_shared_alias_names_both_entities(neo4j_store, kb):
     neo4j_store.import_ontology(kb, demo_lines())
     snapshot = SnapshotCache(neo4j_store).get(kb)
     assert snapshot.by_norm["a产品"] == ("prod.a.enterprise", "prod.a.personal")
+
+
+def test_an_alias_that_normalizes_to_nothing_round_trips(neo4j_store, kb):
+    line = '{"kind": "entity", "id": "album.q", "name": "？（2011年专辑）", "type": "T", "aliases": ["？"]}'
+    neo4j_store.import_ontology(kb, [line])
+    assert not neo4j_store.import_ontology(kb, [line]).changed
+    assert neo4j_store.export_ontology(kb).entities[0].aliases == ("？",)

@@ -107,12 +107,30 @@ def test_ellipsis_cues_in_both_languages(snapshot, text, ellipsis):
 
 
 def test_mentions_come_from_registered_spacy_components(snapshot):
-    from kg.mentions import ALIASES_COMPONENT, CUES_COMPONENT, mention_pipeline
+    from kg.mentions import ALIASES_COMPONENT, CUES_COMPONENT, FUZZY_COMPONENT, mention_pipeline
 
     nlp = mention_pipeline(snapshot)
-    assert nlp.pipe_names == [ALIASES_COMPONENT, CUES_COMPONENT]
+    assert nlp.pipe_names == [ALIASES_COMPONENT, CUES_COMPONENT, FUZZY_COMPONENT]
     doc = nlp("那A產品個人版的价格呢")
     assert [(s.text, s.label_) for s in doc.spans["referent"]] == [
         ("A產品個人版", "alias"), ("价格", "attribute")]
     assert doc._.referent_ellipsis is True
     assert mention_pipeline(snapshot) is nlp  # built once per snapshot
+
+
+def test_fuzzy_alias_finds_a_one_character_typo_and_says_so(snapshot):
+    result = link("综合意外保险保什么", snapshot)
+    [fuzzy] = result.links
+    assert fuzzy.entity_ids == ("ins.accident.plus",)
+    assert fuzzy.candidates[0].source == "fuzzy" and fuzzy.candidates[0].score < 0.9
+    assert fuzzy.mention.text == "综合意外保险"
+    # A wrong character in a five-character name is not taken for a typo (tuned: see kg/fuzzy.py).
+    assert link("综合以外险保什么", snapshot).resolved == ()
+    # Short names need an exact match: 华北 is not a typo of 华南.
+    assert link("华北区呢", snapshot).resolved == ()
+
+
+def test_fuzzy_never_lands_on_a_confusable_sibling_of_an_exact_mention(snapshot):
+    result = link("意外险和综合意外保险", snapshot)
+    assert result.resolved == ("ins.accident",)
+    assert all(c.entity_id != "ins.accident.plus" for lk in result.links for c in lk.candidates)
