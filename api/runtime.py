@@ -34,6 +34,12 @@ def open_index(settings: Settings) -> MilvusIndex:
 
 
 def open_session_store(settings: Settings) -> SessionStore:
+    """SQLite (embedded default) or Redis (shared by several API instances)."""
+    if settings.sessions.backend == "redis":
+        from dialogue.redis_store import RedisSessionStore
+
+        return RedisSessionStore(settings.sessions.redis_url,
+                                 ttl_seconds=settings.sessions.ttl_seconds)
     return SQLiteSessionStore(settings.sqlite_path, ttl_seconds=settings.sessions.ttl_seconds)
 
 

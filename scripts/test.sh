@@ -11,10 +11,38 @@ export REFERENT_NEO4J__LOCAL_PORT="${REFERENT_NEO4J__LOCAL_PORT:-7697}"
 referent=.venv/bin/referent
 
 started_neo4j=0
+redis_dir=""
 cleanup() {
   if [ "$started_neo4j" = 1 ]; then "$referent" neo4j stop || true; fi
+  if [ -n "$redis_dir" ]; then
+    redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+  fi
 }
 trap cleanup EXIT
+
+# A real Redis for the session-store tests, on a port of its own, no persistence.
+if [ -z "${REFERENT_SESSIONS__REDIS_URL:-}" ]; then
+  if ! command -v redis-server >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+      echo "test: installing redis-server (Debian package)"
+      apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+    else
+      echo "test: redis-server is missing; install it or set REFERENT_SESSIONS__REDIS_URL" >&2
+      exit 1
+    fi
+  fi
+  REDIS_PORT="${REDIS_PORT:-6390}"
+  redis_dir="$REFERENT_DATA_DIR/redis"
+  mkdir -p "$redis_dir"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$redis_dir" --daemonize yes --pidfile "$PWD/$redis_dir/redis.pid" \
+    --logfile "$PWD/$redis_dir/redis.log"
+  for _ in $(seq 50); do
+    redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  export REFERENT_SESSIONS__REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+fi
 
 if [ -z "${REFERENT_NEO4J__URI:-}" ] && ! "$referent" neo4j status >/dev/null 2>&1; then
   "$referent" neo4j start

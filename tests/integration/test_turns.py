@@ -182,3 +182,32 @@ def test_correction_rebinds_the_focus_and_keeps_the_corrected_entity_out(runtime
     assert follow.entities == ["region.north"]
     for item in [*fixed.evidence, *follow.evidence]:
         assert set(item.entity_ids) != {"region.east"}
+
+
+def test_concurrent_turns_on_one_session_lose_nothing(runtime, demo_kb):
+    import threading
+
+    from common.errors import ConflictError
+
+    s = sid()
+    outcomes: list[str] = []
+    barrier = threading.Barrier(6)
+
+    def turn(text: str) -> None:
+        barrier.wait()
+        try:
+            runtime.engine.handle(demo_kb, s, text)
+            outcomes.append("ok")
+        except ConflictError:
+            outcomes.append("conflict")
+
+    texts = ["年假有几天", "病假工资怎么算", "婚假几天", "产假多少天", "事假怎么请", "退货运费谁出"]
+    threads = [threading.Thread(target=turn, args=(t,)) for t in texts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    state = runtime.sessions.load(demo_kb, s)
+    assert state.turn_count == outcomes.count("ok") >= 1
+    assert len(state.recent) == min(4, state.turn_count)
+    assert len(state.consumed) == len(set(state.consumed))
