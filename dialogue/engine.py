@@ -182,7 +182,8 @@ class TurnEngine:
             detection, links, snapshot, entities=entities,
             previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
             previous_entities=last.entities if last else (),
-            correction=kind is TurnKind.CORRECTION)
+            correction=kind is TurnKind.CORRECTION,
+            continuation=kind is TurnKind.CONTINUATION)
         return _Plan(kind, detection, links, rewrite.entities, rewrite.queries, rewrite.standalone,
                      rewrite.how)
 

@@ -43,12 +43,16 @@ class RuleRewriter:
 
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
-                previous_entities: Sequence[str], correction: bool = False) -> Rewrite:
+                previous_entities: Sequence[str], correction: bool = False,
+                continuation: bool = False) -> Rewrite:
         """Write the standalone query.
 
         Args:
             correction: the turn corrects the previous one (不对，我问的是B): the
                 previous query is asked again with B in place of what it replaces.
+            continuation: the turn goes on with the previous one's topic: what the
+                previous query fixed and this turn does not replace (its time and
+                version, an entity of another type such as 员工手册（2025版）) carries over.
         """
         text = detection.text
         lang = language_of(text)
@@ -78,6 +82,9 @@ class RuleRewriter:
                 end += 1  # 这个区 → 西南区, not 西南区区
             out = out[:start] + names + out[end:]
             replaced_any = True
+        if replaced_any and continuation and previous_standalone:
+            return self._carry_context(out, detection, snapshot, entities, previous_standalone,
+                                       previous_entities, lang)
         if replaced_any or not entities:
             return Rewrite(out, (out,), tuple(entities),
                            "canonical names substituted" if replaced_any else "as-is")
@@ -88,6 +95,27 @@ class RuleRewriter:
         standalone = _glue(prefix + times, text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
+
+    def _carry_context(self, out: str, detection: Detection, snapshot: AliasSnapshot,
+                       entities: Sequence[str], previous: str, previous_entities: Sequence[str],
+                       lang: str) -> Rewrite:
+        types = {snapshot.entities[e].type for e in entities if e in snapshot.entities}
+        carried = [e for e in previous_entities if e not in entities and e in snapshot.entities
+                   and snapshot.entities[e].type not in types]
+        if carried:
+            out = _glue(_join([snapshot.name(e) for e in carried], lang), out)
+        times = "".join(t for t in self._missing_times(detection, previous, joined=False)
+                        if t not in out)
+        if times:
+            # Right after the first name of the turn's own entities: 华东区的负责人 → 华东区7月的负责人.
+            spots = [out.find(snapshot.name(e)) + len(snapshot.name(e)) for e in entities
+                     if snapshot.name(e) in out]
+            at = min(spots) if spots else 0
+            out = out[:at] + times + out[at:]
+        if not carried and not times:
+            return Rewrite(out, (out,), tuple(entities), "canonical names substituted")
+        kept = (*entities, *carried)
+        return Rewrite(out, (out,), kept, "canonical names substituted; context carried over")
 
     @staticmethod
     def _extend_over_marker(text: str, link, snapshot: AliasSnapshot) -> int:
@@ -104,11 +132,12 @@ class RuleRewriter:
         return end
 
     @staticmethod
-    def _missing_times(detection: Detection, previous: str | None) -> str:
+    def _missing_times(detection: Detection, previous: str | None, *, joined: bool = True):
+        """The previous query's time and version expressions, when this turn has none."""
         if not previous or detection.of(MentionKind.TIME):
-            return ""
-        earlier = detect_mentions(previous, None).of(MentionKind.TIME)
-        return "".join(m.text for m in earlier)
+            return "" if joined else []
+        earlier = [m.text for m in detect_mentions(previous, None).of(MentionKind.TIME)]
+        return "".join(earlier) if joined else earlier
 
     def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,
               previous: str, previous_entities: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:

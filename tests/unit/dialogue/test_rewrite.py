@@ -81,3 +81,22 @@ def test_correction_swaps_into_the_previous_query(snapshot):
                                previous_standalone="华东区6月的销售额",
                                previous_entities=["region.east"], correction=True)
     assert r.standalone == "华南区6月的销售额" and r.entities == ("region.south",)
+
+
+def test_a_continuation_keeps_the_previous_time_and_context_entities(snapshot):
+    def carry(text, previous, previous_entities, focus):
+        d = detect_mentions(text, snapshot)
+        links = EntityLinker().link(d, snapshot, focus=focus)
+        return RuleRewriter().rewrite(d, links, snapshot, entities=links.resolved,
+                                      previous_standalone=previous,
+                                      previous_entities=previous_entities, continuation=True)
+
+    r = carry("华东区的增长率是多少", "华东区7月的销售额是多少", ["region.east"], ["region.east"])
+    assert r.standalone == "华东区7月的增长率是多少"
+    r = carry("A产品个人版的价格", "华东区A产品企业版的销售额", ["region.east", "prod.a.enterprise"],
+              ["region.east", "prod.a.enterprise"])
+    assert r.standalone == "华东区A产品（个人版）的价格"
+    assert r.entities == ("prod.a.personal", "region.east")
+    # A turn that names its own time replaces the old one.
+    r = carry("华东区6月的增长率", "华东区7月的销售额是多少", ["region.east"], ["region.east"])
+    assert r.standalone == "华东区6月的增长率"
