@@ -52,11 +52,43 @@ def is_correction(detection: Detection, links: LinkResult) -> bool:
     return names and bool(_CORRECTION_RE.search(detection.text))
 
 
+# 回到刚才那个产品 / go back to …: an earlier topic; 再给我看看刚才那个 / show me that again:
+# the same one again. Either way, evidence shown before may come back.
+_BACK_RE = re.compile(r"回到(?:刚才|之前|前面|上面)|(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个|"
+                      r"\bgo(?:ing)? back to\b|\bback to (?:the|that)\b|\bthe (?:earlier|previous) one\b",
+                      re.IGNORECASE)
+_AGAIN_RE = re.compile(r"再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)|重新(?:发|给)|"
+                       r"\bshow (?:me )?(?:that|it) again\b|\bonce more\b|\brepeat that\b",
+                       re.IGNORECASE)
+
+
+_LEADING_CUE_RE = re.compile(
+    r"^\s*(?:回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?|(?:let'?s\s+)?go(?:ing)? back to\s+"
+    r"|(?:换个话题|换一个话题|另外问一下|另外问个|顺便问一下|顺便问下|by the way|btw)[，,：:。\s]*)",
+    re.IGNORECASE)
+
+
+def strip_conversation_cues(query: str) -> str:
+    """换个话题，退货政策是什么 → 退货政策是什么; 回到刚才A产品（个人版），怎么申请 →
+    A产品（个人版），怎么申请: such cues are about the conversation, not something to search for."""
+    return _LEADING_CUE_RE.sub("", query, count=1) or query
+
+
+def revisit_cue(text: str) -> str | None:
+    """'back' (return to an earlier topic), 'again' (the same one again) or None."""
+    if _BACK_RE.search(text):
+        return "back"
+    if _AGAIN_RE.search(text):
+        return "again"
+    return None
+
+
 class TurnKind(str, Enum):
     NEW_TOPIC = "new_topic"          # names entities, none of them in focus
     CONTINUATION = "continuation"    # refers back (pronoun, ellipsis, or names nothing)
     SWITCH = "switch"                # an explicit topic-switch cue
     CORRECTION = "correction"        # 不是A，是B: rebinds the focus, A becomes negated
+    REVISIT = "revisit"              # 回到刚才那个 / show me that again: earlier evidence may return
     ANSWER = "answer"                # answers a pending clarification
 
 
@@ -66,6 +98,8 @@ def classify(detection: Detection, links: LinkResult, focus: list[str]) -> TurnK
         return TurnKind.SWITCH
     if focus and is_correction(detection, links):
         return TurnKind.CORRECTION
+    if revisit_cue(detection.text):
+        return TurnKind.REVISIT
     named = {i for link in links.links if link.mention.kind is MentionKind.ALIAS
              for i in (link.entity_ids or tuple(c.entity_id for c in link.candidates))}
     if named and not named & set(focus):

@@ -14,7 +14,8 @@ from typing import Any
 from common.errors import ConflictError, InputError, NotFoundError
 from common.ids import check_kb, check_session_id
 from dialogue.clarify import AnswerKind, build_clarification, read_answer
-from dialogue.classify import TurnKind, classify, is_bare_mention
+from dialogue.classify import (TurnKind, classify, is_bare_mention, revisit_cue,
+                               strip_conversation_cues)
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.rewrite import RuleRewriter
 from dialogue.session_store import SessionStore
@@ -118,8 +119,14 @@ class TurnEngine:
             state.pending = None
         if plan is None:
             kind = classify(detection, links, state.focus)
-            if (kind is TurnKind.CONTINUATION and state.focus and not links.resolved
-                    and not links.ambiguous):
+            if kind is TurnKind.REVISIT and not any(
+                    link.mention.kind is MentionKind.ALIAS for link in links.links):
+                # 回到刚才那个产品: the references mean an earlier topic, most recent first.
+                links = self._linker.link(detection, snapshot, focus=_earlier_focus(state, text),
+                                          listed=state.listed)
+                trace["links"] = _links_trace(links)
+            if (kind in (TurnKind.CONTINUATION, TurnKind.REVISIT) and state.focus
+                    and not links.resolved and not links.ambiguous):
                 implicit = self._linker.implicit(detection, snapshot, focus=state.focus,
                                                  alternates=state.alternates)
                 links = LinkResult((*links.links, implicit))
@@ -183,9 +190,11 @@ class TurnEngine:
             previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
             previous_entities=last.entities if last else (),
             correction=kind is TurnKind.CORRECTION,
-            continuation=kind is TurnKind.CONTINUATION)
-        return _Plan(kind, detection, links, rewrite.entities, rewrite.queries, rewrite.standalone,
-                     rewrite.how)
+            continuation=kind is TurnKind.CONTINUATION
+            or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"))
+        queries = tuple(strip_conversation_cues(q) for q in rewrite.queries)
+        return _Plan(kind, detection, links, rewrite.entities, queries,
+                     strip_conversation_cues(rewrite.standalone), rewrite.how)
 
     def _answer_plan(self, state: SessionState, detection: Detection, links: LinkResult,
                      snapshot: AliasSnapshot, trace: dict[str, Any]) -> _Plan | None:
@@ -239,6 +248,19 @@ class TurnEngine:
                             rewrite=RewriteInfo(source="original", accepted=False),
                             trace=trace)
         return result, state
+
+
+def _earlier_focus(state: SessionState, text: str) -> list[str]:
+    """Entities of the recent turns, most recent first; for "回到刚才…" the current
+    focus goes last, since the user is leaving it."""
+    seen: dict[str, None] = {}
+    for record in reversed(state.recent):
+        for entity_id in record.entities:
+            seen.setdefault(entity_id, None)
+    ordered = list(seen)
+    if revisit_cue(text) == "back":
+        ordered = [e for e in ordered if e not in state.focus] + [e for e in ordered if e in state.focus]
+    return ordered
 
 
 def _only_negated(tags: tuple[str, ...], negated: list[str], wanted: tuple[str, ...]) -> bool:

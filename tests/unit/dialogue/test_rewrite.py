@@ -100,3 +100,16 @@ def test_a_continuation_keeps_the_previous_time_and_context_entities(snapshot):
     # A turn that names its own time replaces the old one.
     r = carry("华东区6月的增长率", "华东区7月的销售额是多少", ["region.east"], ["region.east"])
     assert r.standalone == "华东区6月的增长率"
+
+
+def test_conversation_cues_are_not_searched_for():
+    from dialogue.classify import revisit_cue, strip_conversation_cues
+
+    assert strip_conversation_cues("换个话题，退货政策是什么") == "退货政策是什么"
+    assert strip_conversation_cues("回到刚才A产品（个人版），怎么申请") == "A产品（个人版），怎么申请"
+    assert strip_conversation_cues("By the way, what is the price") == "what is the price"
+    assert strip_conversation_cues("年假有几天") == "年假有几天"
+    assert revisit_cue("回到刚才那个产品") == "back"
+    assert revisit_cue("再给我看看刚才那个") == "back"
+    assert revisit_cue("show me that again") == "again"
+    assert revisit_cue("年假有几天") is None
