@@ -46,6 +46,19 @@ _CORRECTION_RE = re.compile(r"^\s*(?:不对|不是的|错了|我问的是|我说
                             re.IGNORECASE)
 
 
+_CORRECTION_STRIP_RE = re.compile(
+    r"^\s*(?:(?:不对|不是的|错了)[，,。!！\s]*)?(?:我问的是|我说的是|我是说|我指的是)"
+    r"|^\s*(?:不对|不是的|错了)[，,。!！\s]*|不是.{1,20}?[，,、\s]*(?:而)?是"
+    r"|^\s*(?:no[,.]?\s+)?i\s+meant?\b|\bnot\s+.{1,40}?,?\s+but\b", re.IGNORECASE)
+
+
+def strip_correction_cue(text: str) -> str:
+    """What a correction asks once its cue is gone (不对，我问的是华北区 → 华北区): the
+    validator must not demand that the cue's 不 survive the rewrite."""
+    stripped = _CORRECTION_STRIP_RE.sub(" ", text).strip(" ，,。")
+    return stripped or text
+
+
 def is_correction(detection: Detection, links: LinkResult) -> bool:
     """不对，我问的是华北区 / 不是A，是B / I meant B: the user fixes what the last turn was about."""
     names = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in links.links)

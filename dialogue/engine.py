@@ -8,18 +8,20 @@ retrieve (entity filter, consumed excluded, one chunk per doc) → pack context
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from common.errors import ConflictError, InputError, NotFoundError
+from common.errors import ConflictError, InputError, NotFoundError, ReferentError
 from common.ids import check_kb, check_session_id
 from dialogue.clarify import AnswerKind, build_clarification, read_answer
 from dialogue.classify import (TurnKind, classify, is_bare_mention, revisit_cue,
-                               strip_conversation_cues)
+                               strip_conversation_cues, strip_correction_cue)
+from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.rewrite import RuleRewriter
 from dialogue.session_store import SessionStore
 from dialogue.state import PendingClarification, SessionState, TurnRecord
+from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.linker import EntityLinker, LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
@@ -56,13 +58,16 @@ class TurnEngine:
 
     def __init__(self, snapshots: SnapshotCache, retriever: Retriever, sessions: SessionStore,
                  config: EngineConfig = EngineConfig(), linker: EntityLinker | None = None,
-                 rewriter: RuleRewriter | None = None) -> None:
+                 rewriter: RuleRewriter | None = None, llm: LLMRewriter | None = None,
+                 validator: RewriteValidator | None = None) -> None:
         self._snapshots = snapshots
         self._retriever = retriever
         self._sessions = sessions
         self._config = config
         self._linker = linker or EntityLinker()
         self._rewriter = rewriter or RuleRewriter()
+        self._llm = llm
+        self._validator = validator or RewriteValidator()
 
     def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None) -> TurnResult:
         """Process one user turn and persist the new session state.
@@ -136,7 +141,7 @@ class TurnEngine:
                 return self._clarify(state, turn_no, text, ambiguous[0], links, snapshot, trace)
             plan = self._plan(state, kind, detection, links, snapshot)
         trace["classification"] = plan.kind.value
-        trace["rewrite"] = {"how": plan.rewrite_how, "note": plan.note}
+        plan, rewrite_info = self._validated(plan, state, turn_no, snapshot, trace)
 
         outcome = self._retriever.search(kb, plan.queries, k=k, entity_ids=plan.entities,
                                          exclude_chunk_ids=state.consumed,
@@ -177,9 +182,48 @@ class TurnEngine:
         result = TurnResult(session=state.session_id, turn=turn_no, user=text, action=action,
                             standalone=plan.standalone, queries=list(plan.queries),
                             entities=list(plan.entities), evidence=evidence,
-                            rewrite=RewriteInfo(source="rules", accepted=True),
-                            context=context, context_tokens=tokens, trace=trace)
+                            rewrite=rewrite_info, context=context, context_tokens=tokens,
+                            trace=trace)
         return result, state
+
+    def _validated(self, plan: _Plan, state: SessionState, turn_no: int, snapshot: AliasSnapshot,
+                   trace: dict[str, Any]) -> tuple[_Plan, RewriteInfo]:
+        """Accept the LLM rewrite if one is configured and it passes every check, else
+        the rules rewrite if it passes, else the user's own words."""
+        turn_text = plan.detection.text
+        asked = strip_correction_cue(turn_text) if plan.kind is TurnKind.CORRECTION else turn_text
+        allowed = {*plan.entities, *state.focus, *state.alternates,
+                   *(e for record in state.recent for e in record.entities)}
+        context = [t for record in state.recent for t in (record.user, record.standalone)]
+        tried: list[dict[str, Any]] = []
+
+        def check(queries: tuple[str, ...]):
+            return self._validator.check(asked, queries, snapshot, entities=plan.entities,
+                                         allowed=allowed, context=context)
+
+        if self._llm is not None and plan.kind in _REFERS_BACK:
+            try:
+                queries = self._llm.rewrite(
+                    kb=snapshot.kb, session_id=state.session_id, turn=turn_no, text=turn_text,
+                    history=[record.user for record in state.recent],
+                    allowed_names=[snapshot.name(e) for e in sorted(allowed)],
+                    resolved_names=[snapshot.name(e) for e in plan.entities])
+                verdict = check(queries)
+                tried.append({"source": "llm", "queries": list(queries), "checks": verdict.checks})
+                if verdict.accepted:
+                    trace["rewrite"] = {"how": "llm", "tried": tried}
+                    return (replace(plan, queries=queries, standalone=queries[0]),
+                            RewriteInfo(source="llm", accepted=True, checks=verdict.checks))
+            except ReferentError as exc:
+                tried.append({"source": "llm", "error": str(exc)})
+        verdict = check(plan.queries)
+        tried.append({"source": "rules", "queries": list(plan.queries), "checks": verdict.checks})
+        trace["rewrite"] = {"how": plan.rewrite_how, "note": plan.note, "tried": tried}
+        if verdict.accepted:
+            return plan, RewriteInfo(source="rules", accepted=True, checks=verdict.checks)
+        trace["rewrite"]["fallback"] = "the user's own words"
+        return (replace(plan, queries=(turn_text,), standalone=turn_text),
+                RewriteInfo(source="original", accepted=False, checks=verdict.checks))
 
     def _plan(self, state: SessionState, kind: TurnKind, detection: Detection, links: LinkResult,
               snapshot: AliasSnapshot) -> _Plan:
@@ -248,6 +292,10 @@ class TurnEngine:
                             rewrite=RewriteInfo(source="original", accepted=False),
                             trace=trace)
         return result, state
+
+
+# Turns whose meaning depends on earlier ones: only these are worth an LLM call.
+_REFERS_BACK = frozenset({TurnKind.CONTINUATION, TurnKind.CORRECTION, TurnKind.REVISIT})
 
 
 def _earlier_focus(state: SessionState, text: str) -> list[str]:

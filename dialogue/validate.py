@@ -1,0 +1,73 @@
+"""The rewrite validator: a rewrite is accepted only if it invents nothing and drops nothing.
+
+Checks, each recorded in the trace:
+- ``entities_known``    every entity the rewrite names is one the dialogue resolved
+- ``entities_present``  every entity the turn is about is named
+- ``negation_kept``     every negation word of the user's turn is still there
+- ``time_kept``         every time and version expression of the user's turn is still there
+- ``no_new_numbers``    no number that is in neither the conversation nor an entity's name
+- ``intent_kept``       the question word (怎么, 为什么, 多少, how, why…) is still there
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kg.aliases import AliasSnapshot
+from kg.mentions import MentionKind, detect_mentions
+
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+_INTENT_WORDS = ["为什么", "为何", "怎么", "如何", "多少", "几", "哪些", "哪个", "哪", "是否", "能否",
+                 "吗", "谁", "什么时候", "何时", "what", "why", "how", "which", "who", "when",
+                 "where", "whether"]
+_INTENT_GROUPS = [{"为什么", "为何", "why"}, {"怎么", "如何", "how"}, {"多少", "几", "how much", "how many"},
+                  {"哪些", "哪个", "哪", "which"}, {"谁", "who"}, {"什么时候", "何时", "when"},
+                  {"where"}]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: bool
+    checks: dict[str, bool]
+
+
+def _intents(text: str) -> list[set[str]]:
+    lowered = text.lower()
+    return [group for group in _INTENT_GROUPS if any(w in lowered for w in group)]
+
+
+class RewriteValidator:
+    """Checks a rewrite against the user's turn and what the dialogue resolved."""
+
+    def check(self, turn: str, queries: Sequence[str], snapshot: AliasSnapshot, *,
+              entities: Sequence[str], allowed: Iterable[str], context: Sequence[str] = ()) -> Verdict:
+        """Args:
+            turn: the user's words.
+            queries: the rewrite to judge.
+            entities: what the turn is about (each must be named).
+            allowed: every entity the rewrite may name (resolved or in the dialogue).
+            context: earlier text of the conversation (numbers may come from it).
+        """
+        allowed_ids = set(allowed) | set(entities)
+        joined = "\n".join(queries)
+        written = [m for q in queries for m in detect_mentions(q, snapshot).mentions]
+        named = {e for m in written if m.kind is MentionKind.ALIAS for e in m.entity_ids}
+        ambiguous_ok = all(set(m.entity_ids) & allowed_ids for m in written
+                           if m.kind is MentionKind.ALIAS)
+        user = detect_mentions(turn, snapshot)
+        known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context])))
+        known_numbers |= {n for e in allowed_ids if e in snapshot.entities
+                          for alias in snapshot.entities[e].all_aliases
+                          for n in _NUMBER_RE.findall(alias)}
+        checks = {
+            "entities_known": bool(queries) and ambiguous_ok,
+            "entities_present": all(e in named for e in entities),
+            "negation_kept": all(m.text.lower() in joined.lower()
+                                 for m in user.of(MentionKind.NEGATION)),
+            "time_kept": all(m.text.lower() in joined.lower() for m in user.of(MentionKind.TIME)),
+            "no_new_numbers": set(_NUMBER_RE.findall(joined)) <= known_numbers,
+            "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),
+        }
+        return Verdict(accepted=all(checks.values()), checks=checks)

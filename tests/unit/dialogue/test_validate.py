@@ -1,0 +1,40 @@
+from dialogue.prompts import REWRITE_SYSTEM, PromptError
+from dialogue.validate import RewriteValidator
+
+import pytest
+
+
+def check(snapshot, turn, queries, entities=("region.south",), allowed=("region.south", "region.east"),
+          context=("华东区7月的销售额是多少",)):
+    return RewriteValidator().check(turn, queries, snapshot, entities=list(entities),
+                                    allowed=list(allowed), context=list(context))
+
+
+def test_a_faithful_rewrite_passes_every_check(snapshot):
+    v = check(snapshot, "那华南区呢", ["华南区7月的销售额是多少"])
+    assert v.accepted and all(v.checks.values())
+
+
+@pytest.mark.parametrize("queries, failed", [
+    (["A产品（个人版）7月的销售额"], "entities_known"),       # an entity nobody mentioned
+    (["7月的销售额是多少"], "entities_present"),             # the turn's entity dropped
+    (["华南区8月的销售额是多少"], "no_new_numbers"),           # a month out of nowhere
+])
+def test_an_invented_or_dropped_entity_or_number_is_refused(snapshot, queries, failed):
+    v = check(snapshot, "那华南区呢", queries)
+    assert not v.accepted and v.checks[failed] is False
+
+
+def test_dropped_negation_time_or_question_word_is_refused(snapshot):
+    assert check(snapshot, "华南区不能申请了吗", ["华南区如何申请"]).checks["negation_kept"] is False
+    assert check(snapshot, "华南区2024版的条款", ["华南区的条款"]).checks["time_kept"] is False
+    assert check(snapshot, "华南区为什么涨这么多", ["华南区销售额"]).checks["intent_kept"] is False
+    assert check(snapshot, "华南区为什么涨这么多", ["华南区销售额为什么上涨"]).accepted
+
+
+def test_prompts_refuse_missing_or_unexpected_values():
+    assert "华南区" in REWRITE_SYSTEM.render(allowed_entities="华南区")
+    with pytest.raises(PromptError, match="missing"):
+        REWRITE_SYSTEM.render()
+    with pytest.raises(PromptError, match="unexpected"):
+        REWRITE_SYSTEM.render(allowed_entities="x", extra="y")
