@@ -8,8 +8,9 @@ retrieve (entity filter, consumed excluded, one chunk per doc) → pack context
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from common.errors import ConflictError, InputError, NotFoundError
 from common.ids import check_kb, check_session_id
@@ -28,12 +29,20 @@ from retrieval.search import Retriever
 
 @dataclass(frozen=True)
 class EngineConfig:
+    """Per-turn limits. ``consumed_granularity`` says whether the consumed window
+    excludes returned chunks or their whole documents; ``granularity_by_kb`` overrides it."""
+
     top_k: int = 5
     recent_turns: int = 4
     consumed_window: int = 50
+    consumed_granularity: Literal["chunk", "doc"] = "chunk"
+    granularity_by_kb: Mapping[str, Literal["chunk", "doc"]] = field(default_factory=dict)
     context_budget_tokens: int = 2000
     max_text_chars: int = 2000
     save_attempts: int = 3
+
+    def granularity(self, kb: str) -> str:
+        return self.granularity_by_kb.get(kb, self.consumed_granularity)
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,9 @@ class _Plan:
     standalone: str
     rewrite_how: str
     note: str = ""
+    # A revisit ("再说一遍刚才那个") lifts the consumed window for this turn. Set by
+    # the turn classification; nothing sets it yet.
+    lift_consumed: bool = False
 
 
 class TurnEngine:
@@ -123,8 +135,21 @@ class TurnEngine:
         trace["classification"] = plan.kind.value
         trace["rewrite"] = {"how": plan.rewrite_how, "note": plan.note}
 
+        granularity = self._config.granularity(kb)
+        exclude_chunks: list[str] = []
+        exclude_docs: list[str] = []
+        if plan.lift_consumed:
+            trace["consumed"] = {"granularity": granularity, "lifted": True}
+        else:
+            if granularity == "doc":
+                exclude_docs = state.consumed_docs
+            else:
+                exclude_chunks = state.consumed
+            trace["consumed"] = {"granularity": granularity, "lifted": False,
+                                 "excluded": len(exclude_docs) + len(exclude_chunks)}
         outcome = self._retriever.search(kb, plan.queries, k=k, entity_ids=plan.entities,
-                                         exclude_chunk_ids=state.consumed,
+                                         exclude_chunk_ids=exclude_chunks,
+                                         exclude_doc_ids=exclude_docs,
                                          confusable=dict(snapshot.confusable))
         trace["retrieval"] = outcome.trace
         evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id,
@@ -133,7 +158,7 @@ class TurnEngine:
                     for f in outcome.found]
         context, tokens = pack_context([f.hit for f in outcome.found],
                                        budget_tokens=self._config.context_budget_tokens)
-        action = "retrieve" if evidence else "no_answer"
+        action = "no_answer" if outcome.no_answer else "retrieve"
 
         if plan.entities:
             state.focus = list(plan.entities)
@@ -141,7 +166,8 @@ class TurnEngine:
                 state.listed = list(plan.entities)
         elif plan.kind is TurnKind.SWITCH:
             state.focus, state.listed = [], []
-        state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window)
+        state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window,
+                      doc_ids=[e.doc_id for e in evidence])
         state.turn_count = turn_no
         state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
                                   action=action, entities=list(plan.entities)),
