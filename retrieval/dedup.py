@@ -2,9 +2,11 @@
 
 With dense vectors two passages are near-duplicates when their cosine is at
 least a threshold (0.95 by default); without, when the Jaccard overlap of
-their character 3-shingles is (0.8 by default). Shingles of characters, not
-words, because Chinese has no spaces and a re-worded copy of a passage
-shares most of its 3-character runs with the original.
+their character bigrams is (0.8 by default). Characters, not words, because
+Chinese has no spaces; bigrams, because most Chinese words are two
+characters and one inserted character (约定 → 按照约定) changes only two of
+them: the copy of a 23-character clause with one such edit scores 0.87,
+while the June and July lines of one sales report score 0.54.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from retrieval.embedders import cosine
 from retrieval.models import Hit
 
-SHINGLE = 3
+SHINGLE = 2
 
 
 def shingles(text: str, size: int = SHINGLE) -> frozenset[str]:

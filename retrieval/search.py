@@ -7,8 +7,9 @@ Per query:
    window, passed in by the caller: retrieval knows nothing of sessions).
 2. When the filter leaves fewer than ``min_filtered_hits`` documents, the same
    searches run without it and the filter becomes a boost: entity-tagged
-   chunks are lifted by the entity-aware rerank instead of being the only
-   ones allowed. The trace says ``relaxed_to_boost``.
+   chunks are lifted above every untagged one (``RELAXED_ENTITY_BOOST``)
+   instead of being the only ones allowed, so untagged chunks only fill the
+   places left. The trace says ``relaxed_to_boost``.
 3. BM25 and dense rankings are fused by reciprocal rank fusion
    (``retrieval.fusion.rrf``); BM25 alone is rescaled so its best hit is 1.0.
 4. An optional cross-encoder (``POST /rerank``) reorders the pool; on a
@@ -42,6 +43,11 @@ from retrieval.rerank import EntityAwareReranker
 # are fetched ungrouped so the rerank can pick the best chunk of a document, not
 # only the one BM25 liked; the per-document cap is enforced after the rerank.
 POOL_FACTOR = 4
+
+# Added to entity-tagged hits when the entity filter was relaxed: more than every other
+# score component together (fused score ≤ 1, time ≤ 0.5, entity 0.2, so any tagged hit
+# outranks any untagged one), so untagged chunks only fill the places tagged ones leave.
+RELAXED_ENTITY_BOOST = 2.0
 
 # Characters that carry no topic: question words, particles, pronouns. A query
 # bigram made only of these does not count towards coverage.
@@ -175,6 +181,8 @@ class Retriever:
             if rerank:
                 hits = self._cross_encode(query, hits, q_trace)
                 hits = reranker.rerank(query, hits, entity_ids=entity_ids)
+            if q_trace.get("entity_filter") == "relaxed_to_boost":
+                hits = _lift_tagged(hits, entity_ids)
             q_trace["hits"] = len(hits)
             trace["queries"].append(q_trace)
             candidates.extend(Found(hit, query) for hit in hits)
@@ -286,6 +294,13 @@ def _rescaled(hits: list[Hit]) -> list[Hit]:
     """BM25 hits with scores divided by the best one (best = 1.0)."""
     top = max((h.score for h in hits), default=0.0) or 1.0
     return [replace(h, score=h.score / top) for h in hits]
+
+
+def _lift_tagged(hits: list[Hit], entity_ids: Sequence[str]) -> list[Hit]:
+    wanted = set(entity_ids)
+    lifted = [replace(h, score=h.score + RELAXED_ENTITY_BOOST) if wanted & set(h.entity_ids) else h
+              for h in hits]
+    return sorted(lifted, key=lambda h: (-h.score, h.chunk_id))
 
 
 def _merge(narrow: list[Hit], broad: list[Hit]) -> list[Hit]:
