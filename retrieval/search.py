@@ -63,7 +63,7 @@ class RetrieverConfig:
     near_duplicate_cosine: float = 0.95
     near_duplicate_shingles: float = 0.8
     rrf_k: int = 60
-    no_answer_threshold: float = 0.2
+    no_answer_threshold: float = 0.15
     cross_encoder_top_n: int = 20
     pool_factor: int = POOL_FACTOR
 
@@ -176,7 +176,7 @@ class Retriever:
         for query in queries:
             q_trace: dict[str, Any] = {"query": query}
             vector = self._embed(query, q_trace) if use_dense else None
-            hits = self._query_pool(kb, query, vector, pool, entity_ids, exclude_chunk_ids,
+            hits = self._query_pool(kb, query, vector, pool, k, entity_ids, exclude_chunk_ids,
                                     exclude_doc_ids, q_trace)
             if rerank:
                 hits = self._cross_encode(query, hits, q_trace)
@@ -234,20 +234,29 @@ class Retriever:
             return None
 
     def _query_pool(self, kb: str, query: str, vector: tuple[float, ...] | None, pool: int,
-                    entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
+                    min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
                     exclude_doc_ids: Sequence[str], q_trace: dict[str, Any]) -> list[Hit]:
         want_vectors = vector is not None
 
+        def topped_up(search, entities: Sequence[str], **extra: Any) -> list[Hit]:
+            # The pool is fetched ungrouped so the rerank can choose among a document's
+            # chunks; when a few long documents fill it, a grouped search adds the best
+            # chunk of further documents, so a turn still gets k different documents.
+            hits = search(limit=pool, entity_ids=entities, group_by_doc=False, **extra)
+            if len(hits) == pool and len({h.doc_id for h in hits}) < min_docs:
+                grouped = search(limit=min(pool, 2 * min_docs), entity_ids=entities,
+                                 group_by_doc=True, **extra)
+                hits = _merge(hits, grouped)
+                q_trace["topped_up"] = True
+            return hits
+
         def rankings(entities: Sequence[str]) -> list[list[Hit]]:
-            found = [self._index.search(kb, query, limit=pool, entity_ids=entities,
-                                        exclude_chunk_ids=exclude_chunk_ids,
-                                        exclude_doc_ids=exclude_doc_ids, group_by_doc=False,
-                                        with_vectors=want_vectors)]
+            common = {"exclude_chunk_ids": exclude_chunk_ids, "exclude_doc_ids": exclude_doc_ids}
+            found = [topped_up(lambda **kw: self._index.search(kb, query, **kw), entities,
+                               with_vectors=want_vectors, **common)]
             if vector is not None:
-                found.append(self._index.dense_search(
-                    kb, vector, limit=pool, entity_ids=entities,
-                    exclude_chunk_ids=exclude_chunk_ids, exclude_doc_ids=exclude_doc_ids,
-                    with_vectors=True))
+                found.append(topped_up(lambda **kw: self._index.dense_search(kb, vector, **kw),
+                                       entities, with_vectors=True, **common))
             return found
 
         ranked = rankings(entity_ids)
