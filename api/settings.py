@@ -67,7 +67,7 @@ class RetrievalSettings(BaseModel):
     near_duplicate_shingles: float = Field(default=0.8, gt=0, le=1)
     rrf_k: int = Field(default=60, ge=1)
     # Calibrated on the dev data (docs/retrieval.md); 0 never abstains.
-    no_answer_threshold: float = Field(default=0.2, ge=0, le=1)
+    no_answer_threshold: float = Field(default=0.15, ge=0, le=1)
     context_budget_tokens: int = Field(default=2000, ge=50)
 
     def granularity(self, kb: str) -> Granularity:
