@@ -163,11 +163,33 @@ def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_o
         finally:
             index.close()
             store.close()
+    rate = report.written / report.seconds if report.seconds else 0.0
     console.print(f"ingested into {kb!r}: {report.documents} documents, {report.chunks} chunks "
-                  f"({report.tagged_by_linker} tagged by alias matching)")
+                  f"({report.tagged_by_linker} tagged by alias matching); {report.written} "
+                  f"written, {report.unchanged} unchanged, {report.removed} stale removed "
+                  f"in {report.seconds:.1f} s ({rate:.0f} chunks/s)")
+
+
+@app.command("delete-doc")
+def delete_doc(kb: KbOption, doc_id: Annotated[str, typer.Argument(help="the document's doc_id")]) -> None:
+    """Delete one document (all its chunks) from the kb's collection."""
+    from api.runtime import open_index
+
+    with reported_errors():
+        index = open_index(Settings())
+        try:
+            deleted = index.delete_document(kb, doc_id)
+        finally:
+            index.close()
+    if not deleted:
+        err.print(f"[bold red]error:[/] kb {kb!r} has no document {escape(repr(doc_id))}",
+                  highlight=False)
+        raise typer.Exit(1)
+    console.print(f"deleted {doc_id!r} from {kb!r}: {deleted} chunks")
 
 
 def _ingest(settings: Settings, store, index, kb: str, file: Path):
+    from api.runtime import open_embedder
     from common.errors import FormatError, NotFoundError
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
@@ -187,7 +209,8 @@ def _ingest(settings: Settings, store, index, kb: str, file: Path):
             progress.update(task, completed=done, total=total)
 
         return ingest_corpus(kb, lines, index=index, snapshot=snapshot, path=str(file),
-                             chunk_chars=settings.retrieval.chunk_chars, progress=step)
+                             chunk_chars=settings.retrieval.chunk_chars,
+                             embedder=open_embedder(settings), progress=step)
 
 
 # -- eval -------------------------------------------------------------------------------

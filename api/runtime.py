@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from api.settings import Settings
+from common.errors import ConfigurationError
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
 from dialogue.sqlite_store import SQLiteSessionStore
 from kg.aliases import SnapshotCache
 from kg.neo4j_store import Neo4jOntologyStore
+from retrieval.cross_encoder import HttpCrossEncoder
+from retrieval.embedders import Embedder
 from retrieval.milvus_index import MilvusIndex
-from retrieval.search import Retriever
+from retrieval.search import Retriever, RetrieverConfig
 
 
 def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
@@ -31,6 +34,53 @@ def open_index(settings: Settings) -> MilvusIndex:
     return MilvusIndex(settings.milvus_uri, token=settings.milvus.token,
                        collection_prefix=settings.milvus.collection_prefix,
                        batch_bytes=settings.retrieval.insert_batch_bytes)
+
+
+def open_embedder(settings: Settings) -> Embedder | None:
+    """The configured embedder, or None for BM25 only (REFERENT_EMBED__*)."""
+    embed = settings.embed
+    backend = embed.resolved_backend
+    if backend == "none":
+        return None
+    if backend == "local":
+        from retrieval.embedders import LocalE5Embedder
+
+        return LocalE5Embedder()
+    if not embed.base_url:
+        raise ConfigurationError("REFERENT_EMBED__BACKEND=openai needs REFERENT_EMBED__BASE_URL "
+                                 "(e.g. http://127.0.0.1:8080/v1)")
+    from retrieval.embedders import OpenAIEmbedder
+
+    return OpenAIEmbedder(embed.base_url, embed.model, api_key=embed.api_key, dim=embed.dim,
+                          timeout=embed.timeout_seconds, batch_size=embed.batch_size,
+                          query_prefix=embed.query_prefix, passage_prefix=embed.passage_prefix)
+
+
+def open_cross_encoder(settings: Settings) -> HttpCrossEncoder | None:
+    """The optional /rerank endpoint (REFERENT_RERANK__BASE_URL), else None."""
+    rr = settings.rerank
+    if not rr.base_url:
+        return None
+    return HttpCrossEncoder(rr.base_url, style=rr.style, model=rr.model, api_key=rr.api_key,
+                            timeout=rr.timeout_seconds)
+
+
+def retriever_config(settings: Settings) -> RetrieverConfig:
+    r = settings.retrieval
+    return RetrieverConfig(min_filtered_hits=r.min_filtered_hits, chunks_per_doc=r.chunks_per_doc,
+                           near_duplicate_cosine=r.near_duplicate_cosine,
+                           near_duplicate_shingles=r.near_duplicate_shingles, rrf_k=r.rrf_k,
+                           no_answer_threshold=r.no_answer_threshold,
+                           cross_encoder_top_n=settings.rerank.top_n)
+
+
+def engine_config(settings: Settings) -> EngineConfig:
+    r = settings.retrieval
+    return EngineConfig(top_k=r.top_k, recent_turns=settings.sessions.recent_turns,
+                        consumed_window=settings.sessions.consumed_window,
+                        consumed_granularity=r.consumed_granularity,
+                        granularity_by_kb=dict(r.consumed_granularity_by_kb),
+                        context_budget_tokens=r.context_budget_tokens)
 
 
 def open_session_store(settings: Settings) -> SessionStore:
@@ -61,10 +111,10 @@ class Runtime:
         index = open_index(settings)
         sessions = open_session_store(settings)
         snapshots = SnapshotCache(ontology)
-        retriever = Retriever(index, min_filtered_hits=settings.retrieval.min_filtered_hits)
-        engine = TurnEngine(snapshots, retriever, sessions, EngineConfig(
-            top_k=settings.retrieval.top_k, recent_turns=settings.sessions.recent_turns,
-            consumed_window=settings.sessions.consumed_window))
+        retriever = Retriever(index, config=retriever_config(settings),
+                              embedder=open_embedder(settings),
+                              cross_encoder=open_cross_encoder(settings))
+        engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings))
         return cls(settings, ontology, snapshots, index, sessions, retriever, engine)
 
     def close(self) -> None:

@@ -47,14 +47,67 @@ class SessionSettings(BaseModel):
     consumed_window: int = Field(default=50, ge=0)
 
 
+Granularity = Literal["chunk", "doc"]
+
+
 class RetrievalSettings(BaseModel):
-    """Search and chunking defaults."""
+    """Search, dedup, no-answer, context and chunking defaults (see docs/retrieval.md)."""
 
     top_k: int = Field(default=5, ge=1, le=100)
     chunk_chars: int = Field(default=300, ge=50)
-    # With fewer entity-filtered hits than this, the filter is relaxed (trace says so).
-    min_filtered_hits: int = Field(default=1, ge=0)
+    # With fewer entity-filtered hits than this, the filter becomes a boost (trace says so).
+    min_filtered_hits: int = Field(default=3, ge=0)
     insert_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    # What the consumed window excludes: the returned chunks, or their whole documents.
+    consumed_granularity: Granularity = "chunk"
+    # Per-kb override, e.g. REFERENT_RETRIEVAL__CONSUMED_GRANULARITY_BY_KB='{"faq": "doc"}'.
+    consumed_granularity_by_kb: dict[str, Granularity] = Field(default_factory=dict)
+    chunks_per_doc: int = Field(default=1, ge=1, le=20)
+    near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1)
+    near_duplicate_shingles: float = Field(default=0.8, gt=0, le=1)
+    rrf_k: int = Field(default=60, ge=1)
+    # Calibrated on the dev data (docs/retrieval.md); 0 never abstains.
+    no_answer_threshold: float = Field(default=0.15, ge=0, le=1)
+    context_budget_tokens: int = Field(default=2000, ge=50)
+
+    def granularity(self, kb: str) -> Granularity:
+        return self.consumed_granularity_by_kb.get(kb, self.consumed_granularity)
+
+
+class EmbedSettings(BaseModel):
+    """Dense embeddings: none (BM25 only), an OpenAI-compatible endpoint, or the local e5."""
+
+    # None: "openai" when base_url is set, else "none".
+    backend: Literal["none", "openai", "local"] | None = None
+    base_url: str | None = None  # e.g. http://127.0.0.1:8080/v1
+    api_key: str | None = None
+    model: str = "bge-m3"
+    dim: int | None = Field(default=None, ge=1, le=32768)  # None: asked from the endpoint
+    timeout_seconds: float = Field(default=10.0, gt=0)
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    query_prefix: str = ""
+    passage_prefix: str = ""
+
+    @property
+    def resolved_backend(self) -> str:
+        if self.backend is not None:
+            return self.backend
+        return "openai" if self.base_url else "none"
+
+
+class RerankSettings(BaseModel):
+    """The optional cross-encoder behind a TEI/Cohere-style POST /rerank endpoint.
+
+    The entity-aware rerank always runs; with ``base_url`` set, the cross-encoder
+    reorders the candidates first and a failure falls back to the entity-aware order.
+    """
+
+    base_url: str | None = None  # e.g. http://127.0.0.1:8081 (POST {base_url}/rerank)
+    api_key: str | None = None
+    model: str | None = None
+    style: Literal["tei", "cohere"] = "tei"
+    timeout_seconds: float = Field(default=2.0, gt=0)
+    top_n: int = Field(default=20, ge=1, le=200)
 
 
 class Settings(BaseSettings):
@@ -69,6 +122,8 @@ class Settings(BaseSettings):
     milvus: MilvusSettings = MilvusSettings()
     sessions: SessionSettings = SessionSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    embed: EmbedSettings = EmbedSettings()
+    rerank: RerankSettings = RerankSettings()
 
     @property
     def neo4j_uri(self) -> str:

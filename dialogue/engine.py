@@ -8,8 +8,9 @@ retrieve (entity filter, consumed excluded, one chunk per doc) → pack context
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from common.errors import ConflictError, InputError, NotFoundError, ReferentError
 from common.ids import check_kb, check_session_id
@@ -31,12 +32,20 @@ from retrieval.search import Retriever
 
 @dataclass(frozen=True)
 class EngineConfig:
+    """Per-turn limits. ``consumed_granularity`` says whether the consumed window
+    excludes returned chunks or their whole documents; ``granularity_by_kb`` overrides it."""
+
     top_k: int = 5
     recent_turns: int = 4
     consumed_window: int = 50
+    consumed_granularity: Literal["chunk", "doc"] = "chunk"
+    granularity_by_kb: Mapping[str, Literal["chunk", "doc"]] = field(default_factory=dict)
     context_budget_tokens: int = 2000
     max_text_chars: int = 2000
     save_attempts: int = 3
+
+    def granularity(self, kb: str) -> str:
+        return self.granularity_by_kb.get(kb, self.consumed_granularity)
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,8 @@ class _Plan:
     standalone: str
     rewrite_how: str
     note: str = ""
+    # A revisit ("再给我看看刚才那个") lifts the consumed window for this turn.
+    lift_consumed: bool = False
 
 
 class TurnEngine:
@@ -143,8 +154,21 @@ class TurnEngine:
         trace["classification"] = plan.kind.value
         plan, rewrite_info = self._validated(plan, state, turn_no, snapshot, trace)
 
+        granularity = self._config.granularity(kb)
+        exclude_chunks: list[str] = []
+        exclude_docs: list[str] = []
+        if plan.lift_consumed:
+            trace["consumed"] = {"granularity": granularity, "lifted": True}
+        else:
+            if granularity == "doc":
+                exclude_docs = state.consumed_docs
+            else:
+                exclude_chunks = state.consumed
+            trace["consumed"] = {"granularity": granularity, "lifted": False,
+                                 "excluded": len(exclude_docs) + len(exclude_chunks)}
         outcome = self._retriever.search(kb, plan.queries, k=k, entity_ids=plan.entities,
-                                         exclude_chunk_ids=state.consumed,
+                                         exclude_chunk_ids=exclude_chunks,
+                                         exclude_doc_ids=exclude_docs,
                                          confusable=dict(snapshot.confusable))
         trace["retrieval"] = outcome.trace
         if plan.kind is TurnKind.CORRECTION:
@@ -161,7 +185,7 @@ class TurnEngine:
                     for f in found]
         context, tokens = pack_context([f.hit for f in found],
                                        budget_tokens=self._config.context_budget_tokens)
-        action = "retrieve" if evidence else "no_answer"
+        action = "no_answer" if outcome.no_answer or not evidence else "retrieve"
 
         if plan.entities:
             bare = plan.kind is not TurnKind.ANSWER and is_bare_mention(plan.detection, plan.links)
@@ -174,7 +198,8 @@ class TurnEngine:
             state.focus, state.listed, state.alternates = [], [], []
         if plan.kind is TurnKind.SWITCH:
             state.negated = []
-        state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window)
+        state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window,
+                      doc_ids=[e.doc_id for e in evidence])
         state.turn_count = turn_no
         state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
                                   action=action, entities=list(plan.entities)),
@@ -238,7 +263,8 @@ class TurnEngine:
             or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"))
         queries = tuple(strip_conversation_cues(q) for q in rewrite.queries)
         return _Plan(kind, detection, links, rewrite.entities, queries,
-                     strip_conversation_cues(rewrite.standalone), rewrite.how)
+                     strip_conversation_cues(rewrite.standalone), rewrite.how,
+                     lift_consumed=kind is TurnKind.REVISIT)
 
     def _answer_plan(self, state: SessionState, detection: Detection, links: LinkResult,
                      snapshot: AliasSnapshot, trace: dict[str, Any]) -> _Plan | None:

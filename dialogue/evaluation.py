@@ -147,7 +147,7 @@ def run_baseline(retriever: Retriever, kb: str, suite: Sequence[ScriptSession], 
             started = time.perf_counter()
             said.append(turn.user)
             query = turn.user if baseline == "raw" else " ".join(said[-history:])
-            outcome = retriever.search(kb, [query], k=k)
+            outcome = retriever.search(kb, [query], k=k, abstain=False)
             evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id, score=f.hit.score,
                                      title=f.hit.title, text=f.hit.text,
                                      entity_ids=list(f.hit.entity_ids), query=query)

@@ -40,6 +40,7 @@ class SessionState(BaseModel):
     # Entities the user corrected away from (不是A，是B): their evidence is not shown again.
     negated: list[str] = Field(default_factory=list)
     consumed: list[str] = Field(default_factory=list)  # chunk ids already returned, oldest first
+    consumed_docs: list[str] = Field(default_factory=list)  # their doc ids, oldest first
     pending: PendingClarification | None = None
 
     @property
@@ -49,6 +50,15 @@ class SessionState(BaseModel):
     def remember(self, record: TurnRecord, *, keep_turns: int) -> None:
         self.recent = (self.recent + [record])[-keep_turns:]
 
-    def consume(self, chunk_ids: list[str], *, window: int) -> None:
+    def consume(self, chunk_ids: list[str], *, window: int,
+                doc_ids: list[str] | None = None) -> None:
+        """Remember returned items, keeping the last ``window`` chunk ids and doc ids.
+
+        A document returned again moves to the newest end of the doc window.
+        """
         fresh = [c for c in chunk_ids if c not in self.consumed]
         self.consumed = (self.consumed + fresh)[-window:] if window else []
+        if doc_ids is not None:
+            recent = list(dict.fromkeys(doc_ids))
+            kept = [d for d in self.consumed_docs if d not in recent]
+            self.consumed_docs = (kept + recent)[-window:] if window else []

@@ -1,12 +1,19 @@
-"""Corpus ingest (FORMATS.md §2): validate the whole file, chunk, tag, upsert.
+"""Corpus ingest (FORMATS.md §2): validate the whole file, chunk, tag, embed, upsert.
 
 A file with one bad line ingests nothing. Lines with ``chunk_id`` are stored as
 they are; lines without are chunked into ``<doc_id>#<n>``. Lines without
 ``entity_ids`` are tagged by alias matching over title + text.
+
+Re-ingest is idempotent and incremental: a document in the file replaces the
+stored one. Chunks stored exactly as the file has them are not written (nor
+embedded) again, changed and new chunks are upserted, and chunks the document
+no longer has are deleted, after the new ones are stored. Documents absent
+from the file are left alone (``referent delete-doc`` removes one).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -16,18 +23,28 @@ from common.jsonl import Fields, iter_jsonl
 from kg.aliases import AliasSnapshot
 from kg.tagging import tag_entities
 from retrieval.chunking import chunk_text
+from retrieval.embedders import Embedder
 from retrieval.index import VectorIndex
-from retrieval.models import Chunk
+from retrieval.models import Chunk, DenseSpec
 
 MAX_ID_LEN = 256
+# Chunks embedded and stored per step: bounds memory and keeps the progress bar moving.
+STEP = 512
 _FIELDS = {"doc_id", "chunk_id", "title", "text", "entity_ids", "metadata", "format"}
 
 
 @dataclass(frozen=True)
 class IngestReport:
+    """What an ingest did. ``chunks`` are the file's; ``written`` of them were new or
+    changed, ``unchanged`` already stored as they are, ``removed`` stale ones deleted."""
+
     documents: int
     chunks: int
     tagged_by_linker: int
+    written: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    seconds: float = 0.0
 
 
 def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | None = None,
@@ -81,14 +98,42 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
 
 def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot: AliasSnapshot,
                   path: str | None = None, chunk_chars: int = 300,
+                  embedder: Embedder | None = None,
                   progress: Callable[[int, int], None] | None = None) -> IngestReport:
-    """Validate, chunk and tag a corpus file, then upsert it into ``kb``'s collection.
+    """Validate, chunk and tag a corpus file, then store what changed in ``kb``'s collection.
 
-    ``progress(done, total)`` is called after each stored batch.
+    ``progress(done, total)`` is called after each stored step, ``total`` being the
+    number of chunks to write.
+
+    Raises:
+        FormatError: a bad line (nothing is written).
+        ConfigurationError: the kb was built with another embedder.
+        DependencyError: Milvus or the embeddings endpoint failed.
     """
+    started = time.perf_counter()
     chunks, tagged = parse_corpus(lines, snapshot, path=path, chunk_chars=chunk_chars)
-    index.ensure_collection(kb)
-    total = len(chunks)
-    index.upsert(kb, chunks, progress=(lambda done: progress(done, total)) if progress else None)
-    return IngestReport(documents=len({c.doc_id for c in chunks}), chunks=total,
-                        tagged_by_linker=tagged)
+    dense = DenseSpec(embedder.name, embedder.dim) if embedder is not None else None
+    index.ensure_collection(kb, dense)
+    doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
+    stored_ids = index.doc_chunk_ids(kb, doc_ids)
+    stored = {c.chunk_id: c for c in index.get_chunks(
+        kb, [cid for ids in stored_ids.values() for cid in ids])}
+    to_write = [c for c in chunks if stored.get(c.chunk_id) != c]
+    total = len(to_write)
+    done = 0
+    for start in range(0, total, STEP):
+        step = to_write[start:start + STEP]
+        vectors = (embedder.embed_passages([f"{c.title}\n{c.text}" for c in step])
+                   if embedder is not None else None)
+        index.upsert(kb, step, vectors=vectors)
+        done += len(step)
+        if progress:
+            progress(done, total)
+    if progress and not total:
+        progress(0, 0)
+    keep = {c.chunk_id for c in chunks}
+    stale = [cid for ids in stored_ids.values() for cid in ids if cid not in keep]
+    removed = index.delete_chunks(kb, stale) if stale else 0
+    return IngestReport(documents=len(doc_ids), chunks=len(chunks), tagged_by_linker=tagged,
+                        written=total, unchanged=len(chunks) - total, removed=removed,
+                        seconds=time.perf_counter() - started)

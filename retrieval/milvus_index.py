@@ -13,14 +13,20 @@ Collection ``<prefix><kb>``, one row per chunk:
     sparse     SPARSE_FLOAT_VECTOR  BM25 function output; SPARSE_INVERTED_INDEX, metric BM25
     entities   ARRAY<VARCHAR(128)>  canonical entity ids (at most 64), the entity filter
     metadata   JSON
+    dense      FLOAT_VECTOR(dim)    only when the kb was created with an embedder; COSINE
+
+The collection description holds ``{"referent": 1, "embedder": name, "dim": n}``
+(``embedder`` null for BM25 only): a kb's vectors fit one model, so a search or
+an ingest with another embedder configured is refused with a ConfigurationError
+instead of returning nonsense.
 
 ``bm25_text`` exists because a BM25 function reads a single field and a title
 match ("意外险条款" in the title, "第三条 ..." in the text) must count, while
 ``text`` stays exactly what the caller stored. Text-match indexing
 (``enable_match``) is off: it serves ``TEXT_MATCH`` filters, which would put
-user text into filter expressions. Dense vectors come later as one more
-vector field and index in ``_schema`` plus a hybrid search; nothing else here
-assumes BM25 is the only ranking.
+user text into filter expressions. BM25 and dense are two separate searches
+with the same filter; the retriever fuses them (``retrieval.fusion``), because
+Lite 2.5.1 ignores ``group_by_field`` inside ``hybrid_search``.
 
 Filters. Milvus Lite 2.5.1 has no filter templates: a ``filter_params``
 placeholder (``{ents}``) is a lexer error there, which pymilvus retries as an
@@ -67,7 +73,7 @@ from common.errors import (
     RetryableDependencyError,
 )
 from common.ids import check_entity_id, check_kb
-from retrieval.models import Chunk, Hit
+from retrieval.models import Chunk, DenseSpec, Hit
 
 MAX_KEY_BYTES = 256
 MAX_TITLE_BYTES = 2048
@@ -79,6 +85,7 @@ MAX_LIMIT = 16384
 _IDS_PER_QUERY = 1000
 
 _OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "metadata"]
+_DESCRIPTION_VERSION = 1
 _PREFIX_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,190}")
 _TRANSIENT_GRPC = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
                              grpc.StatusCode.RESOURCE_EXHAUSTED})
@@ -115,6 +122,9 @@ class MilvusIndex:
         self._timeout = timeout
         self._batch_bytes = batch_bytes
         self._batch_rows = batch_rows
+        # Lite's FLAT index keeps filtered dense search exact; a server picks its own index.
+        self._lite = "://" not in uri
+        self._specs: dict[str, DenseSpec | None] = {}
         try:
             self._client = MilvusClient(uri=uri, token=token or "", timeout=timeout)
         except ConnectionConfigException as exc:
@@ -127,22 +137,56 @@ class MilvusIndex:
 
     # -- collections ---------------------------------------------------------
 
-    def ensure_collection(self, kb: str) -> None:
-        """Create the kb's collection (schema, BM25 function, index) unless it exists; load it.
+    def ensure_collection(self, kb: str, dense: DenseSpec | None = None) -> None:
+        """Create the kb's collection (schema, BM25 function, indexes) unless it exists; load it.
+
+        Args:
+            dense: the embedder the kb's vectors come from; None for BM25 only.
+                An existing collection must have been created with the same one.
 
         Loading matters on a Milvus server, where a released collection cannot
         be searched; it is a no-op when the collection is already loaded.
+
+        Raises:
+            ConfigurationError: the collection exists for another embedder.
         """
         name = self._collection(kb)
         with self._errors("create the collection", kb):
             if self._client.has_collection(name, timeout=self._timeout):
+                self.check_dense(kb, dense)
                 self._client.load_collection(name, timeout=self._timeout)
                 return
             index_params = self._client.prepare_index_params()
             index_params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX",
                                    metric_type="BM25")
-            self._client.create_collection(name, schema=_schema(), index_params=index_params,
+            if dense is not None:
+                index_params.add_index(field_name="dense", metric_type="COSINE",
+                                       index_type="FLAT" if self._lite else "AUTOINDEX")
+            self._client.create_collection(name, schema=_schema(dense), index_params=index_params,
                                            consistency_level="Strong", timeout=self._timeout)
+        self._specs[kb] = dense
+
+    def dense_spec(self, kb: str) -> DenseSpec | None:
+        """The embedder the kb's collection was created for; None when it is BM25 only."""
+        if kb not in self._specs:
+            name = self._collection(kb)
+            with self._errors("describe the collection", kb):
+                description = self._client.describe_collection(name, timeout=self._timeout)
+            self._specs[kb] = _spec_of(description)
+        return self._specs[kb]
+
+    def check_dense(self, kb: str, dense: DenseSpec | None) -> None:
+        """Raise ConfigurationError unless the kb was created for the embedder ``dense``."""
+        recorded = self.dense_spec(kb)
+        if recorded == dense:
+            return
+        def say(spec: DenseSpec | None) -> str:
+            return "no embedder (BM25 only)" if spec is None else \
+                f"embedder {spec.embedder!r} ({spec.dim} dimensions)"
+        raise ConfigurationError(
+            f"knowledge base {kb!r} was ingested with {say(recorded)}, but {say(dense)} is "
+            "configured: set REFERENT_EMBED__BACKEND / __MODEL back to what the kb was built "
+            f"with, or re-ingest it into a fresh kb (`referent ingest --kb NEW FILE`)")
 
     def has_collection(self, kb: str) -> bool:
         """Whether ``kb`` has a collection."""
@@ -156,6 +200,7 @@ class MilvusIndex:
         with self._errors("drop the collection", kb):
             if self._client.has_collection(name, timeout=self._timeout):
                 self._client.drop_collection(name, timeout=self._timeout)
+        self._specs.pop(kb, None)
 
     def close(self) -> None:
         """Close the client connection (for Lite, release the local database file)."""
@@ -165,8 +210,12 @@ class MilvusIndex:
     # -- writes --------------------------------------------------------------
 
     def upsert(self, kb: str, chunks: Sequence[Chunk],
-               progress: Callable[[int], None] | None = None) -> int:
+               progress: Callable[[int], None] | None = None,
+               vectors: Sequence[Sequence[float]] | None = None) -> int:
         """Insert or replace ``chunks`` by ``chunk_id`` in size-bounded batches.
+
+        ``vectors`` (one per chunk) are required when the kb was created with an
+        embedder and refused when it was not.
 
         Every chunk is checked before anything is written, so a bad chunk
         leaves the collection untouched. Re-upserting the same chunks leaves
@@ -184,6 +233,8 @@ class MilvusIndex:
         """
         name = self._collection(kb)
         rows = [_row(chunk) for chunk in chunks]
+        if chunks:
+            self._attach_vectors(kb, rows, vectors)
         seen: set[str] = set()
         for row in rows:
             if row["chunk_id"] in seen:
@@ -199,6 +250,63 @@ class MilvusIndex:
                 progress(done)
         return done
 
+    def _attach_vectors(self, kb: str, rows: list[dict[str, Any]],
+                        vectors: Sequence[Sequence[float]] | None) -> None:
+        spec = self.dense_spec(kb)
+        if spec is None:
+            if vectors is not None:
+                raise ConfigurationError(
+                    f"knowledge base {kb!r} was created without dense vectors; unset "
+                    "REFERENT_EMBED__BACKEND or re-ingest into a fresh kb")
+            return
+        if vectors is None:
+            raise ConfigurationError(
+                f"knowledge base {kb!r} holds dense vectors from {spec.embedder!r}: configure "
+                "that embedder (REFERENT_EMBED__*) to ingest into it")
+        if len(vectors) != len(rows):
+            raise InputError(f"{len(vectors)} vectors for {len(rows)} chunks")
+        for row, vector in zip(rows, vectors, strict=True):
+            if len(vector) != spec.dim:
+                raise InputError(f"chunk {row['chunk_id']!r}: a {len(vector)}-dimensional "
+                                 f"vector where the kb stores {spec.dim}")
+            row["dense"] = [float(v) for v in vector]
+
+    def delete_chunks(self, kb: str, chunk_ids: Sequence[str]) -> int:
+        """Delete these chunks; ids not stored are ignored. Returns how many were asked
+        to go that existed (Lite) or the server's delete count."""
+        name = self._collection(kb)
+        wanted = [_check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
+        deleted = 0
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
+            with self._errors("delete chunks", kb):
+                result = self._client.delete(name, filter=expr, timeout=self._timeout)
+            deleted += len(result) if isinstance(result, list) else int(result.get("delete_count", 0))
+        return deleted
+
+    def doc_chunk_ids(self, kb: str, doc_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The stored chunk ids of each of these documents (documents with none are left out)."""
+        name = self._collection(kb)
+        wanted = [_check_key(doc_id, "doc id") for doc_id in doc_ids]
+        found: dict[str, list[str]] = {}
+        for start in range(0, len(wanted), _IDS_PER_QUERY):
+            expr = f"doc_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
+            with self._errors("read chunks", kb):
+                iterator = self._client.query_iterator(name, batch_size=1000, filter=expr,
+                                                       output_fields=["chunk_id", "doc_id"],
+                                                       timeout=self._timeout)
+            try:
+                while True:
+                    with self._errors("read chunks", kb):
+                        rows = iterator.next()
+                    if not rows:
+                        break
+                    for row in rows:
+                        found.setdefault(row["doc_id"], []).append(row["chunk_id"])
+            finally:
+                iterator.close()
+        return found
+
     def delete_document(self, kb: str, doc_id: str) -> int:
         """Delete all chunks of ``doc_id``; return how many were deleted (0 if none)."""
         name = self._collection(kb)
@@ -213,7 +321,8 @@ class MilvusIndex:
     # -- reads ---------------------------------------------------------------
 
     def search(self, kb: str, query: str, *, limit: int, entity_ids: Sequence[str] = (),
-               exclude_chunk_ids: Sequence[str] = (), group_by_doc: bool = True) -> list[Hit]:
+               exclude_chunk_ids: Sequence[str] = (), group_by_doc: bool = True,
+               exclude_doc_ids: Sequence[str] = (), with_vectors: bool = False) -> list[Hit]:
         """BM25-rank the kb's chunks for ``query``, best first, with exact filters.
 
         ``query`` is sent as search data, never into the filter expression.
@@ -224,6 +333,8 @@ class MilvusIndex:
             limit: maximum number of hits (1-16384).
             entity_ids: keep only chunks tagged with any of these entity ids.
             exclude_chunk_ids: never return these chunks.
+            exclude_doc_ids: never return chunks of these documents.
+            with_vectors: fill ``Hit.vector`` (only for kbs with dense vectors).
             group_by_doc: at most one chunk per document, its best one. Milvus
                 groups by ``doc_id``; the result is de-duplicated here as well
                 because Lite 2.5.1 ignores grouping in hybrid search, which
@@ -237,17 +348,50 @@ class MilvusIndex:
             InputError: ``limit`` out of range.
             NotFoundError: the kb has no collection.
         """
-        name = self._collection(kb)
-        if not 1 <= limit <= MAX_LIMIT:
-            raise InputError(f"search limit {limit} out of range: use 1-{MAX_LIMIT}")
-        expr = _search_filter(entity_ids, exclude_chunk_ids)
         if not query.strip():
+            self._collection(kb)
+            _check_limit(limit)
+            _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
             return []
+        return self._search(kb, [query], "sparse", "BM25", limit=limit, entity_ids=entity_ids,
+                            exclude_chunk_ids=exclude_chunk_ids, exclude_doc_ids=exclude_doc_ids,
+                            group_by_doc=group_by_doc, with_vectors=with_vectors)
+
+    def dense_search(self, kb: str, vector: Sequence[float], *, limit: int,
+                     entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
+                     exclude_doc_ids: Sequence[str] = (), group_by_doc: bool = False,
+                     with_vectors: bool = False) -> list[Hit]:
+        """Cosine-rank the kb's chunks for a query vector, with the same exact filters as
+        :meth:`search`. Scores are cosine similarities in [-1, 1].
+
+        Raises:
+            ConfigurationError: the kb has no dense vectors, or of another length.
+        """
+        spec = self.dense_spec(kb)
+        if spec is None:
+            raise ConfigurationError(f"knowledge base {kb!r} has no dense vectors; it was "
+                                     "ingested without an embedder")
+        if len(vector) != spec.dim:
+            raise ConfigurationError(f"a {len(vector)}-dimensional query vector for kb {kb!r}, "
+                                     f"whose vectors have {spec.dim} ({spec.embedder})")
+        return self._search(kb, [[float(v) for v in vector]], "dense", "COSINE", limit=limit,
+                            entity_ids=entity_ids, exclude_chunk_ids=exclude_chunk_ids,
+                            exclude_doc_ids=exclude_doc_ids, group_by_doc=group_by_doc,
+                            with_vectors=with_vectors)
+
+    def _search(self, kb: str, data: list[Any], field: str, metric: str, *, limit: int,
+                entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
+                exclude_doc_ids: Sequence[str], group_by_doc: bool,
+                with_vectors: bool) -> list[Hit]:
+        name = self._collection(kb)
+        _check_limit(limit)
+        expr = _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
         grouping = {"group_by_field": "doc_id"} if group_by_doc else {}
+        fields = _OUTPUT_FIELDS + (["dense"] if with_vectors and self.dense_spec(kb) else [])
         with self._errors("search", kb):
             result = self._client.search(
-                name, data=[query], anns_field="sparse", limit=limit, filter=expr,
-                output_fields=_OUTPUT_FIELDS, search_params={"metric_type": "BM25"},
+                name, data=data, anns_field=field, limit=limit, filter=expr,
+                output_fields=fields, search_params={"metric_type": metric},
                 timeout=self._timeout, **grouping)
         hits = [_hit(found["entity"], found["distance"]) for found in result[0]]
         return _best_per_doc(hits) if group_by_doc else hits
@@ -332,8 +476,33 @@ def _is_transient(exc: BaseException) -> bool:
     return code in _TRANSIENT_GRPC or code in (ErrorCode.RATE_LIMIT, Status.CONNECT_FAILED)
 
 
-def _schema() -> Any:
-    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+def _check_limit(limit: int) -> None:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InputError(f"search limit {limit} out of range: use 1-{MAX_LIMIT}")
+
+
+def _spec_of(description: dict[str, Any]) -> DenseSpec | None:
+    """The DenseSpec recorded in a collection's description (None: BM25 only)."""
+    try:
+        recorded = json.loads(description.get("description") or "{}")
+    except ValueError:
+        recorded = {}
+    embedder = recorded.get("embedder") if isinstance(recorded, dict) else None
+    if embedder:
+        return DenseSpec(str(embedder), int(recorded["dim"]))
+    # A collection made elsewhere: trust its schema over its description.
+    for field in description.get("fields", []):
+        if field.get("name") == "dense":
+            return DenseSpec("unknown", int(field.get("params", {}).get("dim", 0)))
+    return None
+
+
+def _schema(dense: DenseSpec | None = None) -> Any:
+    description = json.dumps({"referent": _DESCRIPTION_VERSION,
+                              "embedder": dense.embedder if dense else None,
+                              "dim": dense.dim if dense else None})
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False,
+                                        description=description)
     schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=MAX_KEY_BYTES)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=MAX_KEY_BYTES)
     schema.add_field("title", DataType.VARCHAR, max_length=MAX_TITLE_BYTES)
@@ -346,6 +515,8 @@ def _schema() -> Any:
     schema.add_field("metadata", DataType.JSON)
     schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
                                  input_field_names=["bm25_text"], output_field_names=["sparse"]))
+    if dense is not None:
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dense.dim)
     return schema
 
 
@@ -372,7 +543,8 @@ def _list_literal(values: Iterable[str]) -> str:
     return "[" + ", ".join(_literal(value) for value in values) + "]"
 
 
-def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str]) -> str:
+def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
+                   exclude_doc_ids: Sequence[str] = ()) -> str:
     clauses = []
     if entity_ids:
         ids = [check_entity_id(entity_id) for entity_id in entity_ids]
@@ -380,6 +552,9 @@ def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str]) 
     if exclude_chunk_ids:
         excluded = [_check_key(chunk_id, "chunk id") for chunk_id in exclude_chunk_ids]
         clauses.append(f"chunk_id not in {_list_literal(excluded)}")
+    if exclude_doc_ids:
+        docs = [_check_key(doc_id, "doc id") for doc_id in exclude_doc_ids]
+        clauses.append(f"doc_id not in {_list_literal(docs)}")
     return " and ".join(clauses)
 
 
@@ -430,9 +605,11 @@ def _chunk(row: dict[str, Any]) -> Chunk:
 
 
 def _hit(entity: dict[str, Any], score: float) -> Hit:
+    dense = entity.get("dense")
     return Hit(chunk_id=entity["chunk_id"], doc_id=entity["doc_id"], title=entity["title"],
                text=entity["text"], entity_ids=tuple(entity["entities"]), score=float(score),
-               metadata=entity["metadata"] or {})
+               metadata=entity["metadata"] or {},
+               vector=tuple(float(v) for v in dense) if dense is not None else None)
 
 
 def _best_per_doc(hits: list[Hit]) -> list[Hit]:

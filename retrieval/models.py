@@ -35,7 +35,11 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Hit:
-    """A chunk returned by a search, with the score that ranked it (higher is better)."""
+    """A chunk returned by a search, with the score that ranked it (higher is better).
+
+    ``vector`` is the chunk's dense vector when the search was asked for it
+    (near-duplicate detection); it takes no part in equality.
+    """
 
     chunk_id: str
     doc_id: str
@@ -44,3 +48,12 @@ class Hit:
     entity_ids: tuple[str, ...]
     score: float
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+    vector: tuple[float, ...] | None = field(default=None, hash=False, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class DenseSpec:
+    """The embedder a kb's collection was created for: its vectors only fit that model."""
+
+    embedder: str
+    dim: int

@@ -10,7 +10,7 @@ pushes down chunks tagged only with a confusable sibling of them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kg.mentions import MentionKind, detect_mentions
 from kg.normalize import normalize
@@ -54,6 +54,4 @@ class EntityAwareReranker:
                 score -= CONFUSABLE_PENALTY
             rescored.append((score, hit))
         rescored.sort(key=lambda pair: -pair[0])
-        return [Hit(chunk_id=h.chunk_id, doc_id=h.doc_id, title=h.title, text=h.text,
-                    entity_ids=h.entity_ids, score=round(s, 6), metadata=h.metadata)
-                for s, h in rescored]
+        return [replace(h, score=round(s, 6)) for s, h in rescored]

@@ -1,20 +1,71 @@
-"""Search for one turn: several queries, entity filter (relaxed when it starves),
-the session's consumed chunks excluded, one chunk per document, best first."""
+"""Search for one turn: several queries → the turn's evidence, each chunk once.
+
+Per query:
+
+1. BM25 (and, with an embedder, a dense search) over the kb, inside the entity
+   filter and outside the excluded chunks/documents (the session's consumed
+   window, passed in by the caller: retrieval knows nothing of sessions).
+2. When the filter leaves fewer than ``min_filtered_hits`` documents, the same
+   searches run without it and the filter becomes a boost: entity-tagged
+   chunks are lifted above every untagged one (``RELAXED_ENTITY_BOOST``)
+   instead of being the only ones allowed, so untagged chunks only fill the
+   places left. The trace says ``relaxed_to_boost``.
+3. BM25 and dense rankings are fused by reciprocal rank fusion
+   (``retrieval.fusion.rrf``); BM25 alone is rescaled so its best hit is 1.0.
+4. An optional cross-encoder (``POST /rerank``) reorders the pool; on a
+   timeout or a bad answer the pool keeps its order and the trace says why.
+5. The entity- and time-aware rerank.
+
+Then across queries: at most ``chunks_per_doc`` chunks per document, near-
+duplicate passages dropped, the best ``k`` kept, and a no-answer decision:
+when the best evidence covers less than ``no_answer_threshold`` of the
+query's content (see :func:`coverage`), the turn returns nothing rather than
+weak evidence.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from common.errors import ConfigurationError, DependencyError
+from kg.normalize import normalize
+from retrieval.cross_encoder import Reranker
+from retrieval.dedup import drop_near_duplicates
+from retrieval.embedders import Embedder
+from retrieval.fusion import rrf
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
 from retrieval.rerank import EntityAwareReranker
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
 # are fetched ungrouped so the rerank can pick the best chunk of a document, not
-# only the one BM25 liked; one chunk per document is enforced after the rerank.
+# only the one BM25 liked; the per-document cap is enforced after the rerank.
 POOL_FACTOR = 4
+
+# Added to entity-tagged hits when the entity filter was relaxed: more than every other
+# score component together (fused score ≤ 1, time ≤ 0.5, entity 0.2, so any tagged hit
+# outranks any untagged one), so untagged chunks only fill the places tagged ones leave.
+RELAXED_ENTITY_BOOST = 2.0
+
+# Characters that carry no topic: question words, particles, pronouns. A query
+# bigram made only of these does not count towards coverage.
+_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么是什怎多少哪几谁请问我你他她它们这那个有在和与及或也都就还要会能可以吗嘛哦嗯")
+
+
+@dataclass(frozen=True)
+class RetrieverConfig:
+    """How a turn's evidence is chosen; defaults are the documented ones (docs/retrieval.md)."""
+
+    min_filtered_hits: int = 3
+    chunks_per_doc: int = 1
+    near_duplicate_cosine: float = 0.95
+    near_duplicate_shingles: float = 0.8
+    rrf_k: int = 60
+    no_answer_threshold: float = 0.15
+    cross_encoder_top_n: int = 20
+    pool_factor: int = POOL_FACTOR
 
 
 @dataclass(frozen=True)
@@ -27,49 +78,257 @@ class Found:
 
 @dataclass(frozen=True)
 class SearchOutcome:
+    """The turn's evidence, best first, and what happened on the way (``trace``).
+
+    ``no_answer`` is True when evidence was found but judged too weak (then
+    ``found`` is empty) or when nothing was found at all. ``strength`` is the
+    best evidence's coverage of its query, in [0, 1].
+    """
+
     found: tuple[Found, ...]
     trace: dict[str, Any] = field(default_factory=dict)
+    no_answer: bool = False
+    strength: float = 0.0
+
+
+def content_units(text: str) -> frozenset[str]:
+    """The query's content bigrams after normalization (function-word pairs left out)."""
+    norm = normalize(text)
+    if len(norm) < 2:
+        return frozenset({norm}) if norm and norm not in _FUNCTION_CHARS else frozenset()
+    return frozenset(norm[i:i + 2] for i in range(len(norm) - 1)
+                     if not (norm[i] in _FUNCTION_CHARS and norm[i + 1] in _FUNCTION_CHARS))
+
+
+def coverage(query: str, hit: Hit) -> float:
+    """Share of the query's content bigrams found in the hit's title or text, in [0, 1].
+
+    BM25 scores are unbounded and depend on the corpus and the query length, so
+    a no-answer threshold cannot sit on them; coverage is bounded, comparable
+    across queries and kbs, and low exactly when the best passage shares little
+    more than a word or two with the question. A query with no content bigrams
+    (``嗯嗯``) counts as fully covered: there is nothing to judge it by.
+    """
+    units = content_units(query)
+    if not units:
+        return 1.0
+    haystack = normalize(f"{hit.title}\n{hit.text}")
+    return sum(1 for unit in units if unit in haystack) / len(units)
 
 
 class Retriever:
-    """Composes index searches into one turn's evidence."""
+    """Composes index searches, fusion, rerank and dedup into one turn's evidence.
 
-    def __init__(self, index: VectorIndex, *, min_filtered_hits: int = 1,
-                 reranker: EntityAwareReranker | None = None) -> None:
+    Args:
+        index: the kb's chunk store.
+        config: thresholds and limits.
+        embedder: dense query embeddings; None for BM25 only.
+        cross_encoder: an optional ``/rerank`` endpoint.
+        reranker: the entity-aware rerank (its confusable map may be given per search).
+    """
+
+    def __init__(self, index: VectorIndex, *, config: RetrieverConfig | None = None,
+                 embedder: Embedder | None = None, cross_encoder: Reranker | None = None,
+                 reranker: EntityAwareReranker | None = None,
+                 min_filtered_hits: int | None = None) -> None:
+        config = config or RetrieverConfig()
+        if min_filtered_hits is not None:
+            config = replace(config, min_filtered_hits=min_filtered_hits)
         self._index = index
-        self._min_filtered = min_filtered_hits
+        self._config = config
+        self._embedder = embedder
+        self._cross = cross_encoder
         self._reranker = reranker or EntityAwareReranker()
+
+    @property
+    def config(self) -> RetrieverConfig:
+        return self._config
 
     def search(self, kb: str, queries: Sequence[str], *, k: int,
                entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
-               confusable: dict[str, frozenset[str]] | None = None,
-               rerank: bool = True) -> SearchOutcome:
-        """Search every query and keep the best chunk per document, top ``k`` overall.
+               exclude_doc_ids: Sequence[str] = (),
+               confusable: Mapping[str, frozenset[str]] | None = None,
+               rerank: bool = True, abstain: bool = True) -> SearchOutcome:
+        """Search every query and return the turn's best ``k`` chunks.
 
-        With ``entity_ids``, only chunks tagged with one of them are searched;
-        when that leaves fewer than ``min_filtered_hits`` hits for a query, the
-        filter is dropped for that query and the trace says so.
+        Args:
+            entity_ids: resolved entities; a filter, relaxed to a boost when it starves.
+            exclude_chunk_ids / exclude_doc_ids: never returned (the consumed window).
+            confusable: entity → confusable siblings, for the entity-aware rerank.
+            rerank: False returns the fused order as it is (one chunk per document).
+            abstain: False never answers no_answer for weak evidence (the baselines).
+
+        Raises:
+            ConfigurationError: the configured embedder is not the one the kb was built with.
+            DependencyError: Milvus failed (an embedder or cross-encoder failure
+                only degrades the search; the trace says so).
         """
-        best: dict[str, Found] = {}
-        trace: dict[str, Any] = {"queries": [], "entity_filter": list(entity_ids),
-                                 "excluded": len(exclude_chunk_ids)}
-        pool = k * POOL_FACTOR if rerank else k
+        cfg = self._config
+        use_dense = self._check_embedder(kb)
+        trace: dict[str, Any] = {
+            "queries": [], "entity_filter": list(entity_ids),
+            "excluded": len(exclude_chunk_ids), "excluded_docs": len(exclude_doc_ids),
+            "fusion": f"rrf(k={cfg.rrf_k})" if use_dense else "bm25",
+        }
+        pool = k * cfg.pool_factor if rerank else k
         reranker = EntityAwareReranker(confusable) if confusable is not None else self._reranker
+        candidates: list[Found] = []
         for query in queries:
-            hits = self._index.search(kb, query, limit=pool, entity_ids=entity_ids,
-                                      exclude_chunk_ids=exclude_chunk_ids, group_by_doc=not rerank)
-            relaxed = False
-            if entity_ids and len(hits) < max(self._min_filtered, 1):
-                relaxed = True
-                hits = self._index.search(kb, query, limit=pool, exclude_chunk_ids=exclude_chunk_ids,
-                                          group_by_doc=not rerank)
+            q_trace: dict[str, Any] = {"query": query}
+            vector = self._embed(query, q_trace) if use_dense else None
+            hits = self._query_pool(kb, query, vector, pool, k, entity_ids, exclude_chunk_ids,
+                                    exclude_doc_ids, q_trace)
             if rerank:
+                hits = self._cross_encode(query, hits, q_trace)
                 hits = reranker.rerank(query, hits, entity_ids=entity_ids)
-            trace["queries"].append({"query": query, "hits": len(hits),
-                                     "filter_relaxed": relaxed})
-            for hit in hits:
-                kept = best.get(hit.doc_id)
-                if kept is None or hit.score > kept.hit.score:
-                    best[hit.doc_id] = Found(hit, query)
-        ranked = sorted(best.values(), key=lambda f: (-f.hit.score, f.hit.chunk_id))[:k]
-        return SearchOutcome(found=tuple(ranked), trace=trace)
+            if q_trace.get("entity_filter") == "relaxed_to_boost":
+                hits = _lift_tagged(hits, entity_ids)
+            q_trace["hits"] = len(hits)
+            trace["queries"].append(q_trace)
+            candidates.extend(Found(hit, query) for hit in hits)
+        ranked = sorted(candidates, key=lambda f: (-f.hit.score, f.hit.chunk_id))
+        ranked = _per_document(ranked, cfg.chunks_per_doc)
+        kept_hits, dropped = drop_near_duplicates(
+            [f.hit for f in ranked], cosine_at=cfg.near_duplicate_cosine,
+            shingles_at=cfg.near_duplicate_shingles)
+        if dropped:
+            trace["near_duplicates_dropped"] = [{"dropped": d, "kept": kept} for d, kept in dropped]
+        kept_ids = {h.chunk_id for h in kept_hits}
+        found = [f for f in ranked if f.hit.chunk_id in kept_ids][:k]
+        found = [replace(f, hit=replace(f.hit, vector=None)) for f in found]
+        strength = max((coverage(f.query, f.hit) for f in found), default=0.0)
+        threshold = cfg.no_answer_threshold if abstain else 0.0
+        weak = bool(found) and strength < threshold
+        trace["no_answer"] = {"strength": round(strength, 4), "threshold": threshold,
+                              "abstained": weak}
+        if weak:
+            trace["no_answer"]["withheld"] = [f.hit.chunk_id for f in found]
+            found = []
+        return SearchOutcome(found=tuple(found), trace=trace, no_answer=not found,
+                             strength=strength)
+
+    # -- steps -------------------------------------------------------------------------
+
+    def _check_embedder(self, kb: str) -> bool:
+        """Whether to search dense vectors; refuse an embedder the kb was not built with."""
+        recorded = self._index.dense_spec(kb)
+        configured = self._embedder.name if self._embedder is not None else None
+        if recorded is None and configured is None:
+            return False
+        if recorded is not None and recorded.embedder == configured:
+            return True
+        built = "no embedder (BM25 only)" if recorded is None else \
+            f"embedder {recorded.embedder!r} ({recorded.dim} dimensions)"
+        now = "no embedder" if configured is None else f"embedder {configured!r}"
+        raise ConfigurationError(
+            f"knowledge base {kb!r} was ingested with {built}, but {now} is configured: set "
+            "REFERENT_EMBED__BACKEND / REFERENT_EMBED__MODEL to what the kb was built with, "
+            "or re-ingest it into a fresh kb")
+
+    def _embed(self, query: str, q_trace: dict[str, Any]) -> tuple[float, ...] | None:
+        assert self._embedder is not None
+        try:
+            return self._embedder.embed_query(query)
+        except DependencyError as exc:
+            q_trace["dense"] = f"skipped, BM25 only: {exc}"
+            return None
+
+    def _query_pool(self, kb: str, query: str, vector: tuple[float, ...] | None, pool: int,
+                    min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
+                    exclude_doc_ids: Sequence[str], q_trace: dict[str, Any]) -> list[Hit]:
+        want_vectors = vector is not None
+
+        def topped_up(search, entities: Sequence[str], **extra: Any) -> list[Hit]:
+            # The pool is fetched ungrouped so the rerank can choose among a document's
+            # chunks; when a few long documents fill it, a grouped search adds the best
+            # chunk of further documents, so a turn still gets k different documents.
+            hits = search(limit=pool, entity_ids=entities, group_by_doc=False, **extra)
+            if len(hits) == pool and len({h.doc_id for h in hits}) < min_docs:
+                grouped = search(limit=min(pool, 2 * min_docs), entity_ids=entities,
+                                 group_by_doc=True, **extra)
+                hits = _merge(hits, grouped)
+                q_trace["topped_up"] = True
+            return hits
+
+        def rankings(entities: Sequence[str]) -> list[list[Hit]]:
+            common = {"exclude_chunk_ids": exclude_chunk_ids, "exclude_doc_ids": exclude_doc_ids}
+            found = [topped_up(lambda **kw: self._index.search(kb, query, **kw), entities,
+                               with_vectors=want_vectors, **common)]
+            if vector is not None:
+                found.append(topped_up(lambda **kw: self._index.dense_search(kb, vector, **kw),
+                                       entities, with_vectors=True, **common))
+            return found
+
+        ranked = rankings(entity_ids)
+        if entity_ids:
+            docs = len({h.doc_id for r in ranked for h in r})
+            q_trace["filtered_docs"] = docs
+            if docs < self._config.min_filtered_hits:
+                # Too few inside the filter: search everything, keep the filtered hits
+                # too (they may sit below the unfiltered pool's cut), and let the
+                # entity-aware rerank lift the tagged ones.
+                wide = rankings(())
+                ranked = [_merge(narrow, broad) for narrow, broad in zip(ranked, wide, strict=True)]
+                q_trace["entity_filter"] = "relaxed_to_boost"
+            else:
+                q_trace["entity_filter"] = "applied"
+        q_trace["bm25"] = len(ranked[0])
+        if vector is not None:
+            q_trace["dense"] = len(ranked[1])
+            return rrf(ranked, k=self._config.rrf_k)
+        return _rescaled(ranked[0])
+
+    def _cross_encode(self, query: str, hits: list[Hit], q_trace: dict[str, Any]) -> list[Hit]:
+        """Reorder the top of the pool by the cross-encoder; fall back to the pool's order."""
+        if self._cross is None or not hits:
+            return hits
+        head, tail = hits[:self._config.cross_encoder_top_n], hits[self._config.cross_encoder_top_n:]
+        try:
+            scores = self._cross.scores(query, [f"{h.title}\n{h.text}" for h in head])
+        except DependencyError as exc:
+            q_trace["cross_encoder"] = f"failed, fused order kept: {exc}"
+            return hits
+        q_trace["cross_encoder"] = self._cross.name
+        lo, hi = min(scores), max(scores)
+        span = (hi - lo) or 1.0
+        # Min-max to [0, 1] so the entity boosts keep their meaning; the pool's tail
+        # (not sent to the cross-encoder) goes below every scored hit.
+        rescored = [((s - lo) / span, h) for s, h in zip(scores, head, strict=True)]
+        rescored.sort(key=lambda pair: (-pair[0], pair[1].chunk_id))
+        return ([replace(h, score=s) for s, h in rescored]
+                + [replace(h, score=0.0) for h in tail])
+
+
+def _rescaled(hits: list[Hit]) -> list[Hit]:
+    """BM25 hits with scores divided by the best one (best = 1.0)."""
+    top = max((h.score for h in hits), default=0.0) or 1.0
+    return [replace(h, score=h.score / top) for h in hits]
+
+
+def _lift_tagged(hits: list[Hit], entity_ids: Sequence[str]) -> list[Hit]:
+    wanted = set(entity_ids)
+    lifted = [replace(h, score=h.score + RELAXED_ENTITY_BOOST) if wanted & set(h.entity_ids) else h
+              for h in hits]
+    return sorted(lifted, key=lambda h: (-h.score, h.chunk_id))
+
+
+def _merge(narrow: list[Hit], broad: list[Hit]) -> list[Hit]:
+    """One ranking from a filtered and an unfiltered one of the same query and metric."""
+    by_id = {h.chunk_id: h for h in broad}
+    for h in narrow:
+        by_id.setdefault(h.chunk_id, h)
+    return sorted(by_id.values(), key=lambda h: (-h.score, h.chunk_id))
+
+
+def _per_document(ranked: list[Found], cap: int) -> list[Found]:
+    """At most ``cap`` chunks per document, each chunk once, keeping the best first."""
+    per_doc: dict[str, int] = {}
+    seen: set[str] = set()
+    out = []
+    for f in ranked:
+        if f.hit.chunk_id in seen or per_doc.get(f.hit.doc_id, 0) >= cap:
+            continue
+        seen.add(f.hit.chunk_id)
+        per_doc[f.hit.doc_id] = per_doc.get(f.hit.doc_id, 0) + 1
+        out.append(f)
+    return out

@@ -211,3 +211,43 @@ def test_concurrent_turns_on_one_session_lose_nothing(runtime, demo_kb):
     assert state.turn_count == outcomes.count("ok") >= 1
     assert len(state.recent) == min(4, state.turn_count)
     assert len(state.consumed) == len(set(state.consumed))
+
+
+def test_doc_granularity_never_returns_a_document_twice(runtime, demo_kb):
+    from dialogue.engine import EngineConfig, TurnEngine
+
+    engine = TurnEngine(runtime.snapshots, runtime.retriever, runtime.sessions,
+                        EngineConfig(granularity_by_kb={demo_kb: "doc"}))
+    s = sid()
+    docs: list[str] = []
+    chunks: list[str] = []
+    for _ in range(4):
+        result = engine.handle(demo_kb, s, "2025版员工手册里年假和病假怎么规定")
+        assert result.trace["consumed"]["granularity"] == "doc"
+        docs.extend(e.doc_id for e in result.evidence)
+        chunks.extend(e.chunk_id for e in result.evidence)
+    assert len(docs) == len(set(docs))
+    # The chunk granularity (the default) may return another chunk of a document already seen.
+    chunk_engine = runtime.engine
+    s2 = sid()
+    seen_docs: list[str] = []
+    for _ in range(4):
+        seen_docs.extend(e.doc_id for e in chunk_engine.handle(
+            demo_kb, s2, "2025版员工手册里年假和病假怎么规定").evidence)
+    assert len(seen_docs) > len(set(seen_docs))
+
+
+def test_a_question_the_kb_cannot_answer_gets_no_answer(runtime, demo_kb):
+    result = runtime.engine.handle(demo_kb, sid(), "火星基地的氧气供应系统用什么型号的电池")
+    assert result.action == "no_answer"
+    assert result.evidence == [] and result.context == "" and result.context_tokens == 0
+    assert result.trace["retrieval"]["no_answer"]["abstained"]
+
+
+def test_context_tokens_are_reported_and_within_budget(runtime, demo_kb):
+    from retrieval.context import count_tokens
+
+    result = runtime.engine.handle(demo_kb, sid(), "华东区7月的销售额是多少", k=10)
+    assert 0 < result.context_tokens <= 2000
+    assert result.context_tokens == count_tokens(result.context)
+    assert f"[{result.evidence[0].chunk_id}]" in result.context
