@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from kg.aliases import AliasSnapshot
 from kg.mentions import Detection, Mention, MentionKind
-from kg.normalize import normalize, normalize_with_offsets
 
 _PLURAL_PRONOUNS = {"它们", "他们", "她们", "这些", "那些", "这几个", "they", "them", "their",
                     "these", "those"}
@@ -70,7 +69,7 @@ class EntityLinker:
             focus: the dialogue's focus entities, most salient first.
             listed: entities the previous turn listed together (for 前者/后者).
         """
-        text_norm = normalize(detection.text)
+        text_norm = snapshot.normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
         links: list[Link] = []
         for mention in detection.mentions:
@@ -94,7 +93,7 @@ class EntityLinker:
                       focus: Sequence[str]) -> Link | None:
         """个人版呢 / 那2025版呢: the turn names only what tells a variant of a focus
         entity apart (an edition, a version). Resolves when exactly one variant fits."""
-        norm = normalize_with_offsets(detection.text)
+        norm = snapshot.normalize_with_offsets(detection.text)
         found: dict[str, tuple[int, int]] = {}
         for focus_id in focus:
             for other, words in snapshot.variants(focus_id).items():
@@ -121,7 +120,7 @@ class EntityLinker:
         if len(candidates) == 1:
             return Link(mention, candidates, (candidates[0].entity_id,), f"{source} alias")
         ids = [c.entity_id for c in candidates]
-        shared = normalize(mention.text)
+        shared = snapshot.normalize(mention.text)
 
         # The user named what tells them apart (个人版, 企业版).
         marked = [eid for eid in ids

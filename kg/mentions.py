@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kg.aliases import AliasSnapshot
-from kg.normalize import normalize_with_offsets
 
 
 class MentionKind(str, Enum):
@@ -116,7 +115,7 @@ def detect_mentions(text: str, snapshot: AliasSnapshot | None) -> Detection:
             taken.append((start, end))
 
     if snapshot is not None:
-        norm = normalize_with_offsets(text)
+        norm = snapshot.normalize_with_offsets(text)
         for n_start, n_end, key in snapshot.alias_matcher.find(norm):
             start, end = norm.span(n_start, n_end)
             add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
