@@ -57,11 +57,12 @@ def neo4j_store(settings):
 
 
 @pytest.fixture
-def kb(neo4j_store):
+def kb(neo4j_store, milvus_index):
     """A fresh, isolated knowledge base name, removed afterwards."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     yield name
     neo4j_store.delete_kb(name)
+    milvus_index.drop(name)
 
 
 @pytest.fixture(scope="session")
@@ -88,6 +89,7 @@ def demo_kb(neo4j_store, milvus_index, settings):
     yield name
     milvus_index.drop(name)
     neo4j_store.delete_kb(name)
+    milvus_index.drop(name)
 
 
 @pytest.fixture(scope="session")
