@@ -375,6 +375,9 @@ def demo(kb: Annotated[str, typer.Option("--kb", help="kb to load the demo into"
             report = _import(store, kb, DEMO_DIR / "ontology.jsonl")
             err.print(f"ontology: {report.entities_added} added, {report.entities_changed} changed, "
                       f"{report.entities_unchanged} unchanged")
+            # The demo corpus is rebuilt each time, so a collection made by an older
+            # version (a different schema) never stands in the way.
+            index.drop(kb)
             ingested = _ingest(settings, store, index, kb, DEMO_DIR / "corpus.jsonl")
             err.print(f"corpus: {ingested.documents} documents, {ingested.chunks} chunks")
         finally:
