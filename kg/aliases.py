@@ -19,8 +19,8 @@ from typing import Literal
 from rapidfuzz import fuzz, process
 
 from kg.normalize import DEFAULT, Normalization, NormalizedText
-from kg.ontology import EntityDef, Ontology
-from kg.store import LinkingData, OntologyStore
+from kg.ontology import EntityDef, Ontology, TypeDef
+from kg.store import LinkingData, LinkingDelta, OntologyStore
 
 SearchMode = Literal["exact", "prefix", "fuzzy"]
 
@@ -151,6 +151,83 @@ class AliasSnapshot:
                    attribute_by_norm=attribute_by_norm,
                    normalization=normalization, uid=uid)
 
+    def patched(self, delta: LinkingDelta) -> AliasSnapshot:
+        """A new snapshot: this one with ``delta`` applied (this one is left as it is).
+
+        Costs a shallow copy of the maps plus work proportional to the change,
+        instead of reading and building the whole table again, so a kb of a
+        million aliases is refreshed within the check interval.
+        """
+        norm = self.normalize
+        entities = dict(self.entities)
+        by_norm = dict(self.by_norm)
+        children = dict(self.children)
+        confusable = dict(self.confusable)
+        changed = set(delta.entities)
+        keys: set[str] = set()
+        for eid, new in delta.entities.items():
+            old = self.entities.get(eid)
+            if old is not None:
+                keys.update(norm(a) for a in old.all_aliases)
+                if old.parent is not None:
+                    siblings = tuple(c for c in children.get(old.parent, ()) if c != eid)
+                    if siblings:
+                        children[old.parent] = siblings
+                    else:
+                        children.pop(old.parent, None)
+            for partner in self.confusable.get(eid, ()):
+                rest = confusable.get(partner, frozenset()) - {eid}
+                if rest:
+                    confusable[partner] = rest
+                else:
+                    confusable.pop(partner, None)
+            confusable.pop(eid, None)
+            if new is None:
+                entities.pop(eid, None)
+                continue
+            entities[eid] = new
+            if new.parent is not None:
+                children[new.parent] = tuple(sorted({*children.get(new.parent, ()), eid}))
+        new_keys: dict[str, set[str]] = {}
+        for eid, new in delta.entities.items():
+            if new is None:
+                continue
+            for alias in new.all_aliases:
+                key = delta.alias_norms.get(alias)
+                if key is None:
+                    key = norm(alias)
+                if key:
+                    new_keys.setdefault(key, set()).add(eid)
+                    keys.add(key)
+        for key in keys:
+            ids = {i for i in by_norm.get(key, ()) if i not in changed} | new_keys.get(key, set())
+            if ids:
+                by_norm[key] = tuple(sorted(ids))
+            else:
+                by_norm.pop(key, None)
+        for eid, partners in delta.confusables.items():
+            if delta.entities.get(eid) is None:
+                continue
+            partners = frozenset(p for p in partners if p in entities)
+            if partners:
+                confusable[eid] = partners
+            for partner in partners:
+                confusable[partner] = confusable.get(partner, frozenset()) | {eid}
+        type_attributes, attribute_by_norm = self.type_attributes, self.attribute_by_norm
+        attribute_matcher = self.attribute_matcher
+        if delta.types is not None:
+            type_attributes = {t.name: t.attributes for t in delta.types}
+            attribute_by_norm = {norm(a): a for attrs in type_attributes.values() for a in attrs
+                                 if norm(a)}
+            attribute_matcher = LongestMatcher(attribute_by_norm)
+        return AliasSnapshot(kb=self.kb, version=delta.version, entities=entities,
+                             by_norm=by_norm, type_attributes=type_attributes,
+                             confusable=confusable, children=children,
+                             alias_matcher=LongestMatcher(by_norm),
+                             attribute_matcher=attribute_matcher,
+                             attribute_by_norm=attribute_by_norm,
+                             normalization=self.normalization, uid=self.uid)
+
     def normalize(self, text: str) -> str:
         """The kb's matching key of ``text``."""
         return self.normalization.normalize(text)
@@ -259,7 +336,9 @@ class SnapshotCache:
     """Per-process snapshots, reloaded when the kb's alias table version changes.
 
     The version (and the kb's uid) is checked at most once every
-    ``check_interval`` seconds, on the next ``get``; so a write made through
+    ``check_interval`` seconds, on the next ``get``. A newer version is applied
+    as a patch of the entities the writes touched (read from the audit log),
+    or by a full reload after a bulk import or a normalization change. So a write made through
     any process is used by every process from its first turn that starts more
     than ``check_interval`` seconds after the write committed. A process that
     made a write itself calls :meth:`invalidate` and uses it at once.
@@ -294,7 +373,13 @@ class SnapshotCache:
                 self._checked.pop(kb, None)
                 return None
             if current is None or (current.version, current.uid) != (state.version, state.uid):
-                current = AliasSnapshot.from_linking_data(kb, self._store.linking_data(kb))
+                delta = None
+                if current is not None and current.uid == state.uid and state.version > current.version:
+                    delta = self._store.linking_delta(kb, current.version, current.uid)
+                if delta is not None:
+                    current = current.patched(delta)
+                else:
+                    current = AliasSnapshot.from_linking_data(kb, self._store.linking_data(kb))
                 self._snapshots[kb] = current
             self._checked[kb] = now
             return current

@@ -20,6 +20,7 @@ SCHEMA = (
     "CREATE INDEX referent_entity_type IF NOT EXISTS FOR (e:Entity) ON (e.kb, e.type)",
     "CREATE CONSTRAINT referent_audit_key IF NOT EXISTS "
     "FOR (x:AuditEntry) REQUIRE (x.kb, x.seq) IS UNIQUE",
+    "CREATE INDEX referent_audit_version IF NOT EXISTS FOR (x:AuditEntry) ON (x.kb, x.version)",
 )
 
 KB_VERSION = "MATCH (k:KnowledgeBase {id: $kb}) RETURN k.alias_version AS version"
@@ -278,6 +279,24 @@ SET_ALIAS_NORMS = """
 UNWIND $rows AS r
 MATCH (a:Alias {kb: $kb, text: r.text})
 SET a.norm = r.norm
+"""
+
+# What changed after a version: the audit entries say which entities each write touched.
+AUDIT_SINCE = """
+MATCH (x:AuditEntry {kb: $kb})
+WHERE x.version > $since
+RETURN x.version AS version, x.action AS action, x.entities AS entities
+ORDER BY x.version
+LIMIT $limit
+"""
+
+READ_ENTITIES_BY_IDS = """
+UNWIND $ids AS id
+MATCH (e:Entity {kb: $kb, id: id})
+RETURN e.id AS id, e.name AS name, e.type AS type, e.description AS description,
+       e.parent AS parent, e.attributes_json AS attributes_json,
+       COLLECT { MATCH (a:Alias)-[n:NAMES]->(e) RETURN [a.text, a.norm] ORDER BY n.pos } AS aliases,
+       COLLECT { MATCH (e)-[:CONFUSABLE]-(b:Entity) RETURN DISTINCT b.id } AS confusables
 """
 
 READ_ALIAS_TABLE = """

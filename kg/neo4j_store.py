@@ -37,12 +37,16 @@ from kg import neo4j_queries as q
 from kg.normalize import DEFAULT, Normalization
 from kg.ontology import (ConfusableDef, EntityDef, Ontology, RelationDef, TypeDef,
                          parse_ontology)
-from kg.store import Actor, AliasRow, ImportReport, KbState, LinkingData
+from kg.store import Actor, AliasRow, ImportReport, KbState, LinkingData, LinkingDelta
 
 T = TypeVar("T")
 _BATCH = 5000
 # Entity ids kept in one audit entry (an import may touch 100,000).
 AUDIT_MAX_IDS = 1000
+# Writes after which a snapshot is rebuilt whole instead of patched.
+FULL_RELOAD_ACTIONS = frozenset({"ontology.import", "kb.create", "kb.normalization"})
+# More changes than this since a snapshot: reload it whole.
+MAX_DELTA_WRITES = 200
 _TX_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 
 
@@ -240,6 +244,55 @@ class Neo4jOntologyStore:
             raise RetryableDependencyError(f"the ontology of {kb!r} kept changing while it was "
                                            "read; retry")
         return data
+
+    def linking_delta(self, kb: str, since_version: int, uid: str) -> LinkingDelta | None:
+        """The entities (and types) written after ``since_version``, read as of one version.
+
+        Returns None when a patch cannot be trusted and the snapshot must be
+        reloaded whole: the kb was re-created (another uid), a bulk import or a
+        normalization change happened, more than MAX_DELTA_WRITES writes landed,
+        or a version has no audit entry (data written before audit existed).
+        """
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> LinkingDelta | None | bool:
+            before = tx.run(q.KB_STATE, kb=kb).single()
+            if before is None or before["version"] is None or before["uid"] != uid:
+                return None
+            latest = before["version"]
+            if latest - since_version > MAX_DELTA_WRITES or latest <= since_version:
+                return None
+            writes = list(tx.run(q.AUDIT_SINCE, kb=kb, since=since_version,
+                                 limit=MAX_DELTA_WRITES + 1))
+            if [w["version"] for w in writes] != list(range(since_version + 1, latest + 1)):
+                return None
+            if any(w["action"] in FULL_RELOAD_ACTIONS for w in writes):
+                return None
+            ids = sorted({i for w in writes for i in (w["entities"] or ())})
+            entities: dict[str, EntityDef | None] = dict.fromkeys(ids)
+            norms: dict[str, str] = {}
+            confusables: dict[str, frozenset[str]] = {i: frozenset() for i in ids}
+            for r in tx.run(q.READ_ENTITIES_BY_IDS, kb=kb, ids=ids):
+                for text, norm in r["aliases"]:
+                    if norm is not None:
+                        norms[text] = norm
+                entities[r["id"]] = entity_from_record(r, [text for text, _ in r["aliases"]])
+                confusables[r["id"]] = frozenset(r["confusables"])
+            types = None
+            if any(w["action"].startswith("type.") for w in writes):
+                types = tuple(TypeDef(name=r["name"], attributes=tuple(r["attributes"] or ()),
+                                      parent=r["parent"]) for r in tx.run(q.READ_TYPES, kb=kb))
+            after = tx.run(q.KB_STATE, kb=kb).single()
+            if after is None or after["version"] != latest or after["uid"] != uid:
+                return False  # a write landed meanwhile: read again
+            return LinkingDelta(version=latest, uid=uid, entities=entities, alias_norms=norms,
+                                confusables=confusables, types=types)
+
+        for _ in range(5):
+            delta = self._read_tx("read the alias table changes", work)
+            if delta is not False:
+                return delta
+        return None
 
     def list_kbs(self) -> list[str]:
         return [r["kb"] for r in self._read("list knowledge bases", q.KB_LIST)]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kg.normalize import Normalization
-from kg.ontology import Ontology
+from kg.ontology import EntityDef, Ontology, TypeDef
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,24 @@ class LinkingData:
 
 
 @dataclass(frozen=True)
+class LinkingDelta:
+    """What changed in a kb between two versions, for patching a snapshot.
+
+    Attributes:
+        entities: every entity a write touched, as it is now (None: deleted).
+        confusables: the confusable partners of each of those entities, now.
+        types: the whole type schema when a write changed it, else None.
+    """
+
+    version: int
+    uid: str
+    entities: Mapping[str, EntityDef | None]
+    alias_norms: Mapping[str, str]
+    confusables: Mapping[str, frozenset[str]]
+    types: tuple[TypeDef, ...] | None
+
+
+@dataclass(frozen=True)
 class Actor:
     """Who makes a write, as the audit log names them: an API key's name, or ``cli``."""
 
@@ -85,6 +103,11 @@ class OntologyStore(Protocol):
 
     def linking_data(self, kb: str) -> LinkingData:
         """The kb's ontology and alias keys, consistent with one version."""
+        ...
+
+    def linking_delta(self, kb: str, since_version: int, uid: str) -> LinkingDelta | None:
+        """What changed after ``since_version``; None when only a full reload will do
+        (a bulk import, a normalization change, a gap in the record, another uid)."""
         ...
 
     def load_alias_rows(self, kb: str) -> list[AliasRow]: ...
