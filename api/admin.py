@@ -252,9 +252,8 @@ def remove_relation(kb: Kb, admin: AdminDep, caller: CallerDep,
 
 
 @router.get("/confusables", summary="Every confusable pair of the kb")
-def list_confusables(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
-    ontology = runtime.ontology.export_ontology(kb)
-    return {"pairs": [{"a": c.a, "b": c.b, "note": c.note} for c in ontology.confusables]}
+def list_confusables(kb: Kb, admin: AdminDep, _: CallerDep) -> dict[str, Any]:
+    return {"pairs": [{"a": c.a, "b": c.b, "note": c.note} for c in admin.list_confusables(kb)]}
 
 
 @router.post("/confusables", summary="Mark two entities as confusable")
@@ -269,10 +268,9 @@ def remove_confusable(kb: Kb, a: str, b: str, admin: AdminDep, caller: CallerDep
 
 
 @router.get("/types", summary="The type schema")
-def list_types(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
-    ontology = runtime.ontology.export_ontology(kb)
+def list_types(kb: Kb, admin: AdminDep, _: CallerDep) -> dict[str, Any]:
     return {"types": [{"name": t.name, "attributes": list(t.attributes), "parent": t.parent}
-                      for t in sorted(ontology.types, key=lambda t: t.name)]}
+                      for t in admin.list_types(kb)]}
 
 
 @router.put("/types/{name}", summary="Create or replace a type")

@@ -19,7 +19,7 @@ from typing import Literal
 from rapidfuzz import fuzz, process
 
 from kg.normalize import DEFAULT, Normalization, NormalizedText
-from kg.ontology import EntityDef, Ontology, TypeDef
+from kg.ontology import EntityDef, Ontology
 from kg.store import LinkingData, LinkingDelta, OntologyStore
 
 SearchMode = Literal["exact", "prefix", "fuzzy"]

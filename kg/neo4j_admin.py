@@ -525,6 +525,26 @@ class Neo4jOntologyAdmin:
 
         return self._write(kb, actor, "type.delete", "delete a type", work)
 
+    def list_types(self, kb: str) -> list[TypeDef]:
+        """The kb's type schema, by name."""
+        return sorted(self._read_all(kb, q.READ_TYPES, lambda r: TypeDef(
+            r["name"], tuple(r["attributes"] or ()), r["parent"])), key=lambda t: t.name)
+
+    def list_confusables(self, kb: str) -> list[ConfusableDef]:
+        """Every confusable pair of the kb, each once."""
+        return sorted(self._read_all(kb, q.READ_CONFUSABLES, lambda r: ConfusableDef(
+            r["a"], r["b"], r["note"] or "")), key=lambda c: (c.a, c.b))
+
+    def _read_all(self, kb: str, query: str, row: Callable[[Any], Any]) -> list[Any]:
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
+            if tx.run(q.KB_STATE, kb=kb).single() is None:
+                raise _unknown_kb(kb)
+            return [row(r) for r in tx.run(query, kb=kb)]
+
+        return self._read("read the kb", work)
+
     # -- audit -------------------------------------------------------------------------------
 
     def audit(self, kb: str, query: AuditQuery) -> AuditPage:

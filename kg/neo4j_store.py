@@ -108,12 +108,17 @@ def read_ontology(tx: neo4j.ManagedTransaction, kb: str) -> tuple[Ontology, dict
                   for r in tx.run(q.READ_TYPES, kb=kb))
     entities = []
     norms: dict[str, str] = {}
-    for r in tx.run(q.READ_ENTITIES, kb=kb):
-        pairs = r["aliases"]
-        for text, norm in pairs:
-            if norm is not None:
-                norms[text] = norm
-        entities.append(entity_from_record(r, [text for text, _ in pairs]))
+    for record in tx.run(q.READ_ENTITIES, kb=kb):
+        for eid, name, type_, description, parent, attributes, pairs in record["batch"]:
+            texts = []
+            for text, norm in pairs:
+                texts.append(text)
+                if norm is not None:
+                    norms[text] = norm
+            entities.append(EntityDef(
+                id=eid, name=name, type=type_, aliases=tuple(a for a in texts if a != name),
+                description=description or "", parent=parent,
+                attributes=json.loads(attributes) if attributes and attributes != "{}" else {}))
     relations = tuple(RelationDef(from_id=r["from"], type=r["type"], to_id=r["to"])
                       for r in tx.run(q.READ_RELATIONS, kb=kb))
     confusables = tuple(ConfusableDef(a=r["a"], b=r["b"], note=r["note"] or "")
@@ -214,14 +219,18 @@ class Neo4jOntologyStore:
 
         The version is read before and after the data; when a write committed
         in between, the read is repeated, so the data never mixes two versions
-        under one version number.
+        under one version number. When writes keep landing, the last attempt
+        takes the kb's write lock, which holds the writers back for the length
+        of one read: slower for them, but the read always ends.
 
         Raises:
             NotFoundError: the kb does not exist.
         """
         check_kb(kb)
 
-        def work(tx: neo4j.ManagedTransaction) -> LinkingData | None:
+        def work(tx: neo4j.ManagedTransaction, lock: bool = False) -> LinkingData | None:
+            if lock and tx.run(q.KB_LOCK, kb=kb).single() is None:
+                raise NotFoundError(f"knowledge base {kb!r} does not exist")
             before = tx.run(q.KB_STATE, kb=kb).single()
             if before is None or before["version"] is None:
                 raise NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
@@ -234,13 +243,12 @@ class Neo4jOntologyStore:
                                normalization=Normalization.from_json(before["normalization"]),
                                ontology=ontology, alias_norms=norms)
 
-        for _ in range(5):
+        for _ in range(3):
             data = self._read_tx("read the alias table", work)
             if data is not None:
                 return data
-        # Writes keep landing; take one more read: a later check sees the newer version.
-        data = self._read_tx("read the alias table", work)
-        if data is None:
+        data = self._write_tx("read the alias table", lambda tx: work(tx, lock=True))
+        if data is None:  # cannot happen under the lock; kept as a guard
             raise RetryableDependencyError(f"the ontology of {kb!r} kept changing while it was "
                                            "read; retry")
         return data
