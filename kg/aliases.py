@@ -37,8 +37,30 @@ class LongestMatcher:
     """
 
     def __init__(self, keys: Iterable[str]) -> None:
-        self._keys = frozenset(k for k in keys if k)
-        self._lengths = sorted({len(k) for k in self._keys}, reverse=True)
+        self._keys = frozenset(keys) - {""}
+        counts: dict[int, int] = {}
+        for length in map(len, self._keys):
+            counts[length] = counts.get(length, 0) + 1
+        self._set(counts)
+
+    def _set(self, counts: dict[int, int]) -> None:
+        self._length_counts = counts
+        self._lengths = sorted((n for n, c in counts.items() if c), reverse=True)
+
+    def updated(self, added: Iterable[str], removed: Iterable[str]) -> LongestMatcher:
+        """A new matcher with these keys added and removed, in time proportional to the
+        change plus one set copy (not a rebuild over every key)."""
+        added = set(added) - {""} - self._keys
+        removed = (set(removed) & self._keys) - added
+        counts = dict(self._length_counts)
+        for key in added:
+            counts[len(key)] = counts.get(len(key), 0) + 1
+        for key in removed:
+            counts[len(key)] -= 1
+        new = LongestMatcher.__new__(LongestMatcher)
+        new._keys = (self._keys - removed) | added
+        new._set(counts)
+        return new
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -199,12 +221,15 @@ class AliasSnapshot:
                 if key:
                     new_keys.setdefault(key, set()).add(eid)
                     keys.add(key)
+        gone, came = [], []
         for key in keys:
             ids = {i for i in by_norm.get(key, ()) if i not in changed} | new_keys.get(key, set())
             if ids:
+                if key not in by_norm:
+                    came.append(key)
                 by_norm[key] = tuple(sorted(ids))
-            else:
-                by_norm.pop(key, None)
+            elif by_norm.pop(key, None) is not None:
+                gone.append(key)
         for eid, partners in delta.confusables.items():
             if delta.entities.get(eid) is None:
                 continue
@@ -223,7 +248,7 @@ class AliasSnapshot:
         return AliasSnapshot(kb=self.kb, version=delta.version, entities=entities,
                              by_norm=by_norm, type_attributes=type_attributes,
                              confusable=confusable, children=children,
-                             alias_matcher=LongestMatcher(by_norm),
+                             alias_matcher=self.alias_matcher.updated(came, gone),
                              attribute_matcher=attribute_matcher,
                              attribute_by_norm=attribute_by_norm,
                              normalization=self.normalization, uid=self.uid)

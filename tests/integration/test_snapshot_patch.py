@@ -23,7 +23,8 @@ def comparable(s: AliasSnapshot) -> dict:
             "by_norm": dict(s.by_norm), "confusable": dict(s.confusable),
             "children": dict(s.children), "types": dict(s.type_attributes),
             "attributes": dict(s.attribute_by_norm),
-            "matcher": s.alias_matcher._keys, "attribute_matcher": s.attribute_matcher._keys}
+            "matcher": s.alias_matcher._keys, "lengths": s.alias_matcher._lengths,
+            "attribute_matcher": s.attribute_matcher._keys}
 
 
 def fresh(load, kb) -> AliasSnapshot:
