@@ -1,4 +1,8 @@
-"""The HTTP API (FastAPI). Routes only: the work is done by the turn engine."""
+"""The HTTP API (FastAPI). Routes only: the work is done by the turn engine and,
+for ``/v1/kbs/{kb}/admin/...``, by the ontology admin (:mod:`api.admin`).
+
+Every ``/v1`` route needs an API key: the turn routes accept an admin or a
+query key, the admin routes only an admin key (:mod:`api.auth`)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Path, Request, Response
 from pydantic import BaseModel, Field
 
+from api.admin import router as admin_router
+from api.auth import Caller, KeyRing, any_caller, build_keyring
 from api.errors import install_error_handlers
 from api.runtime import Runtime
 from api.settings import Settings
@@ -33,16 +39,23 @@ def get_engine(runtime: Annotated[Runtime, Depends(get_runtime)]) -> TurnEngine:
     return runtime.engine
 
 
-def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
-    """Build the app. With ``runtime`` given (tests), the lifespan does not build or close one."""
+def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
+               keyring: KeyRing | None = None) -> FastAPI:
+    """Build the app. With ``runtime`` given (tests), the lifespan does not build or close one.
+
+    The keys come from ``keyring`` or else from the settings (checked at start:
+    production refuses to start without proper keys, see :func:`api.auth.build_keyring`).
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        effective = settings or (runtime.settings if runtime is not None else Settings())
+        app.state.keyring = keyring or build_keyring(effective)
         if runtime is not None:
             app.state.runtime = runtime
             yield
             return
-        built = Runtime.build(settings or Settings())
+        built = Runtime.build(effective)
         app.state.runtime = built
         try:
             yield
@@ -61,7 +74,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
     def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
-                  engine: Annotated[TurnEngine, Depends(get_engine)]) -> TurnResult:
+                  engine: Annotated[TurnEngine, Depends(get_engine)],
+                  _: Annotated[Caller, Depends(any_caller)]) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question."""
         return engine.handle(kb, session_id, body.text, k=body.k)
@@ -69,8 +83,11 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     @app.delete("/v1/kbs/{kb}/sessions/{session_id}", status_code=204, tags=["turns"],
                 summary="Forget a session")
     def delete_session(kb: KbPath, session_id: SessionPath,
-                       runtime: Annotated[Runtime, Depends(get_runtime)]) -> Response:
+                       runtime: Annotated[Runtime, Depends(get_runtime)],
+                       _: Annotated[Caller, Depends(any_caller)]) -> Response:
         runtime.sessions.delete(kb, session_id)
         return Response(status_code=204)
+
+    app.include_router(admin_router)
 
     return app

@@ -24,8 +24,11 @@ app = typer.Typer(help="Referent: conversational retrieval that links before it 
 neo4j_app = typer.Typer(help="The local Neo4j (embedded default for development, demo and tests).",
                         no_args_is_help=True)
 ontology_app = typer.Typer(help="Import and export a knowledge base's ontology.", no_args_is_help=True)
+keys_app = typer.Typer(help="API keys: make one and the setting that holds its hash.",
+                       no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(ontology_app, name="ontology")
+app.add_typer(keys_app, name="keys")
 
 console = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -53,10 +56,14 @@ def _progress() -> Progress:
 # -- neo4j ------------------------------------------------------------------------------
 
 def _local_neo4j(settings: Settings):
-    from api.local_neo4j import LocalNeo4j
+    from api.local_neo4j import DEFAULT_JAVA_OPTIONS, LocalNeo4j
 
+    heap = settings.neo4j.local_heap
+    options = [o for o in DEFAULT_JAVA_OPTIONS if not o.startswith(("-Xms", "-Xmx"))]
+    options[:0] = [f"-Xms{heap}" if heap.lower().endswith("m") else "-Xms256m", f"-Xmx{heap}"]
     return LocalNeo4j(settings.neo4j_home, settings.neo4j.local_port,
-                      user=settings.neo4j.user, password=settings.neo4j.password)
+                      user=settings.neo4j.user, password=settings.neo4j.password,
+                      java_options=options)
 
 
 @neo4j_app.command("start")
@@ -149,16 +156,19 @@ def ontology_export(kb: KbOption,
 # -- ingest -----------------------------------------------------------------------------
 
 @app.command("ingest")
-def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)]) -> None:
+def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
+           recreate: Annotated[bool, typer.Option(
+               help="drop the kb's collection first (all its chunks) and build it anew")] = False) -> None:
     """Ingest a corpus file (FORMATS.md §2) into the kb's Milvus collection."""
     from api.runtime import open_index, open_ontology_store
-    from kg.aliases import SnapshotCache
 
     with reported_errors():
         settings = Settings()
         store = open_ontology_store(settings)
         index = open_index(settings)
         try:
+            if recreate:
+                index.drop(kb)
             report = _ingest(settings, store, index, kb, file)
         finally:
             index.close()
@@ -211,6 +221,63 @@ def _ingest(settings: Settings, store, index, kb: str, file: Path):
         return ingest_corpus(kb, lines, index=index, snapshot=snapshot, path=str(file),
                              chunk_chars=settings.retrieval.chunk_chars,
                              embedder=open_embedder(settings), progress=step)
+
+
+# -- retag and keys ------------------------------------------------------------------------
+
+@app.command("retag")
+def retag(kb: KbOption) -> None:
+    """Match every alias-tagged chunk of the kb against the current aliases and
+    store the tags that changed (tags given in the corpus file are kept)."""
+    from api.runtime import open_index, open_ontology_store
+    from common.errors import NotFoundError
+    from kg.aliases import SnapshotCache
+    from retrieval.retag import retag_kb
+
+    with reported_errors():
+        settings = Settings()
+        store = open_ontology_store(settings)
+        index = open_index(settings)
+        try:
+            snapshot = SnapshotCache(store).get(kb)
+            if snapshot is None:
+                raise NotFoundError(f"knowledge base {kb!r} has no ontology; import one first")
+            if not index.has_collection(kb):
+                raise NotFoundError(f"knowledge base {kb!r} has no chunks; run "
+                                    f"`referent ingest --kb {kb} FILE` first")
+            total = index.count(kb)
+            with _progress() as progress:
+                task = progress.add_task(f"retag {kb}", total=total)
+                report = retag_kb(kb, index, snapshot,
+                                  progress=lambda scanned, _: progress.update(task, completed=scanned))
+                progress.update(task, completed=total)
+        finally:
+            index.close()
+            store.close()
+    console.print(f"re-tagged {kb!r} at alias table version {report.version}: "
+                  f"{report.scanned} alias-tagged chunks checked, {report.changed} changed")
+
+
+@keys_app.command("new")
+def keys_new(name: Annotated[str, typer.Option(help="who the audit log names (letters, digits, _ . : -)")],
+             role: Annotated[str, typer.Option(help="admin or query")]) -> None:
+    """Make a random API key; print it once, and the REFERENT_AUTH__KEYS entry with its hash."""
+    import re
+
+    from api.auth import hash_key, new_key
+
+    if role not in ("admin", "query"):
+        err.print(f"[bold red]error:[/] --role {role!r}: use admin or query")
+        raise typer.Exit(2)
+    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", name):
+        err.print(f"[bold red]error:[/] --name {name!r}: use 1-64 characters from A-Z a-z 0-9 _ . : -")
+        raise typer.Exit(2)
+    key = new_key()
+    entry = json.dumps({"name": name, "role": role, "hash": hash_key(key)})
+    console.print(f"key (shown once; give it to the caller, store it nowhere else): {key}",
+                  highlight=False)
+    console.print(f"settings entry (add it to the JSON list in REFERENT_AUTH__KEYS): {entry}",
+                  highlight=False, markup=False)
 
 
 # -- eval -------------------------------------------------------------------------------
@@ -298,12 +365,16 @@ def _print_summary(summaries: dict) -> None:
 @app.command("serve")
 def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
           port: Annotated[int, typer.Option(help="port")] = 8000) -> None:
-    """Run the HTTP API."""
+    """Run the HTTP API (refuses to start in production mode without proper keys)."""
     import uvicorn
 
     from api.app import create_app
+    from api.auth import build_keyring
 
-    uvicorn.run(create_app(Settings()), host=host, port=port)
+    with reported_errors():
+        settings = Settings()
+        keyring = build_keyring(settings)
+    uvicorn.run(create_app(settings, keyring=keyring), host=host, port=port)
 
 
 @app.command("demo")
@@ -327,6 +398,9 @@ def demo(kb: Annotated[str, typer.Option("--kb", help="kb to load the demo into"
             report = _import(store, kb, DEMO_DIR / "ontology.jsonl")
             err.print(f"ontology: {report.entities_added} added, {report.entities_changed} changed, "
                       f"{report.entities_unchanged} unchanged")
+            # The demo corpus is rebuilt each time, so a collection made by an older
+            # version (a different schema) never stands in the way.
+            index.drop(kb)
             ingested = _ingest(settings, store, index, kb, DEMO_DIR / "corpus.jsonl")
             err.print(f"corpus: {ingested.documents} documents, {ingested.chunks} chunks")
         finally:

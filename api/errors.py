@@ -7,20 +7,28 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from common.errors import (ConflictError, DependencyError, FormatError, InputError,
-                           NotFoundError, ReferentError, RetryableDependencyError)
+from common.errors import (AliasConflictError, AuthenticationError, ConflictError,
+                           DependencyError, FormatError, InputError, NotFoundError,
+                           PermissionDeniedError, ReferencedError, ReferentError,
+                           RetryableDependencyError)
 
 PROBLEM = "application/problem+json"
 
 
 def problem(status: int, title: str, detail: str, **extra) -> JSONResponse:
     headers = {"Retry-After": "5"} if status == 503 else None
+    if status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
     return JSONResponse({"type": "about:blank", "title": title, "status": status,
                          "detail": detail, **extra},
                         status_code=status, media_type=PROBLEM, headers=headers)
 
 
 def _status(exc: ReferentError) -> tuple[int, str]:
+    if isinstance(exc, AuthenticationError):
+        return 401, "Unauthorized"
+    if isinstance(exc, PermissionDeniedError):
+        return 403, "Forbidden"
     if isinstance(exc, NotFoundError):
         return 404, "Not found"
     if isinstance(exc, InputError):
@@ -37,8 +45,14 @@ def install_error_handlers(app: FastAPI) -> None:
     async def referent_error(_: Request, exc: ReferentError) -> JSONResponse:
         status, title = _status(exc)
         extra = {}
+        if exc.field is not None:
+            extra["field"] = exc.field
         if isinstance(exc, FormatError):
             extra = {"line": exc.line, "field": exc.field}
+        if isinstance(exc, AliasConflictError):
+            extra.update(alias=exc.alias, entity=exc.entity_id, conflicting=list(exc.other_ids))
+        if isinstance(exc, ReferencedError):
+            extra["references"] = exc.references
         if isinstance(exc, RetryableDependencyError):
             extra["retryable"] = True
         return problem(status, title, str(exc), **extra)
@@ -47,8 +61,21 @@ def install_error_handlers(app: FastAPI) -> None:
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         first = errors[0] if errors else {}
-        field = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        if first.get("type") == "json_invalid":
+            where = (first.get("ctx") or {}).get("error", "")
+            return problem(400, "Malformed JSON",
+                           f"the request body is not valid JSON ({where}); send one JSON object "
+                           "with content-type application/json", field="body")
+        field = _field(first.get("loc", ()))
         return problem(422, "Invalid input", f"{field}: {first.get('msg', 'invalid')}",
                        field=field or None,
-                       errors=[{"field": ".".join(str(p) for p in e.get("loc", ())),
-                                "message": e.get("msg")} for e in errors])
+                       errors=[{"field": _field(e.get("loc", ())), "message": e.get("msg")}
+                               for e in errors])
+
+
+def _field(loc) -> str:
+    """``("body", "aliases", 2)`` → ``aliases.2``; ``("query", "limit")`` → ``limit``."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    return ".".join(str(p) for p in parts)

@@ -6,7 +6,7 @@ Nothing here runs at import time; the CLI and the FastAPI lifespan call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from api.settings import Settings
 from common.errors import ConfigurationError
@@ -14,10 +14,12 @@ from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
 from dialogue.sqlite_store import SQLiteSessionStore
 from kg.aliases import SnapshotCache
+from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.cross_encoder import HttpCrossEncoder
 from retrieval.embedders import Embedder
 from retrieval.milvus_index import MilvusIndex
+from retrieval.retag import BackgroundRetagger
 from retrieval.search import Retriever, RetrieverConfig
 
 
@@ -95,7 +97,7 @@ def open_session_store(settings: Settings) -> SessionStore:
 
 @dataclass
 class Runtime:
-    """Everything a process needs to serve turns."""
+    """Everything a process needs to serve turns and admin requests."""
 
     settings: Settings
     ontology: Neo4jOntologyStore
@@ -104,6 +106,13 @@ class Runtime:
     sessions: SessionStore
     retriever: Retriever
     engine: TurnEngine
+    admin: Neo4jOntologyAdmin = field(init=False)
+    retagger: BackgroundRetagger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.admin = Neo4jOntologyAdmin(self.ontology, on_change=self.on_ontology_change)
+        self.retagger = BackgroundRetagger(self.index, self._fresh_snapshot,
+                                           self._stored_version)
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
@@ -117,7 +126,21 @@ class Runtime:
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings))
         return cls(settings, ontology, snapshots, index, sessions, retriever, engine)
 
+    def on_ontology_change(self, kb: str, version: int | None) -> None:
+        """After a write through this process: link with it at once, re-tag in the background."""
+        self.snapshots.invalidate(kb)
+        self.retagger.request(kb)
+
+    def _fresh_snapshot(self, kb: str):
+        self.snapshots.invalidate(kb)
+        return self.snapshots.get(kb)
+
+    def _stored_version(self, kb: str) -> int | None:
+        state = self.ontology.kb_state(kb)
+        return state.version if state is not None else None
+
     def close(self) -> None:
+        self.retagger.close()
         self.sessions.close()
         self.index.close()
         self.ontology.close()

@@ -26,6 +26,9 @@ class Neo4jSettings(BaseModel):
     # The embedded default (`referent neo4j start`): where it keeps its files.
     local_port: int = 7687
     local_home: Path | None = None  # default: <data_dir>/neo4j
+    # JVM heap of the local Neo4j; one import is one transaction, and a file of
+    # 100,000 entities with 300,000 aliases needs about 4g.
+    local_heap: str = Field(default="1g", pattern=r"^[1-9][0-9]*[mMgG]$")
 
 
 class MilvusSettings(BaseModel):
@@ -110,6 +113,26 @@ class RerankSettings(BaseModel):
     top_n: int = Field(default=20, ge=1, le=200)
 
 
+class ApiKeySetting(BaseModel):
+    """One API key, stored as the SHA-256 of the key (``referent keys new`` prints both)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+                      description="who the audit log names for this key's writes")
+    role: Literal["admin", "query"]
+    hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class AuthSettings(BaseModel):
+    """API keys and their roles: ``admin`` may use every route, ``query`` the turn routes.
+
+    ``REFERENT_AUTH__KEYS='[{"name": "ops", "role": "admin", "hash": "sha256:..."}]'``.
+    With no keys, development mode makes one key of each role for the life of
+    the process and prints them once; production mode refuses to start.
+    """
+
+    keys: list[ApiKeySetting] = Field(default_factory=list)
+
+
 class Settings(BaseSettings):
     """All of Referent's configuration."""
 
@@ -124,6 +147,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     embed: EmbedSettings = EmbedSettings()
     rerank: RerankSettings = RerankSettings()
+    auth: AuthSettings = AuthSettings()
 
     @property
     def neo4j_uri(self) -> str:

@@ -5,12 +5,17 @@ vendor errors (neo4j, pymilvus, redis, openai) are translated at the adapter
 with ``raise ... from exc`` so callers never see a driver's exception type.
 The API maps this tree onto HTTP status codes in one place (``api/errors.py``).
 
-    ReferentError
-    ├── InputError                    bad input from a user or a file (→ 4xx)
+    ReferentError                     ``field``: the input field at fault, when there is one
+    ├── InputError                    bad input from a user or a file (→ 422)
     │   ├── FormatError               a line of an interchange file does not fit FORMATS.md
     │   ├── InvalidIdError            an id or kb name outside its allowed pattern
-    │   └── NotFoundError             a kb, entity, session or turn that does not exist
+    │   └── NotFoundError             a kb, entity, session or turn that does not exist (→ 404)
     ├── ConflictError                 a concurrent write or an alias clash (→ 409)
+    │   ├── AliasConflictError        the alias already names another entity
+    │   └── ReferencedError           a delete refused: other records still point at it
+    ├── AccessError                   the caller may not do this
+    │   ├── AuthenticationError       no API key or an unknown one (→ 401)
+    │   └── PermissionDeniedError     a valid key whose role does not allow it (→ 403)
     ├── ConfigurationError            a setting is missing or wrong; says which one
     └── DependencyError               Neo4j, Milvus, Redis or the LLM failed (→ 503)
         └── RetryableDependencyError  transient: the same call may succeed later
@@ -20,7 +25,16 @@ from __future__ import annotations
 
 
 class ReferentError(Exception):
-    """Root of every error Referent raises on purpose."""
+    """Root of every error Referent raises on purpose.
+
+    Attributes:
+        field: the input field at fault (``aliases[2]``, ``parent``), when one is;
+            the API reports it beside the message.
+    """
+
+    def __init__(self, message: str = "", *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class InputError(ReferentError):
@@ -39,7 +53,6 @@ class FormatError(InputError):
     def __init__(self, message: str, *, line: int | None = None, field: str | None = None,
                  path: str | None = None) -> None:
         self.line = line
-        self.field = field
         self.path = path
         where = []
         if path:
@@ -49,7 +62,7 @@ class FormatError(InputError):
         if field:
             where.append(f"field '{field}'")
         prefix = ", ".join(where)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
+        super().__init__(f"{prefix}: {message}" if prefix else message, field=field)
         self.reason = message
 
 
@@ -63,6 +76,47 @@ class NotFoundError(InputError):
 
 class ConflictError(ReferentError):
     """A write lost a race or clashes with existing data; retry or change the request."""
+
+
+class AliasConflictError(ConflictError):
+    """An alias (compared by its normalized form) already names other entities.
+
+    Attributes:
+        alias: the alias as sent.
+        entity_id: the entity it was to be added to.
+        other_ids: the entities it already names.
+    """
+
+    def __init__(self, message: str, *, alias: str, entity_id: str, other_ids: tuple[str, ...],
+                 field: str | None = "alias") -> None:
+        super().__init__(message, field=field)
+        self.alias = alias
+        self.entity_id = entity_id
+        self.other_ids = other_ids
+
+
+class ReferencedError(ConflictError):
+    """A delete was refused because other records refer to the target.
+
+    Attributes:
+        references: what refers to it, by kind (``children``, ``relations``, ...).
+    """
+
+    def __init__(self, message: str, *, references: dict[str, list]) -> None:
+        super().__init__(message)
+        self.references = references
+
+
+class AccessError(ReferentError):
+    """The caller is not allowed to do this."""
+
+
+class AuthenticationError(AccessError):
+    """No API key, or one that matches no configured key."""
+
+
+class PermissionDeniedError(AccessError):
+    """The API key is valid but its role does not allow this route."""
 
 
 class ConfigurationError(ReferentError):

@@ -11,7 +11,7 @@ from dialogue.state import PendingClarification
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
-from kg.normalize import language_of, normalize
+from kg.normalize import language_of
 
 _BOTH_RE = re.compile(r"都要|两个都|都需要|都问|全部|都可以|\bboth\b|\ball of them\b", re.IGNORECASE)
 _NEITHER_RE = re.compile(r"都不是|都不|两个都不|\bneither\b|\bnone of (?:them|these)\b",
@@ -78,8 +78,8 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     named = [eid for eid in links.resolved if eid in options]
     if len(named) == 1:
         return Answer(AnswerKind.CHOSEN, (named[0],), "named an option")
-    shared = normalize(pending.mention)
-    text_norm = normalize(text)
+    shared = snapshot.normalize(pending.mention)
+    text_norm = snapshot.normalize(text)
     marked = [eid for eid in options
               if any(w in text_norm for w in snapshot.distinguishing_words(eid, shared))]
     if len(marked) == 1:

@@ -16,7 +16,7 @@ from dialogue.classify import is_ellipsis
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
-from kg.normalize import language_of, normalize, normalize_with_offsets
+from kg.normalize import language_of, normalize
 
 
 
@@ -124,8 +124,8 @@ class RuleRewriter:
         end = link.mention.end
         if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
             return end
-        words = snapshot.distinguishing_words(link.entity_ids[0], normalize(link.mention.text))
-        tail = normalize_with_offsets(text[end:end + 24])
+        words = snapshot.distinguishing_words(link.entity_ids[0], snapshot.normalize(link.mention.text))
+        tail = snapshot.normalize_with_offsets(text[end:end + 24])
         for word in words:
             if tail.text.startswith(word):
                 return end + tail.span(0, len(word))[1]

@@ -8,16 +8,23 @@ newer one.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from rapidfuzz import fuzz, process
 
 from kg.fuzzy import DEFAULT_THRESHOLD as DEFAULT_FUZZY_THRESHOLD
 from kg.fuzzy import FuzzyAliasIndex
-from kg.normalize import NormalizedText, normalize
+from kg.normalize import DEFAULT, Normalization, NormalizedText
 from kg.ontology import EntityDef, Ontology
-from kg.store import OntologyStore
+from kg.store import LinkingData, LinkingDelta, OntologyStore
+
+SearchMode = Literal["exact", "prefix", "fuzzy"]
 
 
 def _is_word_char(ch: str) -> bool:
@@ -32,8 +39,30 @@ class LongestMatcher:
     """
 
     def __init__(self, keys: Iterable[str]) -> None:
-        self._keys = frozenset(k for k in keys if k)
-        self._lengths = sorted({len(k) for k in self._keys}, reverse=True)
+        self._keys = frozenset(keys) - {""}
+        counts: dict[int, int] = {}
+        for length in map(len, self._keys):
+            counts[length] = counts.get(length, 0) + 1
+        self._set(counts)
+
+    def _set(self, counts: dict[int, int]) -> None:
+        self._length_counts = counts
+        self._lengths = sorted((n for n, c in counts.items() if c), reverse=True)
+
+    def updated(self, added: Iterable[str], removed: Iterable[str]) -> LongestMatcher:
+        """A new matcher with these keys added and removed, in time proportional to the
+        change plus one set copy (not a rebuild over every key)."""
+        added = set(added) - {""} - self._keys
+        removed = (set(removed) & self._keys) - added
+        counts = dict(self._length_counts)
+        for key in added:
+            counts[len(key)] = counts.get(len(key), 0) + 1
+        for key in removed:
+            counts[len(key)] -= 1
+        new = LongestMatcher.__new__(LongestMatcher)
+        new._keys = (self._keys - removed) | added
+        new._set(counts)
+        return new
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -67,8 +96,23 @@ class LongestMatcher:
 
 
 @dataclass(frozen=True)
+class AliasMatch:
+    """One search hit: an entity, the alias key that matched and how well (0-100)."""
+
+    entity_id: str
+    alias: str
+    score: float
+    mode: SearchMode
+
+
+@dataclass(frozen=True)
 class AliasSnapshot:
-    """One immutable view of a kb's ontology, built for linking."""
+    """One immutable view of a kb's ontology, built for linking.
+
+    ``uid`` tells two kbs of the same name apart (a kb deleted and created
+    again starts its versions anew); ``normalization`` is the kb's own, used
+    for every key in here and for the text linked against it.
+    """
 
     kb: str
     version: int
@@ -80,6 +124,8 @@ class AliasSnapshot:
     alias_matcher: LongestMatcher = field(repr=False)
     attribute_matcher: LongestMatcher = field(repr=False)
     attribute_by_norm: Mapping[str, str] = field(repr=False)
+    normalization: Normalization = DEFAULT
+    uid: str = ""
     # Fuzzy matching: similarity threshold (0-100); 0 turns it off. Tables larger
     # than fuzzy_max_aliases skip it (its index costs memory: see docs/linking.md).
     fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD
@@ -87,8 +133,8 @@ class AliasSnapshot:
     # Derived structures built on first use (the snapshot itself never changes).
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def fuzzy_index(self):
-        """The :class:`kg.fuzzy.FuzzyAliasIndex` of this snapshot, or None when off."""
+    def fuzzy_index(self) -> FuzzyAliasIndex | None:
+        """The fuzzy alias index of this snapshot, or None when off."""
         if self.fuzzy_threshold <= 0 or len(self.by_norm) > self.fuzzy_max_aliases:
             return None
         index = self._derived.get("fuzzy")
@@ -106,17 +152,36 @@ class AliasSnapshot:
         return fit
 
     @classmethod
+    def from_linking_data(cls, kb: str, data: LinkingData, **fuzzy: float) -> AliasSnapshot:
+        """Build from what the store read (stored alias keys are reused, not recomputed)."""
+        return cls.from_ontology(kb, data.version, data.ontology, normalization=data.normalization,
+                                 alias_norms=data.alias_norms, uid=data.uid, **fuzzy)
+
+    @classmethod
     def from_ontology(cls, kb: str, version: int, ontology: Ontology, *,
-                      fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD, fuzzy_max_aliases: int = 300_000) -> AliasSnapshot:
+                      normalization: Normalization = DEFAULT,
+                      alias_norms: Mapping[str, str] | None = None,
+                      uid: str = "", fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                      fuzzy_max_aliases: int = 300_000) -> AliasSnapshot:
+        """Build the linking view of ``ontology``.
+
+        Args:
+            alias_norms: alias text → key as stored; aliases missing from it
+                are normalized here.
+        """
+        norm = normalization.normalize
+        known = alias_norms or {}
         by_norm: dict[str, set[str]] = {}
         for entity in ontology.entities:
             for alias in entity.all_aliases:
-                key = normalize(alias)
+                key = known.get(alias)
+                if key is None:
+                    key = norm(alias)
                 if key:
                     by_norm.setdefault(key, set()).add(entity.id)
         type_attributes = {t.name: t.attributes for t in ontology.types}
-        attribute_by_norm = {normalize(a): a for attrs in type_attributes.values() for a in attrs
-                             if normalize(a)}
+        attribute_by_norm = {norm(a): a for attrs in type_attributes.values() for a in attrs
+                             if norm(a)}
         confusable: dict[str, set[str]] = {}
         for pair in ontology.confusables:
             confusable.setdefault(pair.a, set()).add(pair.b)
@@ -134,7 +199,138 @@ class AliasSnapshot:
                    alias_matcher=LongestMatcher(by_norm),
                    attribute_matcher=LongestMatcher(attribute_by_norm),
                    attribute_by_norm=attribute_by_norm,
+                   normalization=normalization, uid=uid,
                    fuzzy_threshold=fuzzy_threshold, fuzzy_max_aliases=fuzzy_max_aliases)
+
+    def patched(self, delta: LinkingDelta) -> AliasSnapshot:
+        """A new snapshot: this one with ``delta`` applied (this one is left as it is).
+
+        Costs a shallow copy of the maps plus work proportional to the change,
+        instead of reading and building the whole table again, so a kb of a
+        million aliases is refreshed within the check interval.
+        """
+        norm = self.normalize
+        entities = dict(self.entities)
+        by_norm = dict(self.by_norm)
+        children = dict(self.children)
+        confusable = dict(self.confusable)
+        changed = set(delta.entities)
+        keys: set[str] = set()
+        for eid, new in delta.entities.items():
+            old = self.entities.get(eid)
+            if old is not None:
+                keys.update(norm(a) for a in old.all_aliases)
+                if old.parent is not None:
+                    siblings = tuple(c for c in children.get(old.parent, ()) if c != eid)
+                    if siblings:
+                        children[old.parent] = siblings
+                    else:
+                        children.pop(old.parent, None)
+            for partner in self.confusable.get(eid, ()):
+                rest = confusable.get(partner, frozenset()) - {eid}
+                if rest:
+                    confusable[partner] = rest
+                else:
+                    confusable.pop(partner, None)
+            confusable.pop(eid, None)
+            if new is None:
+                entities.pop(eid, None)
+                continue
+            entities[eid] = new
+            if new.parent is not None:
+                children[new.parent] = tuple(sorted({*children.get(new.parent, ()), eid}))
+        new_keys: dict[str, set[str]] = {}
+        for eid, new in delta.entities.items():
+            if new is None:
+                continue
+            for alias in new.all_aliases:
+                key = delta.alias_norms.get(alias)
+                if key is None:
+                    key = norm(alias)
+                if key:
+                    new_keys.setdefault(key, set()).add(eid)
+                    keys.add(key)
+        gone, came = [], []
+        for key in keys:
+            ids = {i for i in by_norm.get(key, ()) if i not in changed} | new_keys.get(key, set())
+            if ids:
+                if key not in by_norm:
+                    came.append(key)
+                by_norm[key] = tuple(sorted(ids))
+            elif by_norm.pop(key, None) is not None:
+                gone.append(key)
+        for eid, partners in delta.confusables.items():
+            if delta.entities.get(eid) is None:
+                continue
+            partners = frozenset(p for p in partners if p in entities)
+            if partners:
+                confusable[eid] = partners
+            for partner in partners:
+                confusable[partner] = confusable.get(partner, frozenset()) | {eid}
+        type_attributes, attribute_by_norm = self.type_attributes, self.attribute_by_norm
+        attribute_matcher = self.attribute_matcher
+        if delta.types is not None:
+            type_attributes = {t.name: t.attributes for t in delta.types}
+            attribute_by_norm = {norm(a): a for attrs in type_attributes.values() for a in attrs
+                                 if norm(a)}
+            attribute_matcher = LongestMatcher(attribute_by_norm)
+        return AliasSnapshot(kb=self.kb, version=delta.version, entities=entities,
+                             by_norm=by_norm, type_attributes=type_attributes,
+                             confusable=confusable, children=children,
+                             alias_matcher=self.alias_matcher.updated(came, gone),
+                             attribute_matcher=attribute_matcher,
+                             attribute_by_norm=attribute_by_norm,
+                             normalization=self.normalization, uid=self.uid,
+                             fuzzy_threshold=self.fuzzy_threshold,
+                             fuzzy_max_aliases=self.fuzzy_max_aliases)
+
+    def normalize(self, text: str) -> str:
+        """The kb's matching key of ``text``."""
+        return self.normalization.normalize(text)
+
+    def normalize_with_offsets(self, text: str) -> NormalizedText:
+        return self.normalization.with_offsets(text)
+
+    @cached_property
+    def _sorted_keys(self) -> list[str]:
+        # Built on the first prefix search only: linking never needs it.
+        return sorted(self.by_norm)
+
+    def search(self, query: str, mode: SearchMode = "exact", *, limit: int = 20,
+               min_score: float = 60.0) -> list[AliasMatch]:
+        """Entities whose alias keys match ``query`` (normalized like the aliases).
+
+        ``exact``: the same key; ``prefix``: keys starting with the query's key,
+        shortest first; ``fuzzy``: rapidfuzz WRatio over every key, best first,
+        at least ``min_score``. One hit per entity, its best alias.
+        """
+        key = self.normalize(query)
+        if not key:
+            return []
+        found: list[tuple[str, float]] = []
+        if mode == "exact":
+            found = [(key, 100.0)] if key in self.by_norm else []
+        elif mode == "prefix":
+            keys = self._sorted_keys
+            start = bisect.bisect_left(keys, key)
+            matched = []
+            for k in keys[start:]:
+                if not k.startswith(key):
+                    break
+                matched.append(k)
+            found = [(k, 100.0 * len(key) / len(k)) for k in sorted(matched, key=lambda k: (len(k), k))]
+        else:
+            hits = process.extract(key, self.by_norm.keys(), scorer=fuzz.WRatio, processor=None,
+                                   limit=max(limit * 4, limit), score_cutoff=min_score)
+            found = [(k, float(score)) for k, score, _ in sorted(hits, key=lambda h: (-h[1], len(h[0]), h[0]))]
+        out: dict[str, AliasMatch] = {}
+        for k, score in found:
+            for entity_id in self.by_norm[k]:
+                if entity_id not in out:
+                    out[entity_id] = AliasMatch(entity_id, k, round(score, 1), mode)
+            if len(out) >= limit:
+                break
+        return list(out.values())[:limit]
 
     def name(self, entity_id: str) -> str:
         entity = self.entities.get(entity_id)
@@ -152,7 +348,7 @@ class AliasSnapshot:
             return ()
         words = []
         for alias in entity.all_aliases:
-            key = normalize(alias)
+            key = self.normalize(alias)
             for shared in shared_norms:
                 rest = key.replace(shared, "") if shared and shared in key else ""
                 if len(rest) >= 2:  # one leftover character (险, 版) tells nothing apart
@@ -170,7 +366,7 @@ class AliasSnapshot:
         entity = self.entities.get(entity_id)
         if entity is None:
             return {}
-        own = {normalize(a) for a in entity.all_aliases}
+        own = {self.normalize(a) for a in entity.all_aliases}
         related: set[str] = set()
         for key in own:
             related.update(self.by_norm.get(key, ()))
@@ -181,11 +377,11 @@ class AliasSnapshot:
         out = {}
         for other in sorted(related):
             o = self.entities[other]
-            keys = {normalize(a) for a in o.all_aliases}
+            keys = {self.normalize(a) for a in o.all_aliases}
             bases = {k for k in keys if k in own or len(self.by_norm.get(k, ())) > 1}
             for parent_id in (o.parent, entity_id if o.parent == entity_id else None):
                 if parent_id in self.entities:
-                    bases.update(normalize(a) for a in self.entities[parent_id].all_aliases)
+                    bases.update(self.normalize(a) for a in self.entities[parent_id].all_aliases)
             words = self.distinguishing_words(other, *sorted(bases, key=len, reverse=True))
             if words:
                 out[other] = words
@@ -193,14 +389,24 @@ class AliasSnapshot:
 
 
 class SnapshotCache:
-    """Per-process snapshots, reloaded when the kb's alias version changes.
+    """Per-process snapshots, reloaded when the kb's alias table version changes.
 
-    The version is checked at most once every ``check_interval`` seconds, so a
-    write made through any process is seen by every process within that bound.
+    The version (and the kb's uid) is checked at most once every
+    ``check_interval`` seconds, on the next ``get``. A newer version is applied
+    as a patch of the entities the writes touched (read from the audit log),
+    or by a full reload after a bulk import or a normalization change. So a write made through
+    any process is used by every process from its first turn that starts more
+    than ``check_interval`` seconds after the write committed. A process that
+    made a write itself calls :meth:`invalidate` and uses it at once.
+
+    Snapshots are never changed in place: a reload builds a new object and
+    swaps it in, so a turn that took a snapshot keeps one consistent table
+    to its end.
     """
 
     def __init__(self, store: OntologyStore, *, check_interval: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+                 clock: Callable[[], float] = time.monotonic,
+                 fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
                  fuzzy_max_aliases: int = 300_000) -> None:
         self._store = store
         self._fuzzy = {"fuzzy_threshold": fuzzy_threshold, "fuzzy_max_aliases": fuzzy_max_aliases}
@@ -214,19 +420,34 @@ class SnapshotCache:
         """The current snapshot of ``kb``, or None when the kb has no ontology."""
         now = self._clock()
         current = self._snapshots.get(kb)
-        if current is not None and now - self._checked.get(kb, 0.0) < self._interval:
+        if current is not None and now - self._checked.get(kb, float("-inf")) < self._interval:
             return current
         with self._lock:
             current = self._snapshots.get(kb)
-            if current is not None and now - self._checked.get(kb, 0.0) < self._interval:
+            if current is not None and now - self._checked.get(kb, float("-inf")) < self._interval:
                 return current
-            version = self._store.alias_version(kb)
-            self._checked[kb] = now
-            if version is None:
+            state = self._store.kb_state(kb)
+            if state is None:
                 self._snapshots.pop(kb, None)
+                self._checked.pop(kb, None)
                 return None
-            if current is None or current.version != version:
-                ontology = self._store.export_ontology(kb)
-                current = AliasSnapshot.from_ontology(kb, version, ontology, **self._fuzzy)
+            if current is None or (current.version, current.uid) != (state.version, state.uid):
+                delta = None
+                if current is not None and current.uid == state.uid and state.version > current.version:
+                    delta = self._store.linking_delta(kb, current.version, current.uid)
+                if delta is not None:
+                    current = current.patched(delta)
+                else:
+                    current = AliasSnapshot.from_linking_data(kb, self._store.linking_data(kb),
+                                                              **self._fuzzy)
                 self._snapshots[kb] = current
+            self._checked[kb] = now
             return current
+
+    def peek(self, kb: str) -> AliasSnapshot | None:
+        """The snapshot this process holds now, without checking the store."""
+        return self._snapshots.get(kb)
+
+    def invalidate(self, kb: str) -> None:
+        """Check the store on the next ``get`` (after this process wrote to ``kb``)."""
+        self._checked.pop(kb, None)

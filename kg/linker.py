@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from kg.aliases import AliasSnapshot
 from kg.fit import decide
 from kg.mentions import Detection, Mention, MentionKind
-from kg.normalize import normalize, normalize_with_offsets
 
 _PLURAL_PRONOUNS = {"它们", "他们", "她们", "这些", "那些", "这几个", "they", "them", "their",
                     "these", "those"}
@@ -82,7 +81,7 @@ class EntityLinker:
             alternates: earlier entities still in play (a bare name was said after
                 them), which a pronoun may mean as well as the focus.
         """
-        text_norm = normalize(detection.text)
+        text_norm = snapshot.normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
         links: list[Link] = []
         for mention in self._credible(detection, snapshot):
@@ -109,7 +108,7 @@ class EntityLinker:
                       focus: Sequence[str]) -> Link | None:
         """个人版呢 / 那2025版呢: the turn names only what tells a variant of a focus
         entity apart (an edition, a version). Resolves when exactly one variant fits."""
-        norm = normalize_with_offsets(detection.text)
+        norm = snapshot.normalize_with_offsets(detection.text)
         found: dict[str, tuple[int, int]] = {}
         for focus_id in focus:
             for other, words in snapshot.variants(focus_id).items():
@@ -195,7 +194,7 @@ class EntityLinker:
         if len(candidates) == 1:
             return Link(mention, candidates, (candidates[0].entity_id,), f"{source} alias")
         ids = [c.entity_id for c in candidates]
-        shared = normalize(mention.text)
+        shared = snapshot.normalize(mention.text)
 
         # The user named what tells them apart (个人版, 企业版).
         marked = [eid for eid in ids

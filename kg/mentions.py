@@ -14,7 +14,6 @@ from enum import Enum
 from functools import lru_cache
 
 from kg.aliases import AliasSnapshot, LongestMatcher
-from kg.normalize import normalize_with_offsets
 
 
 class MentionKind(str, Enum):
@@ -126,7 +125,7 @@ class _Collector:
 
 
 def _find_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
-    norm = normalize_with_offsets(found.text)
+    norm = snapshot.normalize_with_offsets(found.text)
     for n_start, n_end, key in snapshot.alias_matcher.find(norm):
         start, end = norm.span(n_start, n_end)
         found.add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
@@ -140,7 +139,7 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
     index = snapshot.fuzzy_index()
     if index is None:
         return
-    norm = normalize_with_offsets(found.text)
+    norm = snapshot.normalize_with_offsets(found.text)
     free = [i for i in range(len(norm.text))
             if not _overlaps(norm.span(i, i + 1), found.taken)]
     runs, start = [], None

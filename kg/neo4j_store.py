@@ -1,13 +1,20 @@
 """Neo4j implementation of :class:`kg.store.OntologyStore`.
 
-The graph, per knowledge base ``kb`` (every node carries ``kb``):
+The graph, per knowledge base ``kb`` (every node but the kb's own carries ``kb``):
 
-    (:KnowledgeBase {id, alias_version})
+    (:KnowledgeBase {id, uid, alias_version, normalization, audit_seq})
     (:EntityType {kb, name, attributes, parent})
     (:Entity {kb, id, name, type, description, parent, attributes_json})
-    (:Alias {kb, text, norm})-[:NAMES]->(:Entity)      one alias may name several entities
-    (:Entity)-[:REL {type}]->(:Entity)                 PART_OF, IS_A, custom
+    (:Alias {kb, text, norm})-[:NAMES {pos}]->(:Entity)   one alias may name several entities
+    (:Entity)-[:REL {type}]->(:Entity)                     PART_OF, IS_A, custom
     (:Entity)-[:CONFUSABLE {note}]->(:Entity)
+    (:AuditEntry {kb, seq, at, who, action, target, before, after, version, entities})
+
+``alias_version`` goes up by one with every write that changes the kb; each
+process compares it with its snapshot's to know when to reload. Every write
+takes the kb node's lock first, so the writes of one kb are serialised and a
+check made inside the transaction still holds at commit. Each write and its
+audit entry commit together, or neither does.
 
 All Cypher lives in :mod:`kg.neo4j_queries`. Driver errors are translated
 into :mod:`common.errors` here and nowhere else.
@@ -16,7 +23,7 @@ into :mod:`common.errors` here and nowhere else.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -27,13 +34,24 @@ from common.errors import (ConfigurationError, DependencyError, NotFoundError,
                            RetryableDependencyError)
 from common.ids import check_kb
 from kg import neo4j_queries as q
-from kg.normalize import normalize
+from kg.normalize import DEFAULT, Normalization
 from kg.ontology import (ConfusableDef, EntityDef, Ontology, RelationDef, TypeDef,
                          parse_ontology)
-from kg.store import AliasRow, ImportReport
+from kg.store import Actor, AliasRow, ImportReport, KbState, LinkingData, LinkingDelta
 
 T = TypeVar("T")
 _BATCH = 5000
+# Entity ids kept in one audit entry (an import may touch 100,000).
+AUDIT_MAX_IDS = 1000
+# Writes after which a snapshot is rebuilt whole instead of patched.
+FULL_RELOAD_ACTIONS = frozenset({"ontology.import", "kb.create", "kb.normalization"})
+# More changes than this since a snapshot: reload it whole.
+MAX_DELTA_WRITES = 200
+_TX_MEMORY = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+
+
+class _TooLargeForOneTransaction(Exception):
+    """Raised inside a transaction function so the driver does not retry it."""
 
 
 @contextmanager
@@ -41,6 +59,11 @@ def translate_errors(action: str) -> Iterator[None]:
     """Turn neo4j driver exceptions into Referent errors that say what to do."""
     try:
         yield
+    except _TooLargeForOneTransaction as exc:
+        raise DependencyError(
+            f"Neo4j ran out of transaction memory while trying to {action}: the change is too "
+            "large for one transaction. Raise Neo4j's heap (REFERENT_NEO4J__LOCAL_HEAP for the "
+            "local one; dbms.memory.transaction.total.max on a server) or split the file") from exc
     except neo4j_errors.AuthError as exc:
         raise ConfigurationError(
             f"Neo4j refused the credentials while trying to {action}: set "
@@ -48,8 +71,8 @@ def translate_errors(action: str) -> Iterator[None]:
     except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired,
             neo4j_errors.TransientError) as exc:
         raise RetryableDependencyError(
-            f"Neo4j is unreachable while trying to {action} ({exc}); start it with "
-            "`referent neo4j start` or check REFERENT_NEO4J__URI") from exc
+            f"Neo4j is unreachable or busy while trying to {action} ({exc}); start it with "
+            "`referent neo4j start` or check REFERENT_NEO4J__URI, then retry") from exc
     except neo4j_errors.Neo4jError as exc:
         raise DependencyError(f"Neo4j failed to {action}: {exc}") from exc
     except neo4j_errors.DriverError as exc:
@@ -59,6 +82,58 @@ def translate_errors(action: str) -> Iterator[None]:
 def _batches(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(rows), _BATCH):
         yield rows[start:start + _BATCH]
+
+
+def record_change(tx: neo4j.ManagedTransaction, kb: str, actor: Actor, action: str,
+                  target: str | None, before: Any, after: Any,
+                  entities: Iterable[str] = ()) -> tuple[int, int]:
+    """Bump the kb's version and write the audit entry of this change, in ``tx``.
+
+    Returns:
+        The new alias table version and the audit entry's sequence number.
+    """
+    record = tx.run(q.KB_NEXT_AUDIT, kb=kb).single()
+    version, seq = record["version"], record["seq"]
+    tx.run(q.AUDIT_CREATE, kb=kb, seq=seq, who=actor.name, action=action, target=target,
+           before=None if before is None else json.dumps(before, ensure_ascii=False),
+           after=None if after is None else json.dumps(after, ensure_ascii=False),
+           version=version, entities=list(entities)[:AUDIT_MAX_IDS]).consume()
+    return version, seq
+
+
+def read_ontology(tx: neo4j.ManagedTransaction, kb: str) -> tuple[Ontology, dict[str, str]]:
+    """The kb's whole ontology and its stored alias keys, read in ``tx``."""
+    types = tuple(TypeDef(name=r["name"], attributes=tuple(r["attributes"] or ()),
+                          parent=r["parent"])
+                  for r in tx.run(q.READ_TYPES, kb=kb))
+    entities = []
+    norms: dict[str, str] = {}
+    for record in tx.run(q.READ_ENTITIES, kb=kb):
+        for eid, name, type_, description, parent, attributes, pairs in record["batch"]:
+            texts = []
+            for text, norm in pairs:
+                texts.append(text)
+                if norm is not None:
+                    norms[text] = norm
+            entities.append(EntityDef(
+                id=eid, name=name, type=type_, aliases=tuple(a for a in texts if a != name),
+                description=description or "", parent=parent,
+                attributes=json.loads(attributes) if attributes and attributes != "{}" else {}))
+    relations = tuple(RelationDef(from_id=r["from"], type=r["type"], to_id=r["to"])
+                      for r in tx.run(q.READ_RELATIONS, kb=kb))
+    confusables = tuple(ConfusableDef(a=r["a"], b=r["b"], note=r["note"] or "")
+                        for r in tx.run(q.READ_CONFUSABLES, kb=kb))
+    return Ontology(types=types, entities=tuple(entities), relations=relations,
+                    confusables=confusables), norms
+
+
+def entity_from_record(r: Any, aliases: list[str]) -> EntityDef:
+    """An EntityDef from a stored entity row and its alias texts (the name among them)."""
+    attributes = r["attributes_json"]
+    return EntityDef(id=r["id"], name=r["name"], type=r["type"],
+                     aliases=tuple(a for a in aliases if a != r["name"]),
+                     description=r["description"] or "", parent=r["parent"],
+                     attributes=json.loads(attributes) if attributes and attributes != "{}" else {})
 
 
 class Neo4jOntologyStore:
@@ -91,9 +166,25 @@ class Neo4jOntologyStore:
         return records
 
     def _write_tx(self, action: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        """Run ``work`` in one write transaction (retried by the driver on transient errors,
+        except running out of transaction memory, which a retry cannot fix)."""
+        def guarded(tx: neo4j.ManagedTransaction) -> T:
+            try:
+                return work(tx)
+            except neo4j_errors.TransientError as exc:
+                if exc.code == _TX_MEMORY:
+                    raise _TooLargeForOneTransaction(str(exc)) from exc
+                raise
+
         with translate_errors(action):
             with self._driver.session(database=self._database) as session:
-                return session.execute_write(work)
+                return session.execute_write(guarded)
+
+    def _read_tx(self, action: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        with translate_errors(action):
+            with self._driver.session(database=self._database,
+                                      default_access_mode=neo4j.READ_ACCESS) as session:
+                return session.execute_read(work)
 
     def verify(self) -> None:
         """Fail fast with a clear message when Neo4j cannot be reached."""
@@ -112,21 +203,136 @@ class Neo4jOntologyStore:
         records = self._read("read the alias table version", q.KB_VERSION, kb=check_kb(kb))
         return records[0]["version"] if records else None
 
+    def kb_state(self, kb: str) -> KbState | None:
+        records = self._read("read the alias table version", q.KB_STATE, kb=check_kb(kb))
+        if not records or records[0]["version"] is None:
+            return None
+        return KbState(version=records[0]["version"], uid=records[0]["uid"])
+
+    def normalization(self, kb: str) -> Normalization:
+        """The kb's normalization (the default for a kb that does not exist yet)."""
+        records = self._read("read the kb's normalization", q.KB_STATE, kb=check_kb(kb))
+        return Normalization.from_json(records[0]["normalization"]) if records else DEFAULT
+
+    def linking_data(self, kb: str) -> LinkingData:
+        """The kb's ontology and alias keys as of one version.
+
+        The version is read before and after the data; when a write committed
+        in between, the read is repeated, so the data never mixes two versions
+        under one version number. When writes keep landing, the last attempt
+        takes the kb's write lock, which holds the writers back for the length
+        of one read: slower for them, but the read always ends.
+
+        Raises:
+            NotFoundError: the kb does not exist.
+        """
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction, lock: bool = False) -> LinkingData | None:
+            if lock and tx.run(q.KB_LOCK, kb=kb).single() is None:
+                raise NotFoundError(f"knowledge base {kb!r} does not exist")
+            before = tx.run(q.KB_STATE, kb=kb).single()
+            if before is None or before["version"] is None:
+                raise NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
+                                    f"`referent ontology import --kb {kb} FILE`")
+            ontology, norms = read_ontology(tx, kb)
+            after = tx.run(q.KB_STATE, kb=kb).single()
+            if after is None or (after["version"], after["uid"]) != (before["version"], before["uid"]):
+                return None
+            return LinkingData(version=before["version"], uid=before["uid"],
+                               normalization=Normalization.from_json(before["normalization"]),
+                               ontology=ontology, alias_norms=norms)
+
+        for _ in range(3):
+            data = self._read_tx("read the alias table", work)
+            if data is not None:
+                return data
+        data = self._write_tx("read the alias table", lambda tx: work(tx, lock=True))
+        if data is None:  # cannot happen under the lock; kept as a guard
+            raise RetryableDependencyError(f"the ontology of {kb!r} kept changing while it was "
+                                           "read; retry")
+        return data
+
+    def linking_delta(self, kb: str, since_version: int, uid: str) -> LinkingDelta | None:
+        """The entities (and types) written after ``since_version``, read as of one version.
+
+        Returns None when a patch cannot be trusted and the snapshot must be
+        reloaded whole: the kb was re-created (another uid), a bulk import or a
+        normalization change happened, more than MAX_DELTA_WRITES writes landed,
+        or a version has no audit entry (data written before audit existed).
+        """
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> LinkingDelta | None | bool:
+            before = tx.run(q.KB_STATE, kb=kb).single()
+            if before is None or before["version"] is None or before["uid"] != uid:
+                return None
+            latest = before["version"]
+            if latest - since_version > MAX_DELTA_WRITES or latest <= since_version:
+                return None
+            writes = list(tx.run(q.AUDIT_SINCE, kb=kb, since=since_version,
+                                 limit=MAX_DELTA_WRITES + 1))
+            if [w["version"] for w in writes] != list(range(since_version + 1, latest + 1)):
+                return None
+            if any(w["action"] in FULL_RELOAD_ACTIONS for w in writes):
+                return None
+            ids = sorted({i for w in writes for i in (w["entities"] or ())})
+            entities: dict[str, EntityDef | None] = dict.fromkeys(ids)
+            norms: dict[str, str] = {}
+            confusables: dict[str, frozenset[str]] = {i: frozenset() for i in ids}
+            for r in tx.run(q.READ_ENTITIES_BY_IDS, kb=kb, ids=ids):
+                for text, norm in r["aliases"]:
+                    if norm is not None:
+                        norms[text] = norm
+                entities[r["id"]] = entity_from_record(r, [text for text, _ in r["aliases"]])
+                confusables[r["id"]] = frozenset(r["confusables"])
+            types = None
+            if any(w["action"].startswith("type.") for w in writes):
+                types = tuple(TypeDef(name=r["name"], attributes=tuple(r["attributes"] or ()),
+                                      parent=r["parent"]) for r in tx.run(q.READ_TYPES, kb=kb))
+            after = tx.run(q.KB_STATE, kb=kb).single()
+            if after is None or after["version"] != latest or after["uid"] != uid:
+                return False  # a write landed meanwhile: read again
+            return LinkingDelta(version=latest, uid=uid, entities=entities, alias_norms=norms,
+                                confusables=confusables, types=types)
+
+        for _ in range(5):
+            delta = self._read_tx("read the alias table changes", work)
+            if delta is not False:
+                return delta
+        return None
+
     def list_kbs(self) -> list[str]:
         return [r["kb"] for r in self._read("list knowledge bases", q.KB_LIST)]
 
     # -- import / export --------------------------------------------------------
 
-    def import_ontology(self, kb: str, lines: list[str], *, path: str | None = None) -> ImportReport:
+    def import_ontology(self, kb: str, lines: list[str], *, path: str | None = None,
+                        actor: Actor = Actor("cli"), dry_run: bool = False) -> ImportReport:
         """Validate the whole file against what is stored, then write the
-        difference in one transaction. Re-importing the same file writes nothing.
+        difference in one transaction with its audit entry. Re-importing the
+        same file writes nothing. Creates the kb when it does not exist.
+
+        With ``dry_run`` the file is validated and the report computed, and
+        nothing is written.
 
         Raises:
             FormatError: a bad line (nothing is written).
             DependencyError: Neo4j failed (the transaction is rolled back).
         """
         check_kb(kb)
-        stored = self.export_ontology(kb, missing_ok=True)
+        if dry_run:
+            return self._read_tx("check the ontology file",
+                                 lambda tx: self._import_in(tx, kb, lines, path, actor, False))
+        return self._write_tx("import the ontology",
+                              lambda tx: self._import_in(tx, kb, lines, path, actor, True))
+
+    def _import_in(self, tx: neo4j.ManagedTransaction, kb: str, lines: list[str],
+                   path: str | None, actor: Actor, write: bool) -> ImportReport:
+        state = tx.run(q.KB_LOCK_OR_CREATE if write else q.KB_STATE, kb=kb).single()
+        normalization = Normalization.from_json(state["normalization"] if state else None)
+        old_version = state["version"] if state else None
+        stored, _ = read_ontology(tx, kb)
         stored_entities = {e.id: e for e in stored.entities}
         ontology = parse_ontology(lines, path=path, known_entity_ids=stored_entities,
                                   known_parents={e.id: e.parent for e in stored.entities})
@@ -145,38 +351,42 @@ class Neo4jOntologyStore:
                               entities_changed=len(changed),
                               entities_unchanged=len(ontology.entities) - len(added) - len(changed),
                               relations=len(relations), confusables=len(confusables),
-                              version=self.alias_version(kb))
-        if not report.changed:
+                              version=old_version or None)
+        if not report.changed or not write:
             return report
 
         entities = added + changed
-
-        def work(tx: neo4j.ManagedTransaction) -> int:
-            for rows in _batches([{"name": t.name, "attributes": list(t.attributes),
-                                   "parent": t.parent} for t in types]):
-                tx.run(q.UPSERT_TYPES, kb=kb, rows=rows).consume()
-            for rows in _batches([_entity_row(e) for e in entities]):
-                tx.run(q.UPSERT_ENTITIES, kb=kb, rows=rows).consume()
-            changed_ids = [e.id for e in changed]
-            for start in range(0, len(changed_ids), _BATCH):
-                tx.run(q.DETACH_ALIASES, kb=kb, ids=changed_ids[start:start + _BATCH]).consume()
-            # Aliases that normalize to nothing (an album called "？") are stored so
-            # export gives the file back; the matcher skips them.
-            alias_rows = [{"text": alias, "norm": normalize(alias), "id": e.id, "pos": pos}
-                          for e in entities for pos, alias in enumerate(e.all_aliases)]
-            for rows in _batches(alias_rows):
-                tx.run(q.LINK_ALIASES, kb=kb, rows=rows).consume()
-            if changed:
-                tx.run(q.DELETE_ORPHAN_ALIASES, kb=kb).consume()
-            for rows in _batches([{"from": r.from_id, "type": r.type, "to": r.to_id}
-                                  for r in relations]):
-                tx.run(q.UPSERT_RELATIONS, kb=kb, rows=rows).consume()
-            for rows in _batches([{"a": c.a, "b": c.b, "note": c.note}
-                                  for c in confusables]):
-                tx.run(q.UPSERT_CONFUSABLES, kb=kb, rows=rows).consume()
-            return tx.run(q.KB_BUMP_VERSION, kb=kb).single()["version"]
-
-        version = self._write_tx("import the ontology", work)
+        for rows in _batches([{"name": t.name, "attributes": list(t.attributes),
+                               "parent": t.parent} for t in types]):
+            tx.run(q.UPSERT_TYPES, kb=kb, rows=rows).consume()
+        for rows in _batches([entity_row(e) for e in entities]):
+            tx.run(q.UPSERT_ENTITIES, kb=kb, rows=rows).consume()
+        changed_ids = [e.id for e in changed]
+        for start in range(0, len(changed_ids), _BATCH):
+            tx.run(q.DETACH_ALIASES, kb=kb, ids=changed_ids[start:start + _BATCH]).consume()
+        # Aliases that normalize to nothing (an album called "？") are stored too, so
+        # export gives the file back and re-import changes nothing; the matcher skips them.
+        norm = normalization.normalize
+        alias_rows = [{"text": alias, "norm": norm(alias), "id": e.id, "pos": pos}
+                      for e in entities for pos, alias in enumerate(e.all_aliases)]
+        for rows in _batches(alias_rows):
+            tx.run(q.LINK_ALIASES, kb=kb, rows=rows).consume()
+        old_texts = [a for e in changed for a in stored_entities[e.id].all_aliases]
+        for start in range(0, len(old_texts), _BATCH):
+            tx.run(q.DELETE_ORPHAN_ALIASES, kb=kb, texts=old_texts[start:start + _BATCH]).consume()
+        for rows in _batches([{"from": r.from_id, "type": r.type, "to": r.to_id}
+                              for r in relations]):
+            tx.run(q.UPSERT_RELATIONS, kb=kb, rows=rows).consume()
+        for rows in _batches([{"a": c.a, "b": c.b, "note": c.note} for c in confusables]):
+            tx.run(q.UPSERT_CONFUSABLES, kb=kb, rows=rows).consume()
+        touched = [e.id for e in entities]
+        summary = {k: v for k, v in report.__dict__.items() if k != "version"}
+        version, _ = record_change(
+            tx, kb, actor, "ontology.import", path,
+            {"version": old_version or None},
+            {**summary, "entities": touched[:AUDIT_MAX_IDS],
+             "entities_truncated": len(touched) > AUDIT_MAX_IDS},
+            touched)
         return ImportReport(**{**report.__dict__, "version": version})
 
     def export_ontology(self, kb: str, *, missing_ok: bool = False) -> Ontology:
@@ -186,49 +396,48 @@ class Neo4jOntologyStore:
             NotFoundError: the kb has no ontology (unless ``missing_ok``).
         """
         check_kb(kb)
-        if not missing_ok and self.alias_version(kb) is None:
+
+        def work(tx: neo4j.ManagedTransaction) -> Ontology | None:
+            state = tx.run(q.KB_STATE, kb=kb).single()
+            if state is None or state["version"] is None:
+                return None
+            return read_ontology(tx, kb)[0]
+
+        ontology = self._read_tx("read the ontology", work)
+        if ontology is None:
+            if missing_ok:
+                return Ontology()
             raise NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
                                 f"`referent ontology import --kb {kb} FILE`")
-        types = tuple(TypeDef(name=r["name"], attributes=tuple(r["attributes"] or ()),
-                              parent=r["parent"])
-                      for r in self._read("read types", q.READ_TYPES, kb=kb))
-        entities = []
-        for r in self._read("read entities", q.READ_ENTITIES, kb=kb):
-            aliases = [a for a in r["aliases"] if a != r["name"]]
-            entities.append(EntityDef(id=r["id"], name=r["name"], type=r["type"],
-                                      aliases=tuple(aliases), description=r["description"] or "",
-                                      parent=r["parent"],
-                                      attributes=json.loads(r["attributes_json"] or "{}")))
-        relations = tuple(RelationDef(from_id=r["from"], type=r["type"], to_id=r["to"])
-                          for r in self._read("read relations", q.READ_RELATIONS, kb=kb))
-        confusables = tuple(ConfusableDef(a=r["a"], b=r["b"], note=r["note"] or "")
-                            for r in self._read("read confusables", q.READ_CONFUSABLES, kb=kb))
-        return Ontology(types=types, entities=tuple(entities), relations=relations,
-                        confusables=confusables)
+        return ontology
 
     def load_alias_rows(self, kb: str) -> list[AliasRow]:
         return [AliasRow(norm=r["norm"], text=r["text"], entity_id=r["id"])
                 for r in self._read("read the alias table", q.READ_ALIAS_TABLE, kb=check_kb(kb))]
 
     def delete_kb(self, kb: str) -> None:
-        """Remove a kb's whole ontology (tests and `referent ontology delete`)."""
+        """Remove a kb's whole ontology and audit log (tests and benchmarks).
+
+        The kb node goes first, so every process sees the kb gone at once; its
+        nodes are then deleted in batches.
+        """
         check_kb(kb)
+        with translate_errors("delete the knowledge base"):
+            self._driver.execute_query(q.DELETE_KB_NODE, {"kb": kb}, database_=self._database)
+            with self._driver.session(database=self._database) as session:
+                for statement in q.DELETE_KB_LABELLED:
+                    session.run(statement, kb=kb).consume()
 
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            tx.run(q.DELETE_KB, kb=kb).consume()
-            tx.run(q.DELETE_KB_NODE, kb=kb).consume()
 
-        self._write_tx("delete the knowledge base", work)
-
-
-def _entity_row(e: EntityDef) -> dict[str, Any]:
+def entity_row(e: EntityDef) -> dict[str, Any]:
+    """The stored properties of an entity (attributes as JSON text: Neo4j has no map values)."""
     return {"id": e.id, "name": e.name, "type": e.type, "description": e.description,
             "parent": e.parent,
             "attributes_json": json.dumps(dict(e.attributes), ensure_ascii=False)}
 
 
 def _same_entity(a: EntityDef, b: EntityDef) -> bool:
-    return (_entity_row(a) == _entity_row(b)
+    return (entity_row(a) == entity_row(b)
             and a.all_aliases == b.all_aliases)
 
 

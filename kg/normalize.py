@@ -1,9 +1,16 @@
 """Text normalization shared by import, linking and tagging.
 
-One function decides when two strings name the same thing: Unicode NFKC
-(full-width → half-width), case folding, traditional → simplified Chinese,
-and dropping whitespace and punctuation, so that ``A产品（个人版）``,
-``A产品 个人版`` and ``a产品个人版`` all normalize to ``a产品个人版``.
+One function decides when two strings name the same thing. By default it
+applies Unicode NFKC (full-width → half-width), case folding, traditional →
+simplified Chinese (OpenCC), and drops whitespace and punctuation, so that
+``A产品（个人版）``, ``A产品 个人版`` and ``a产品个人版`` all normalize to
+``a产品个人版``.
+
+Each knowledge base may switch any of those steps off (a kb whose ids differ
+only in case, or one that must keep traditional and simplified apart): the
+choice is a :class:`Normalization` stored with the kb, and every alias key of
+the kb, the mention detection and the tagging of its chunks use that same
+object.
 
 Normalization is done character by character so that every normalized
 character can be mapped back to the span of the original text it came from:
@@ -12,9 +19,13 @@ mention spans are found on the normalized text and reported on the original.
 
 from __future__ import annotations
 
+import json
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
+from typing import Any
+
+from common.errors import InputError
 
 
 @lru_cache(maxsize=1)
@@ -25,23 +36,88 @@ def _t2s():
     return OpenCC("t2s")
 
 
-@lru_cache(maxsize=65536)
-def _norm_char(ch: str) -> str:
+@lru_cache(maxsize=262144)
+def _norm_char(ch: str, width: bool, case: bool, punctuation: bool, chinese: bool) -> str:
     out = []
-    for c in unicodedata.normalize("NFKC", ch):
-        cat = unicodedata.category(c)
-        if cat[0] in "PZC" or c.isspace():
+    for c in (unicodedata.normalize("NFKC", ch) if width else ch):
+        if punctuation and (unicodedata.category(c)[0] in "PZC" or c.isspace()):
             continue
-        out.append(c.casefold())
+        out.append(c.casefold() if case else c)
     text = "".join(out)
-    if text and any("\u3400" <= c <= "\u9fff" for c in text):
+    if chinese and text and any("\u3400" <= c <= "\u9fff" for c in text):
         text = _t2s().convert(text)
     return text
 
 
+@dataclass(frozen=True)
+class Normalization:
+    """Which normalization steps a knowledge base uses (all on by default).
+
+    Attributes:
+        width: Unicode NFKC, which also folds full-width letters and digits.
+        case: case folding (``AI`` = ``ai``).
+        punctuation: drop whitespace, punctuation and control characters.
+        traditional_to_simplified: 產品 = 产品 (OpenCC t2s).
+    """
+
+    width: bool = True
+    case: bool = True
+    punctuation: bool = True
+    traditional_to_simplified: bool = True
+
+    def _flags(self) -> tuple[bool, bool, bool, bool]:
+        return (self.width, self.case, self.punctuation, self.traditional_to_simplified)
+
+    def normalize(self, text: str) -> str:
+        """Return the matching key of ``text``."""
+        flags = self._flags()
+        return "".join(_norm_char(ch, *flags) for ch in text)
+
+    def with_offsets(self, text: str) -> NormalizedText:
+        """Normalize ``text`` keeping a map from normalized to original positions."""
+        flags = self._flags()
+        chars: list[str] = []
+        origin: list[int] = []
+        for i, ch in enumerate(text):
+            for c in _norm_char(ch, *flags):
+                chars.append(c)
+                origin.append(i)
+        return NormalizedText(text, "".join(chars), tuple(origin))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Normalization:
+        """The stored form back; None or empty (a kb created before the setting) is the default."""
+        if not text:
+            return DEFAULT
+        return cls.from_mapping(json.loads(text))
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> Normalization:
+        """Build from a mapping of step → bool, refusing unknown steps.
+
+        Raises:
+            InputError: an unknown step or a value that is not a boolean.
+        """
+        known = {f.name for f in fields(cls)}
+        for key, value in values.items():
+            if key not in known:
+                raise InputError(f"unknown normalization step {key!r}; use {sorted(known)}",
+                                 field=f"normalization.{key}")
+            if not isinstance(value, bool):
+                raise InputError(f"normalization step {key!r} must be true or false",
+                                 field=f"normalization.{key}")
+        return cls(**values)
+
+
+DEFAULT = Normalization()
+
+
 def normalize(text: str) -> str:
-    """Return the matching key of ``text`` (see module docstring)."""
-    return "".join(_norm_char(ch) for ch in text)
+    """Return the matching key of ``text`` under the default normalization."""
+    return DEFAULT.normalize(text)
 
 
 @dataclass(frozen=True)
@@ -59,14 +135,8 @@ class NormalizedText:
 
 
 def normalize_with_offsets(text: str) -> NormalizedText:
-    """Normalize ``text`` keeping a map from normalized to original positions."""
-    chars: list[str] = []
-    origin: list[int] = []
-    for i, ch in enumerate(text):
-        for c in _norm_char(ch):
-            chars.append(c)
-            origin.append(i)
-    return NormalizedText(text, "".join(chars), tuple(origin))
+    """Normalize ``text`` under the default normalization, keeping offsets."""
+    return DEFAULT.with_offsets(text)
 
 
 def is_cjk(ch: str) -> bool:

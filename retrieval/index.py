@@ -95,8 +95,10 @@ class VectorIndex(Protocol):
         """The stored chunks with these ids, in the order asked; unknown ids are skipped."""
         ...
 
-    def iter_chunks(self, kb: str, batch: int = 1000) -> Iterator[Chunk]:
-        """Every stored chunk of the kb, fetched ``batch`` at a time (for re-tagging)."""
+    def iter_chunks(self, kb: str, batch: int = 1000, *,
+                    auto_tagged_only: bool = False) -> Iterator[Chunk]:
+        """Every stored chunk of the kb, fetched ``batch`` at a time (for re-tagging);
+        with ``auto_tagged_only``, only those tagged by alias matching."""
         ...
 
     def drop(self, kb: str) -> None:

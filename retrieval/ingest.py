@@ -90,7 +90,7 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
                 tags = tag_entities(f"{title}\n{piece}", snapshot)
                 tagged += 1
             chunks.append(Chunk(chunk_id=cid, doc_id=doc_id, title=title, text=piece,
-                                entity_ids=tags, metadata=metadata))
+                                entity_ids=tags, metadata=metadata, auto_tagged=not given))
     if not chunks:
         raise FormatError("the file holds no corpus lines", path=path)
     return chunks, tagged

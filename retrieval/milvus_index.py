@@ -12,6 +12,8 @@ Collection ``<prefix><kb>``, one row per chunk:
     bm25_text  VARCHAR(65535)       ``title + "\\n" + text``, Chinese analyser; BM25 input
     sparse     SPARSE_FLOAT_VECTOR  BM25 function output; SPARSE_INVERTED_INDEX, metric BM25
     entities   ARRAY<VARCHAR(128)>  canonical entity ids (at most 64), the entity filter
+    auto_tagged BOOL                ``entities`` came from alias matching (re-tagged when
+                                    aliases change), not from the corpus file
     metadata   JSON
     dense      FLOAT_VECTOR(dim)    only when the kb was created with an embedder; COSINE
 
@@ -84,7 +86,7 @@ MAX_ENTITY_ID_CHARS = 128
 MAX_LIMIT = 16384
 _IDS_PER_QUERY = 1000
 
-_OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "metadata"]
+_OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "auto_tagged", "metadata"]
 _DESCRIPTION_VERSION = 1
 _PREFIX_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,190}")
 _TRANSIENT_GRPC = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -153,6 +155,13 @@ class MilvusIndex:
         name = self._collection(kb)
         with self._errors("create the collection", kb):
             if self._client.has_collection(name, timeout=self._timeout):
+                fields = {f["name"] for f in self._client.describe_collection(
+                    name, timeout=self._timeout)["fields"]}
+                if "auto_tagged" not in fields:
+                    raise ConfigurationError(
+                        f"collection {name!r} was made by an older Referent (no auto_tagged "
+                        f"field, needed for re-tagging); drop it and ingest the corpus again: "
+                        f"`referent ingest --kb {kb} --recreate FILE`")
                 self.check_dense(kb, dense)
                 self._client.load_collection(name, timeout=self._timeout)
                 return
@@ -417,11 +426,16 @@ class MilvusIndex:
             found.update((row["chunk_id"], _chunk(row)) for row in rows)
         return [found[chunk_id] for chunk_id in wanted if chunk_id in found]
 
-    def iter_chunks(self, kb: str, batch: int = 1000) -> Iterator[Chunk]:
-        """Every chunk of the kb, ``batch`` rows per Milvus round trip, in no set order."""
+    def iter_chunks(self, kb: str, batch: int = 1000, *,
+                    auto_tagged_only: bool = False) -> Iterator[Chunk]:
+        """Every chunk of the kb, ``batch`` rows per Milvus round trip, in no set order.
+
+        With ``auto_tagged_only``, only chunks whose tags came from alias matching.
+        """
         name = self._collection(kb)
         with self._errors("read chunks", kb):
-            iterator = self._client.query_iterator(name, batch_size=batch, filter="",
+            iterator = self._client.query_iterator(name, batch_size=batch,
+                                                   filter="auto_tagged == true" if auto_tagged_only else "",
                                                    output_fields=_OUTPUT_FIELDS,
                                                    timeout=self._timeout)
         try:
@@ -512,6 +526,7 @@ def _schema(dense: DenseSpec | None = None) -> Any:
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_field("entities", DataType.ARRAY, element_type=DataType.VARCHAR,
                      max_capacity=MAX_ENTITIES, max_length=MAX_ENTITY_ID_CHARS)
+    schema.add_field("auto_tagged", DataType.BOOL)
     schema.add_field("metadata", DataType.JSON)
     schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
                                  input_field_names=["bm25_text"], output_field_names=["sparse"]))
@@ -579,7 +594,8 @@ def _row(chunk: Chunk) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise InputError(f"chunk {chunk_id!r}: metadata is not JSON-serialisable: {exc}") from exc
     return {"chunk_id": chunk_id, "doc_id": doc_id, "title": chunk.title, "text": chunk.text,
-            "bm25_text": bm25_text, "entities": entities, "metadata": chunk.metadata}
+            "bm25_text": bm25_text, "entities": entities, "auto_tagged": bool(chunk.auto_tagged),
+            "metadata": chunk.metadata}
 
 
 def _batches(rows: list[dict[str, Any]], max_bytes: int,
@@ -601,7 +617,7 @@ def _batches(rows: list[dict[str, Any]], max_bytes: int,
 def _chunk(row: dict[str, Any]) -> Chunk:
     return Chunk(chunk_id=row["chunk_id"], doc_id=row["doc_id"], title=row["title"],
                  text=row["text"], entity_ids=tuple(row["entities"]),
-                 metadata=row["metadata"] or {})
+                 metadata=row["metadata"] or {}, auto_tagged=bool(row.get("auto_tagged")))
 
 
 def _hit(entity: dict[str, Any], score: float) -> Hit:

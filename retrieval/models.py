@@ -23,6 +23,8 @@ class Chunk:
         text: the passage itself, as shown to the user.
         entity_ids: canonical entity ids the passage is about (the entity filter's field).
         metadata: free-form document attributes (version, validity dates, ...).
+        auto_tagged: ``entity_ids`` were found by alias matching (the corpus line
+            gave none), so they are recomputed when the kb's aliases change.
     """
 
     chunk_id: str
@@ -31,6 +33,7 @@ class Chunk:
     text: str
     entity_ids: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+    auto_tagged: bool = False
 
 
 @dataclass(frozen=True)

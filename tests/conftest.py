@@ -12,6 +12,31 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "ontology" / "demo"
 
+# Test-only keys: the app under test is given their hashes (never the keys).
+ADMIN_KEY = "rk_test_admin_key_for_the_suite_only_0001"
+QUERY_KEY = "rk_test_query_key_for_the_suite_only_0002"
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+QUERY = {"Authorization": f"Bearer {QUERY_KEY}"}
+
+
+def auth_settings_json() -> str:
+    """REFERENT_AUTH__KEYS for a server process started by a test."""
+    import json
+
+    from api.auth import hash_key
+
+    return json.dumps([{"name": "test-admin", "role": "admin", "hash": hash_key(ADMIN_KEY)},
+                       {"name": "test-query", "role": "query", "hash": hash_key(QUERY_KEY)}])
+
+
+@pytest.fixture(scope="session")
+def keyring():
+    from api.auth import KeyRing, hash_key
+    from api.settings import ApiKeySetting
+
+    return KeyRing([ApiKeySetting(name="test-admin", role="admin", hash=hash_key(ADMIN_KEY)),
+                    ApiKeySetting(name="test-query", role="query", hash=hash_key(QUERY_KEY))])
+
 
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory):
@@ -32,11 +57,12 @@ def neo4j_store(settings):
 
 
 @pytest.fixture
-def kb(neo4j_store):
+def kb(neo4j_store, milvus_index):
     """A fresh, isolated knowledge base name, removed afterwards."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     yield name
     neo4j_store.delete_kb(name)
+    milvus_index.drop(name)
 
 
 @pytest.fixture(scope="session")
@@ -63,6 +89,7 @@ def demo_kb(neo4j_store, milvus_index, settings):
     yield name
     milvus_index.drop(name)
     neo4j_store.delete_kb(name)
+    milvus_index.drop(name)
 
 
 @pytest.fixture(scope="session")
@@ -77,5 +104,7 @@ def runtime(settings, neo4j_store, milvus_index):
     snapshots = SnapshotCache(neo4j_store, check_interval=0.0)
     retriever = Retriever(milvus_index)
     engine = TurnEngine(snapshots, retriever, sessions, EngineConfig())
-    yield Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine)
+    built = Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine)
+    yield built
+    built.retagger.close()
     sessions.close()

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from dialogue.evaluation import parse_suite, run_system
-from tests.conftest import DEMO
+from tests.conftest import DEMO, QUERY
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -81,11 +81,11 @@ def test_at_most_one_chunk_per_document_per_turn(runtime, demo_kb):
         assert max(docs.values(), default=1) == 1, (r.session, r.turn, docs)
 
 
-def test_http_endpoint_and_eval_give_the_same_results(runtime, demo_kb):
+def test_http_endpoint_and_eval_give_the_same_results(runtime, demo_kb, keyring):
     suite = parse_suite((DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines())[:12]
     via_eval = run_system(runtime.engine, demo_kb, suite, k=5, run_id="eval")
     via_http = []
-    with TestClient(create_app(runtime=runtime)) as client:
+    with TestClient(create_app(runtime=runtime, keyring=keyring), headers=QUERY) as client:
         for script in suite:
             for turn in script.turns:
                 resp = client.post(f"/v1/kbs/{demo_kb}/sessions/http-{script.session}/turns",
@@ -104,8 +104,8 @@ def test_http_endpoint_and_eval_give_the_same_results(runtime, demo_kb):
         assert comparable(http_line) == comparable(ev.results_line())
 
 
-def test_http_errors_share_one_problem_shape(runtime, demo_kb):
-    with TestClient(create_app(runtime=runtime)) as client:
+def test_http_errors_share_one_problem_shape(runtime, demo_kb, keyring):
+    with TestClient(create_app(runtime=runtime, keyring=keyring), headers=QUERY) as client:
         missing = client.post("/v1/kbs/no_such_kb/sessions/s1/turns", json={"text": "年假"})
         assert missing.status_code == 404
         assert missing.headers["content-type"].startswith("application/problem+json")
@@ -127,19 +127,19 @@ def test_hostile_text_is_searched_literally(runtime, demo_kb):
     assert runtime.index.count(demo_kb) > 100
 
 
-def test_deleted_session_starts_fresh(runtime, demo_kb):
+def test_deleted_session_starts_fresh(runtime, demo_kb, keyring):
     s = sid()
     first = runtime.engine.handle(demo_kb, s, "年假有几天")
-    with TestClient(create_app(runtime=runtime)) as client:
+    with TestClient(create_app(runtime=runtime, keyring=keyring), headers=QUERY) as client:
         assert client.delete(f"/v1/kbs/{demo_kb}/sessions/{s}").status_code == 204
     again = runtime.engine.handle(demo_kb, s, "年假有几天")
     assert again.turn == 1
     assert again.evidence[0].chunk_id == first.evidence[0].chunk_id
 
 
-def test_pronoun_after_a_bare_name_asks_which_one_over_http(runtime, demo_kb):
+def test_pronoun_after_a_bare_name_asks_which_one_over_http(runtime, demo_kb, keyring):
     s = sid()
-    with TestClient(create_app(runtime=runtime)) as client:
+    with TestClient(create_app(runtime=runtime, keyring=keyring), headers=QUERY) as client:
         def say(text):
             resp = client.post(f"/v1/kbs/{demo_kb}/sessions/{s}/turns", json={"text": text})
             assert resp.status_code == 200, resp.text

@@ -1,0 +1,233 @@
+"""Several API processes on one Neo4j: an admin write made through one is used
+by the other within 2 seconds; parallel writes lose nothing; one turn always
+links against one consistent alias table."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from retrieval.models import Chunk
+from tests.conftest import ADMIN, QUERY, REPO, auth_settings_json
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Region", "attributes": ["销售额"]},
+    {"kind": "entity", "id": "region.east", "name": "华东区", "type": "Region", "aliases": ["华东"]},
+    {"kind": "entity", "id": "region.south", "name": "华南区", "type": "Region", "aliases": ["华南"]},
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _seed_milvus(data_dir: Path, kb: str) -> None:
+    """Ingest two chunks with `referent ingest` in a process of its own: Milvus Lite
+    keeps a file open until the process that opened it exits."""
+    corpus = data_dir / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in [
+        {"doc_id": "east", "title": "华东区销售", "text": "华东区7月销售额增长"},
+        {"doc_id": "south", "title": "华南区销售", "text": "华南区7月销售额持平"}]), encoding="utf-8")
+    subprocess.run([str(Path(sys.executable).parent / "referent"), "ingest", "--kb", kb, str(corpus)],
+                   cwd=REPO, env={**os.environ, "REFERENT_DATA_DIR": str(data_dir)}, check=True,
+                   capture_output=True, timeout=120)
+
+
+class Server:
+    """One `uvicorn api.app:create_app` process with a data dir of its own."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "REFERENT_DATA_DIR": str(data_dir),
+               "REFERENT_AUTH__KEYS": auth_settings_json()}
+        self.log = open(data_dir / "server.log", "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
+             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
+            cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.client = httpx.Client(base_url=self.url, timeout=30)
+        try:
+            self._wait_ready(data_dir)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, data_dir: Path) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {(data_dir / 'server.log').read_text()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start within 60 s")
+
+    def stop(self) -> None:
+        self.client.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def two_servers(tmp_path_factory, neo4j_store):
+    kb = f"t_live_{uuid.uuid4().hex[:8]}"
+    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
+    dirs = [tmp_path_factory.mktemp(f"server{i}") for i in range(2)]
+    for d in dirs:
+        _seed_milvus(d, kb)
+    servers = []
+    try:
+        for d in dirs:
+            servers.append(Server(d))
+        yield kb, servers[0], servers[1]
+    finally:
+        for server in servers:
+            server.stop()
+        neo4j_store.delete_kb(kb)
+
+
+def _linked(server: Server, kb: str, text: str) -> list[str]:
+    resp = server.client.post(f"/v1/kbs/{kb}/sessions/s-{uuid.uuid4().hex[:8]}/turns",
+                              json={"text": text}, headers=QUERY)
+    assert resp.status_code == 200, resp.text
+    return resp.json()["entities"]
+
+
+def _seconds_until(condition, limit: float = 10.0) -> float:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > limit:
+            return float("inf")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def test_a_write_through_one_process_is_used_by_the_other_within_2_seconds(two_servers):
+    kb, a, b = two_servers
+    alias = f"东部{uuid.uuid4().hex[:4]}区"
+    # Both processes hold a snapshot already, without the new alias.
+    assert _linked(a, kb, f"{alias}7月销售额") == []
+    assert _linked(b, kb, f"{alias}7月销售额") == []
+
+    added = a.client.post(f"/v1/kbs/{kb}/admin/entities/region.east/aliases",
+                          json={"alias": alias}, headers=ADMIN)
+    assert added.status_code == 201
+    # The writer uses it at once; the other within the check interval.
+    assert _linked(a, kb, f"{alias}7月销售额") == ["region.east"]
+    elapsed = _seconds_until(lambda: _linked(b, kb, f"{alias}7月销售额") == ["region.east"])
+    assert elapsed < 2.0, f"process B used the new alias after {elapsed:.2f} s"
+    version = added.json()["version"]
+    assert b.client.get(f"/v1/kbs/{kb}/admin/version", headers=ADMIN).json() == {
+        "kb": kb, "version": version, "snapshot_version": version}
+
+    removed = b.client.delete(f"/v1/kbs/{kb}/admin/entities/region.east/aliases",
+                              params={"alias": alias}, headers=ADMIN)
+    assert removed.status_code == 200
+    elapsed = _seconds_until(lambda: _linked(a, kb, f"{alias}7月销售额") == [])
+    assert elapsed < 2.0, f"process A dropped the alias after {elapsed:.2f} s"
+
+
+def test_parallel_writes_through_both_processes_lose_nothing(two_servers):
+    kb, a, b = two_servers
+    url = f"/v1/kbs/{kb}/admin"
+    before = a.client.get(f"{url}/version", headers=ADMIN).json()["version"]
+    audit_before = len(a.client.get(f"{url}/audit", params={"limit": 500}, headers=ADMIN).json()["entries"])
+    tag = uuid.uuid4().hex[:4]
+    aliases = [f"并发{tag}第{i}号" for i in range(40)]
+
+    def add(i: int) -> int:
+        server = (a, b)[i % 2]
+        entity = ("region.east", "region.south")[i % 2]
+        return server.client.post(f"{url}/entities/{entity}/aliases", json={"alias": aliases[i]},
+                                  headers=ADMIN).status_code
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = list(pool.map(add, range(40)))
+    assert statuses == [201] * 40
+    east = a.client.get(f"{url}/entities/region.east", headers=ADMIN).json()["aliases"]
+    south = b.client.get(f"{url}/entities/region.south", headers=ADMIN).json()["aliases"]
+    assert set(aliases[0::2]) <= set(east) and set(aliases[1::2]) <= set(south)
+    assert a.client.get(f"{url}/version", headers=ADMIN).json()["version"] == before + 40
+    entries = a.client.get(f"{url}/audit", params={"limit": 500}, headers=ADMIN).json()["entries"]
+    assert len(entries) == audit_before + 40
+    assert len({e["version"] for e in entries}) == len(entries)
+
+    # Racing to give one new alias to two entities: exactly one wins, the other is told.
+    contested = f"争{tag}"
+
+    def claim(i: int) -> int:
+        server = (a, b)[i % 2]
+        entity = ("region.east", "region.south")[i % 2]
+        return server.client.post(f"{url}/entities/{entity}/aliases", json={"alias": contested},
+                                  headers=ADMIN).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(claim, range(8)))
+    assert results.count(201) == 1
+    assert set(results) <= {200, 201, 409}
+    owners = [h["id"] for h in a.client.get(f"{url}/search", params={"q": contested},
+                                            headers=ADMIN).json()["hits"]]
+    assert len(owners) == 1
+
+
+def test_one_turn_sees_one_consistent_alias_table(runtime, kb, milvus_index):
+    """A writer keeps moving two aliases between two pairs of entities in one
+    transaction each; every turn links both mentions within one state."""
+    states = []
+    for left, right in (("e1", "e2"), ("e3", "e4")):
+        lines = [json.dumps({"kind": "entity", "id": eid, "name": f"实体{eid}", "type": "T",
+                             "aliases": ([alias] if eid in (left, right) else [])},
+                            ensure_ascii=False)
+                 for eid, alias in (("e1", "甲方案"), ("e2", "乙方案"), ("e3", "甲方案"),
+                                    ("e4", "乙方案"))]
+        states.append(lines)
+    runtime.ontology.import_ontology(kb, states[0])
+    milvus_index.ensure_collection(kb)
+    milvus_index.upsert(kb, [Chunk("c#0", "c", "方案", "甲方案和乙方案的比较")])
+
+    stop = threading.Event()
+    writes = 0
+
+    def writer() -> None:
+        nonlocal writes
+        while not stop.is_set():
+            runtime.ontology.import_ontology(kb, states[(writes + 1) % 2])
+            writes += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    seen = set()
+    try:
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            result = runtime.engine.handle(kb, f"c-{uuid.uuid4().hex[:8]}", "甲方案和乙方案哪个好")
+            seen.add(tuple(sorted(result.entities)))
+    finally:
+        stop.set()
+        thread.join()
+    assert writes >= 4, "the writer should have switched states several times"
+    assert seen <= {("e1", "e2"), ("e3", "e4")}, seen
+    assert len(seen) == 2, "turns should have seen both states"

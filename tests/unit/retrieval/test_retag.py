@@ -1,0 +1,87 @@
+"""Re-tagging logic on an in-memory index: only alias-tagged chunks change, a
+pass that goes stale starts over on the newer snapshot, errors are reported."""
+
+from __future__ import annotations
+
+from common.errors import DependencyError
+from kg.aliases import AliasSnapshot
+from kg.ontology import parse_ontology
+from retrieval.models import Chunk
+from retrieval.retag import BackgroundRetagger, retag_kb
+from tests.unit.kg.conftest import ONTOLOGY
+
+class MemoryIndex:
+    def __init__(self, chunks):
+        self.chunks = {c.chunk_id: c for c in chunks}
+        self.upserts = 0
+        self.fail = False
+
+    def has_collection(self, kb):
+        return True
+
+    def iter_chunks(self, kb, batch=1000, *, auto_tagged_only=False):
+        if self.fail:
+            raise DependencyError("Milvus could not read chunks")
+        return iter([c for c in self.chunks.values() if c.auto_tagged or not auto_tagged_only])
+
+    def upsert(self, kb, chunks, progress=None):
+        self.upserts += 1
+        self.chunks.update((c.chunk_id, c) for c in chunks)
+        return len(chunks)
+
+def snapshot(version: int, extra: str = "") -> AliasSnapshot:
+    return AliasSnapshot.from_ontology("t", version, parse_ontology((ONTOLOGY + extra).splitlines()))
+
+CHUNKS = [Chunk("a#0", "a", "", "东部大区的销售额", (), auto_tagged=True),
+          Chunk("b#0", "b", "", "华南区的销售额", ("region.south",), auto_tagged=True),
+          Chunk("c#0", "c", "", "东部大区与华南区", ("region.south",), auto_tagged=False)]
+EAST_ALIAS = '{"kind": "entity", "id": "region.east2", "name": "东部大区", "type": "SalesRegion"}\n'
+
+def test_only_alias_tagged_chunks_whose_tags_change_are_written():
+    index = MemoryIndex(CHUNKS)
+    report = retag_kb("t", index, snapshot(2, EAST_ALIAS))
+    assert (report.scanned, report.changed, report.stale) == (2, 1, False)
+    assert index.chunks["a#0"].entity_ids == ("region.east2",)
+    assert index.chunks["c#0"] == CHUNKS[2]
+    again = retag_kb("t", index, snapshot(2, EAST_ALIAS))
+    assert again.changed == 0
+
+def test_a_stale_pass_writes_nothing_and_the_worker_starts_over():
+    index = MemoryIndex(CHUNKS)
+    versions = iter([3, 3, 3, 3])
+    current = {"v": 2}
+
+    def snapshot_of(kb):
+        return snapshot(current["v"], EAST_ALIAS)
+
+    def version_of(kb):
+        # The first pass (on version 2) finds the kb already at 3.
+        value = current["v"] if current["v"] == 3 else next(versions)
+        current["v"] = 3
+        return value
+
+    worker = BackgroundRetagger(index, snapshot_of, version_of)
+    try:
+        worker.request("t")
+        assert worker.wait_idle(10)
+        status = worker.status("t")
+        assert status.state == "idle" and status.last.version == 3 and not status.last.stale
+        assert index.upserts == 1
+        assert index.chunks["a#0"].entity_ids == ("region.east2",)
+    finally:
+        worker.close()
+
+def test_worker_reports_an_error_and_keeps_running():
+    index = MemoryIndex(CHUNKS)
+    index.fail = True
+    worker = BackgroundRetagger(index, lambda kb: snapshot(1), lambda kb: 1)
+    try:
+        worker.request("t")
+        assert worker.wait_idle(10)
+        assert "Milvus could not read" in worker.status("t").last_error
+        index.fail = False
+        worker.request("t")
+        assert worker.wait_idle(10)
+        assert worker.status("t").last_error is None and worker.status("t").last.scanned == 2
+    finally:
+        worker.close()
