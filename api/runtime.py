@@ -12,6 +12,7 @@ from api.settings import Settings
 from common.errors import ConfigurationError
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
+from dialogue.llm_rewriter import LLMRewriter
 from dialogue.sqlite_store import SQLiteSessionStore
 from kg.aliases import SnapshotCache
 from kg.neo4j_admin import Neo4jOntologyAdmin
@@ -85,6 +86,15 @@ def engine_config(settings: Settings) -> EngineConfig:
                         context_budget_tokens=r.context_budget_tokens)
 
 
+def open_llm(settings: Settings) -> LLMRewriter | None:
+    """The LLM rewriter when REFERENT_LLM__BASE_URL is set, else None (rules only)."""
+    llm = settings.llm
+    if not llm.base_url:
+        return None
+    return LLMRewriter(base_url=llm.base_url, model=llm.model, api_key=llm.api_key,
+                       timeout=llm.timeout_seconds, json_mode=llm.json_mode)
+
+
 def open_session_store(settings: Settings) -> SessionStore:
     """SQLite (embedded default) or Redis (shared by several API instances)."""
     if settings.sessions.backend == "redis":
@@ -123,7 +133,8 @@ class Runtime:
         retriever = Retriever(index, config=retriever_config(settings),
                               embedder=open_embedder(settings),
                               cross_encoder=open_cross_encoder(settings))
-        engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings))
+        engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
+                            llm=open_llm(settings))
         return cls(settings, ontology, snapshots, index, sessions, retriever, engine)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:
@@ -140,6 +151,7 @@ class Runtime:
         return state.version if state is not None else None
 
     def close(self) -> None:
+        self.engine.close()
         self.retagger.close()
         self.sessions.close()
         self.index.close()

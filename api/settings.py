@@ -98,6 +98,18 @@ class EmbedSettings(BaseModel):
         return "openai" if self.base_url else "none"
 
 
+class LLMSettings(BaseModel):
+    """The optional LLM rewriter: any OpenAI-compatible chat endpoint. Unset base_url:
+    the rules rewriter alone (the default; no LLM is needed)."""
+
+    base_url: str | None = None  # e.g. http://127.0.0.1:8000/v1
+    api_key: str | None = None
+    model: str = "qwen2.5-7b-instruct"
+    timeout_seconds: float = Field(default=2.0, gt=0)
+    # Ask for {"type": "json_object"}; turn off for endpoints that reject the option.
+    json_mode: bool = True
+
+
 class RerankSettings(BaseModel):
     """The optional cross-encoder behind a TEI/Cohere-style POST /rerank endpoint.
 
@@ -147,6 +159,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     embed: EmbedSettings = EmbedSettings()
     rerank: RerankSettings = RerankSettings()
+    llm: LLMSettings = LLMSettings()
     auth: AuthSettings = AuthSettings()
 
     @property

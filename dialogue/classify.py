@@ -115,6 +115,6 @@ def classify(detection: Detection, links: LinkResult, focus: list[str]) -> TurnK
         return TurnKind.REVISIT
     named = {i for link in links.links if link.mention.kind is MentionKind.ALIAS
              for i in (link.entity_ids or tuple(c.entity_id for c in link.candidates))}
-    if named and not named & set(focus):
+    if named and not named & set(focus) and not (focus and is_ellipsis(detection, links)):
         return TurnKind.NEW_TOPIC
     return TurnKind.CONTINUATION

@@ -211,6 +211,10 @@ class TurnEngine:
                             trace=trace)
         return result, state
 
+    def close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+
     def _validated(self, plan: _Plan, state: SessionState, turn_no: int, snapshot: AliasSnapshot,
                    trace: dict[str, Any]) -> tuple[_Plan, RewriteInfo]:
         """Accept the LLM rewrite if one is configured and it passes every check, else
@@ -222,9 +226,9 @@ class TurnEngine:
         context = [t for record in state.recent for t in (record.user, record.standalone)]
         tried: list[dict[str, Any]] = []
 
-        def check(queries: tuple[str, ...]):
+        def check(queries: tuple[str, ...], reference: tuple[str, ...] = ()):
             return self._validator.check(asked, queries, snapshot, entities=plan.entities,
-                                         allowed=allowed, context=context)
+                                         allowed=allowed, context=context, reference=reference)
 
         if self._llm is not None and plan.kind in _REFERS_BACK:
             try:
@@ -233,7 +237,7 @@ class TurnEngine:
                     history=[record.user for record in state.recent],
                     allowed_names=[snapshot.name(e) for e in sorted(allowed)],
                     resolved_names=[snapshot.name(e) for e in plan.entities])
-                verdict = check(queries)
+                verdict = check(queries, plan.queries)
                 tried.append({"source": "llm", "queries": list(queries), "checks": verdict.checks})
                 if verdict.accepted:
                     trace["rewrite"] = {"how": "llm", "tried": tried}

@@ -42,13 +42,17 @@ class RewriteValidator:
     """Checks a rewrite against the user's turn and what the dialogue resolved."""
 
     def check(self, turn: str, queries: Sequence[str], snapshot: AliasSnapshot, *,
-              entities: Sequence[str], allowed: Iterable[str], context: Sequence[str] = ()) -> Verdict:
+              entities: Sequence[str], allowed: Iterable[str], context: Sequence[str] = (),
+              reference: Sequence[str] = ()) -> Verdict:
         """Args:
             turn: the user's words.
             queries: the rewrite to judge.
             entities: what the turn is about (each must be named).
             allowed: every entity the rewrite may name (resolved or in the dialogue).
             context: earlier text of the conversation (numbers may come from it).
+            reference: a rewrite already trusted (the rules one): negations and times it
+                carried over from earlier turns (那综合意外险呢 after 意外险不保哪些情况)
+                must survive too.
         """
         allowed_ids = set(allowed) | set(entities)
         joined = "\n".join(queries)
@@ -57,6 +61,7 @@ class RewriteValidator:
         ambiguous_ok = all(set(m.entity_ids) & allowed_ids for m in written
                            if m.kind is MentionKind.ALIAS)
         user = detect_mentions(turn, snapshot)
+        kept = [*user.mentions, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
         known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context])))
         known_numbers |= {n for e in allowed_ids if e in snapshot.entities
                           for alias in snapshot.entities[e].all_aliases
@@ -64,9 +69,10 @@ class RewriteValidator:
         checks = {
             "entities_known": bool(queries) and ambiguous_ok,
             "entities_present": all(e in named for e in entities),
-            "negation_kept": all(m.text.lower() in joined.lower()
-                                 for m in user.of(MentionKind.NEGATION)),
-            "time_kept": all(m.text.lower() in joined.lower() for m in user.of(MentionKind.TIME)),
+            "negation_kept": all(m.text.lower() in joined.lower() for m in kept
+                                 if m.kind is MentionKind.NEGATION),
+            "time_kept": all(m.text.lower() in joined.lower() for m in kept
+                             if m.kind is MentionKind.TIME),
             "no_new_numbers": set(_NUMBER_RE.findall(joined)) <= known_numbers,
             "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),
         }
