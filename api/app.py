@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Path, Request, Response
 from pydantic import BaseModel, Field
@@ -87,6 +87,16 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                        _: Annotated[Caller, Depends(any_caller)]) -> Response:
         runtime.sessions.delete(kb, session_id)
         return Response(status_code=204)
+
+    @app.get("/v1/kbs/{kb}/sessions/{session_id}/turns/{turn}/trace", tags=["turns"],
+             summary="What each stage of a turn saw and decided")
+    def get_trace(kb: KbPath, session_id: SessionPath, turn: Annotated[int, Path(ge=1)],
+                  engine: Annotated[TurnEngine, Depends(get_engine)],
+                  _: Annotated[Caller, Depends(any_caller)]) -> dict[str, Any]:
+        """Mentions, links with candidates and scores, classification, clarification,
+        rewrite candidates with each validator check, retrieval (filters, relaxation,
+        exclusions) and the result, for one of the session's recent turns."""
+        return engine.trace(kb, session_id, turn)
 
     app.include_router(admin_router)
 

@@ -7,12 +7,14 @@ retrieve (entity filter, consumed excluded, one chunk per doc) → pack context
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from common.errors import ConflictError, InputError, NotFoundError, ReferentError
+from common.errors import (ConflictError, DependencyError, InputError, NotFoundError,
+                           ReferentError)
 from common.ids import check_kb, check_session_id
 from dialogue.clarify import AnswerKind, build_clarification, read_answer
 from dialogue.classify import (TurnKind, classify, is_bare_mention, revisit_cue,
@@ -20,7 +22,7 @@ from dialogue.classify import (TurnKind, classify, is_bare_mention, revisit_cue,
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.rewrite import RuleRewriter
-from dialogue.session_store import SessionStore
+from dialogue.session_store import TRACES_KEPT, SessionStore
 from dialogue.state import PendingClarification, SessionState, TurnRecord
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
@@ -28,6 +30,9 @@ from kg.linker import EntityLinker, LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
 from retrieval.context import pack_context
 from retrieval.search import Retriever
+
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ class TurnEngine:
                     raise
                 continue
             result.latency_ms = (time.perf_counter() - started) * 1000
+            self._keep_trace(kb, session_id, result)
             return result
         raise AssertionError("unreachable")
 
@@ -210,6 +216,29 @@ class TurnEngine:
                             rewrite=rewrite_info, context=context, context_tokens=tokens,
                             trace=trace)
         return result, state
+
+    def trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any]:
+        """What every stage of a recent turn saw and decided.
+
+        Raises:
+            NotFoundError: no such turn (never played, expired, or older than the kept ones).
+        """
+        check_kb(kb)
+        check_session_id(session_id)
+        trace = self._sessions.load_trace(kb, session_id, turn)
+        if trace is None:
+            raise NotFoundError(f"no trace of turn {turn} in session {session_id!r}: the last "
+                                f"{TRACES_KEPT} turns of a live session are kept")
+        return trace
+
+    def _keep_trace(self, kb: str, session_id: str, result: TurnResult) -> None:
+        record = {"turn": result.turn, "user": result.user, "stages": result.trace,
+                  "result": result.results_line()}
+        try:
+            self._sessions.save_trace(kb, session_id, result.turn, record)
+        except DependencyError as exc:
+            # The turn itself succeeded and its state is saved; only the explanation is lost.
+            logger.warning("could not keep the trace of turn %s: %s", result.turn, exc)
 
     def close(self) -> None:
         if self._llm is not None:

@@ -7,12 +7,15 @@ the new state are atomic across all API processes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import redis
 
 from common.errors import ConflictError, DependencyError, RetryableDependencyError
+from dialogue.session_store import TRACES_KEPT
 from dialogue.state import SessionState
 
 # KEYS[1] = session key; ARGV = expected version, new version, state JSON, ttl ms.
@@ -76,8 +79,27 @@ class RedisSessionStore:
         return new
 
     def delete(self, kb: str, session_id: str) -> bool:
+        key = self._key(kb, session_id)
         with _translated(f"delete session {session_id!r}"):
-            return self._client.delete(self._key(kb, session_id)) == 1
+            existed = self._client.delete(key) == 1
+            self._client.delete(key + ":traces")
+        return existed
+
+    def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        key = self._key(kb, session_id) + ":traces"
+        with _translated(f"save the trace of turn {turn}"):
+            pipe = self._client.pipeline()
+            pipe.hset(key, str(turn), json.dumps(trace, ensure_ascii=False, default=str))
+            old = turn - TRACES_KEPT
+            if old > 0:
+                pipe.hdel(key, *(str(n) for n in range(max(1, old - TRACES_KEPT), old + 1)))
+            pipe.pexpire(key, self._ttl_ms)
+            pipe.execute()
+
+    def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
+        with _translated(f"read the trace of turn {turn}"):
+            payload = self._client.hget(self._key(kb, session_id) + ":traces", str(turn))
+        return json.loads(payload) if payload is not None else None
 
     def close(self) -> None:
         self._client.close()

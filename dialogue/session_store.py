@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from dialogue.state import SessionState
+
+
+# Turn traces kept per session: enough to explain the recent answers, bounded.
+TRACES_KEPT = 20
 
 
 class SessionStore(Protocol):
@@ -20,6 +24,14 @@ class SessionStore(Protocol):
 
     def save(self, state: SessionState) -> SessionState: ...
 
-    def delete(self, kb: str, session_id: str) -> bool: ...
+    def delete(self, kb: str, session_id: str) -> bool:
+        """Forget the session and its turn traces; False when there was none."""
+        ...
+
+    def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        """Keep one turn's trace (the last TRACES_KEPT turns of a session, same TTL)."""
+        ...
+
+    def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None: ...
 
     def close(self) -> None: ...

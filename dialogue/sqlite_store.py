@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from common.errors import ConflictError, DependencyError
+from dialogue.session_store import TRACES_KEPT
 from dialogue.state import SessionState
 
 _SCHEMA = """
@@ -19,7 +22,15 @@ CREATE TABLE IF NOT EXISTS sessions (
     expires_at REAL NOT NULL,
     state TEXT NOT NULL,
     PRIMARY KEY (kb, session_id)
-)
+);
+CREATE TABLE IF NOT EXISTS traces (
+    kb TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    expires_at REAL NOT NULL,
+    trace TEXT NOT NULL,
+    PRIMARY KEY (kb, session_id, turn)
+);
 """
 
 
@@ -37,7 +48,7 @@ class SQLiteSessionStore:
         self._all_lock = threading.Lock()
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
+            conn.executescript(_SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -94,11 +105,36 @@ class SQLiteSessionStore:
 
     def delete(self, kb: str, session_id: str) -> bool:
         try:
-            cur = self._connect().execute(
+            conn = self._connect()
+            cur = conn.execute(
                 "DELETE FROM sessions WHERE kb = ? AND session_id = ?", (kb, session_id))
+            conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ?", (kb, session_id))
         except sqlite3.Error as exc:
             raise DependencyError(f"deleting session {session_id!r} failed: {exc}") from exc
         return cur.rowcount == 1
+
+    def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        try:
+            conn = self._connect()
+            conn.execute("INSERT OR REPLACE INTO traces (kb, session_id, turn, expires_at, trace) "
+                         "VALUES (?, ?, ?, ?, ?)",
+                         (kb, session_id, turn, self._clock() + self._ttl,
+                          json.dumps(trace, ensure_ascii=False, default=str)))
+            conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ? AND turn <= ?",
+                         (kb, session_id, turn - TRACES_KEPT))
+        except sqlite3.Error as exc:
+            raise DependencyError(f"saving the trace of turn {turn} failed: {exc}") from exc
+
+    def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
+        try:
+            row = self._connect().execute(
+                "SELECT trace, expires_at FROM traces WHERE kb = ? AND session_id = ? AND turn = ?",
+                (kb, session_id, turn)).fetchone()
+        except sqlite3.Error as exc:
+            raise DependencyError(f"reading the trace of turn {turn} failed: {exc}") from exc
+        if row is None or row[1] <= self._clock():
+            return None
+        return json.loads(row[0])
 
     def close(self) -> None:
         """Close every connection this store opened, from any thread."""

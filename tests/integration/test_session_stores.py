@@ -138,3 +138,16 @@ def test_unreachable_redis_is_a_retryable_error_that_names_the_setting():
     with pytest.raises(RetryableDependencyError, match="REFERENT_SESSIONS__REDIS_URL"):
         store.load("kb", "s1")
     store.close()
+
+
+class TestTraceContract:
+    def test_traces_are_kept_for_the_recent_turns_only(self, store):
+        from dialogue.session_store import TRACES_KEPT
+
+        for turn in range(1, TRACES_KEPT + 6):
+            store.save_trace("kb", "s1", turn, {"turn": turn, "links": ["华南区"]})
+        assert store.load_trace("kb", "s1", TRACES_KEPT + 5) == {"turn": TRACES_KEPT + 5,
+                                                                  "links": ["华南区"]}
+        assert store.load_trace("kb", "s1", 5) is None
+        assert store.load_trace("kb", "s1", 6) is not None
+        assert store.load_trace("kb", "other", 6) is None

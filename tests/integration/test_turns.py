@@ -251,3 +251,25 @@ def test_context_tokens_are_reported_and_within_budget(runtime, demo_kb):
     assert 0 < result.context_tokens <= 2000
     assert result.context_tokens == count_tokens(result.context)
     assert f"[{result.evidence[0].chunk_id}]" in result.context
+
+
+def test_trace_endpoint_explains_every_stage_of_a_turn(runtime, demo_kb, keyring):
+    s = sid()
+    with TestClient(create_app(runtime=runtime, keyring=keyring), headers=QUERY) as client:
+        url = f"/v1/kbs/{demo_kb}/sessions/{s}"
+        client.post(f"{url}/turns", json={"text": "华东区7月的销售额是多少"})
+        client.post(f"{url}/turns", json={"text": "那华南区呢"})
+        trace = client.get(f"{url}/turns/2/trace")
+        assert trace.status_code == 200, trace.text
+        body = trace.json()
+        assert body["user"] == "那华南区呢" and body["result"]["standalone"] == "华南区7月的销售额是多少"
+        stages = body["stages"]
+        assert [m["text"] for m in stages["mentions"] if m["kind"] == "alias"] == ["华南区"]
+        assert stages["links"][0]["candidates"][0]["id"] == "region.south"
+        assert stages["classification"] == "continuation"
+        assert stages["rewrite"]["tried"][0]["checks"]["time_kept"] is True
+        assert stages["retrieval"]["queries"]
+        assert client.get(f"{url}/turns/9/trace").status_code == 404
+        assert client.get(f"{url}/turns/0/trace").status_code == 422
+        assert client.delete(url).status_code == 204
+        assert client.get(f"{url}/turns/1/trace").status_code == 404
