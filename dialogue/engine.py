@@ -42,7 +42,7 @@ class EngineConfig:
 
     top_k: int = 5
     recent_turns: int = 4
-    consumed_window: int = 50
+    consumed_window: int = 200
     consumed_granularity: Literal["chunk", "doc"] = "chunk"
     granularity_by_kb: Mapping[str, Literal["chunk", "doc"]] = field(default_factory=dict)
     context_budget_tokens: int = 2000

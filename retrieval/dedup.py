@@ -34,11 +34,13 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def drop_near_duplicates(hits: Sequence[Hit], *, cosine_at: float = 0.95,
-                         shingles_at: float = 0.8) -> tuple[list[Hit], list[tuple[str, str]]]:
+                         shingles_at: float = 0.8,
+                         keep: int | None = None) -> tuple[list[Hit], list[tuple[str, str]]]:
     """Keep hits best first, dropping each one too close to a hit already kept.
 
     Two hits are compared by cosine when both carry vectors, else by shingle
-    overlap of their text.
+    overlap of their text. With ``keep``, stops once that many are kept (the
+    rest are not looked at, so they are neither kept nor reported dropped).
 
     Returns:
         The kept hits and ``(dropped_chunk_id, kept_chunk_id)`` pairs for the trace.
@@ -47,6 +49,8 @@ def drop_near_duplicates(hits: Sequence[Hit], *, cosine_at: float = 0.95,
     kept_shingles: list[frozenset[str]] = []
     dropped: list[tuple[str, str]] = []
     for hit in hits:
+        if keep is not None and len(kept) >= keep:
+            break
         mine = shingles(hit.text)
         twin = None
         for other, theirs in zip(kept, kept_shingles, strict=True):

