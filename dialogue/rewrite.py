@@ -16,7 +16,7 @@ from dialogue.classify import is_ellipsis
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
-from kg.normalize import language_of, normalize
+from kg.normalize import language_of
 
 
 

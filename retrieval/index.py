@@ -101,6 +101,10 @@ class VectorIndex(Protocol):
         with ``auto_tagged_only``, only those tagged by alias matching."""
         ...
 
+    def set_entity_tags(self, kb: str, chunks: Sequence[Chunk]) -> int:
+        """Store new ``entity_ids`` of stored chunks, keeping everything else (vectors too)."""
+        ...
+
     def drop(self, kb: str) -> None:
         """Delete the kb's store and everything in it; a missing store is not an error."""
         ...

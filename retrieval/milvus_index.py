@@ -259,6 +259,32 @@ class MilvusIndex:
                 progress(done)
         return done
 
+    def set_entity_tags(self, kb: str, chunks: Sequence[Chunk]) -> int:
+        """Store new ``entity_ids`` for chunks already stored (re-tagging), keeping
+        their dense vectors: Milvus replaces whole rows, so the stored vectors are
+        read back and written with them (no embedder needed).
+
+        Raises:
+            NotFoundError: a chunk is not stored (it was deleted meanwhile).
+        """
+        vectors = None
+        if chunks and self.dense_spec(kb) is not None:
+            wanted = [_check_key(c.chunk_id, "chunk id") for c in chunks]
+            stored: dict[str, list[float]] = {}
+            for start in range(0, len(wanted), _IDS_PER_QUERY):
+                expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
+                with self._errors("read vectors", kb):
+                    rows = self._client.query(self._collection(kb), filter=expr,
+                                              output_fields=["chunk_id", "dense"],
+                                              timeout=self._timeout)
+                stored.update((row["chunk_id"], [float(v) for v in row["dense"]]) for row in rows)
+            missing = [cid for cid in wanted if cid not in stored]
+            if missing:
+                raise NotFoundError(f"chunks {missing[:5]} are no longer stored in {kb!r}; "
+                                    "re-tagging only updates stored chunks")
+            vectors = [stored[cid] for cid in wanted]
+        return self.upsert(kb, chunks, vectors=vectors)
+
     def _attach_vectors(self, kb: str, rows: list[dict[str, Any]],
                         vectors: Sequence[Sequence[float]] | None) -> None:
         spec = self.dense_spec(kb)

@@ -68,7 +68,7 @@ def retag_kb(kb: str, index: VectorIndex, snapshot: AliasSnapshot, *,
             return True
         if still_current is not None and not still_current():
             return False
-        index.upsert(kb, pending)
+        index.set_entity_tags(kb, pending)
         pending = []
         return True
 

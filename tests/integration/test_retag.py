@@ -86,3 +86,24 @@ def test_retag_command_with_progress(monkeypatch, tmp_path, kb, neo4j_store):
     assert missing.exit_code == 2 and "no ontology" in missing.output
     recreated = runner.invoke(cli_app, ["ingest", "--kb", kb, "--recreate", str(corpus)])
     assert recreated.exit_code == 0 and "3 chunks" in recreated.output
+
+
+def test_retag_keeps_the_dense_vectors_of_a_hybrid_kb(kb, neo4j_store, milvus_index):
+    """Milvus replaces whole rows: re-tagging must write the stored vectors back,
+    without an embedder at hand."""
+    from retrieval.models import Chunk, DenseSpec
+    from retrieval.retag import retag_kb
+
+    neo4j_store.import_ontology(kb, ONTOLOGY)
+    milvus_index.ensure_collection(kb, DenseSpec("test:fixed", 4))
+    chunks = [Chunk("d1#0", "d1", "东部大区月报", "东部大区7月销售额增长12%", (), auto_tagged=True),
+              Chunk("d2#0", "d2", "华南区月报", "华南区7月销售额持平", ("region.south",), auto_tagged=True)]
+    vectors = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+    milvus_index.upsert(kb, chunks, vectors=vectors)
+    Neo4jOntologyAdmin(neo4j_store).add_alias(kb, "region.east", "东部大区", Actor("test"))
+    report = retag_kb(kb, milvus_index, SnapshotCache(neo4j_store).get(kb))
+    assert (report.scanned, report.changed) == (2, 1)
+    assert tags(milvus_index, kb)["d1#0"] == ("region.east",)
+    [hit] = milvus_index.dense_search(kb, vectors[0], limit=1)
+    assert hit.chunk_id == "d1#0" and hit.score > 0.99
+    assert hit.entity_ids == ("region.east",)

@@ -24,7 +24,7 @@ class MemoryIndex:
             raise DependencyError("Milvus could not read chunks")
         return iter([c for c in self.chunks.values() if c.auto_tagged or not auto_tagged_only])
 
-    def upsert(self, kb, chunks, progress=None):
+    def set_entity_tags(self, kb, chunks):
         self.upserts += 1
         self.chunks.update((c.chunk_id, c) for c in chunks)
         return len(chunks)
