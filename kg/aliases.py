@@ -274,15 +274,21 @@ class AliasSnapshot:
             attribute_by_norm = {norm(a): a for attrs in type_attributes.values() for a in attrs
                                  if norm(a)}
             attribute_matcher = LongestMatcher(attribute_by_norm)
-        return AliasSnapshot(kb=self.kb, version=delta.version, entities=entities,
-                             by_norm=by_norm, type_attributes=type_attributes,
-                             confusable=confusable, children=children,
-                             alias_matcher=self.alias_matcher.updated(came, gone),
-                             attribute_matcher=attribute_matcher,
-                             attribute_by_norm=attribute_by_norm,
-                             normalization=self.normalization, uid=self.uid,
-                             fuzzy_threshold=self.fuzzy_threshold,
-                             fuzzy_max_aliases=self.fuzzy_max_aliases)
+        patched = AliasSnapshot(kb=self.kb, version=delta.version, entities=entities,
+                                by_norm=by_norm, type_attributes=type_attributes,
+                                confusable=confusable, children=children,
+                                alias_matcher=self.alias_matcher.updated(came, gone),
+                                attribute_matcher=attribute_matcher,
+                                attribute_by_norm=attribute_by_norm,
+                                normalization=self.normalization, uid=self.uid,
+                                fuzzy_threshold=self.fuzzy_threshold,
+                                fuzzy_max_aliases=self.fuzzy_max_aliases)
+        # The fuzzy index is the one derived structure too slow to rebuild after every
+        # write (seconds at 100,000 aliases): patch it too when this snapshot built one.
+        fuzzy = self._derived.get("fuzzy")
+        if fuzzy is not None and len(by_norm) <= self.fuzzy_max_aliases:
+            patched._derived["fuzzy"] = fuzzy.updated(came, gone)
+        return patched
 
     def normalize(self, text: str) -> str:
         """The kb's matching key of ``text``."""

@@ -33,16 +33,46 @@ class FuzzyAliasIndex:
     def __init__(self, keys: Iterable[str], *, min_len: int = DEFAULT_MIN_LEN) -> None:
         self.min_len = min_len
         index: dict[str, set[str]] = {}
-        lengths: set[int] = set()
+        lengths: dict[int, int] = {}
         for key in keys:
             if min_len <= len(key) <= _MAX_LEN:
-                lengths.add(len(key))
+                lengths[len(key)] = lengths.get(len(key), 0) + 1
                 for variant in _deletions(key) | {key}:
                     index.setdefault(variant, set()).add(key)
         self._index = {k: tuple(sorted(v)) for k, v in index.items()}
+        self._set_lengths(lengths)
+
+    def _set_lengths(self, lengths: dict[int, int]) -> None:
+        self._lengths = lengths
         # Fragment lengths worth trying: an alias's length, one shorter or one longer.
-        self.fragment_lengths = tuple(sorted({n + d for n in lengths for d in (-1, 0, 1)
-                                             if n + d >= min_len - 1}, reverse=True))
+        self.fragment_lengths = tuple(sorted({n + d for n, c in lengths.items() if c
+                                             for d in (-1, 0, 1) if n + d >= self.min_len - 1},
+                                            reverse=True))
+
+    def updated(self, added: Iterable[str], removed: Iterable[str]) -> FuzzyAliasIndex:
+        """A new index with these alias keys added and removed: one dictionary copy
+        plus work for the change, instead of a rebuild over every key."""
+        new = FuzzyAliasIndex.__new__(FuzzyAliasIndex)
+        new.min_len = self.min_len
+        index = dict(self._index)
+        lengths = dict(self._lengths)
+        for key, sign in [*((k, -1) for k in removed), *((k, 1) for k in added)]:
+            if not self.min_len <= len(key) <= _MAX_LEN:
+                continue
+            lengths[len(key)] = lengths.get(len(key), 0) + sign
+            for variant in _deletions(key) | {key}:
+                keys = set(index.get(variant, ()))
+                if sign > 0:
+                    keys.add(key)
+                else:
+                    keys.discard(key)
+                if keys:
+                    index[variant] = tuple(sorted(keys))
+                else:
+                    index.pop(variant, None)
+        new._index = index
+        new._set_lengths(lengths)
+        return new
 
     def __len__(self) -> int:
         return len(self._index)

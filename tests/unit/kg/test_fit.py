@@ -57,3 +57,15 @@ def test_a_pronoun_with_an_alternate_in_play_is_ambiguous_unless_the_fit_decides
         "zone.band", "zone.console"}
     d = detect_mentions("which instrument is it", snap)
     assert linker.link(d, snap, focus=["kora.lang"], alternates=["kora.harp"]).resolved == ("kora.harp",)
+
+
+def test_patched_fuzzy_index_equals_a_rebuilt_one():
+    from kg.fuzzy import FuzzyAliasIndex
+
+    keys = ["综合意外险", "交通意外险", "百万医疗险", "globemaster"]
+    grown = FuzzyAliasIndex(keys).updated(["年度体检套餐"], ["交通意外险"])
+    rebuilt = FuzzyAliasIndex(["综合意外险", "百万医疗险", "globemaster", "年度体检套餐"])
+    for fragment in ["综合意外保险", "交通意外保险", "年度体检套", "globemastr", "百万医疗保险"]:
+        assert grown.lookup(fragment) == rebuilt.lookup(fragment)
+    assert grown.fragment_lengths == rebuilt.fragment_lengths
+    assert grown.lookup("交通意外保险") == []
