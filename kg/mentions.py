@@ -124,11 +124,13 @@ class _Collector:
             self.taken.append((start, end))
 
 
-def _find_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
+def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: bool = True) -> None:
     norm = snapshot.normalize_with_offsets(found.text)
     for n_start, n_end, key in snapshot.alias_matcher.find(norm):
         start, end = norm.span(n_start, n_end)
         found.add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
+    if not attributes:
+        return
     for n_start, n_end, key in snapshot.attribute_matcher.find(norm):
         start, end = norm.span(n_start, n_end)
         found.add(MentionKind.ATTRIBUTE, start, end, value=snapshot.attribute_by_norm[key])
@@ -196,33 +198,34 @@ CUES_COMPONENT = "referent_cues"
 FUZZY_COMPONENT = "referent_fuzzy_aliases"
 
 
-class AliasComponent:
-    """spaCy component: alias and attribute mentions from an alias snapshot."""
+class _SnapshotComponent:
+    """A component that matches against the alias snapshot given in ``initialize``."""
 
-    def __init__(self, *, attributes: bool = True) -> None:
-        self.attributes = attributes
+    def __init__(self) -> None:
         self.snapshot: AliasSnapshot | None = None
 
     def initialize(self, get_examples=None, *, nlp=None, snapshot: AliasSnapshot | None = None) -> None:
         """Load the alias table this pipeline matches against."""
         self.snapshot = snapshot
 
+
+class AliasComponent(_SnapshotComponent):
+    """spaCy component: alias (and, unless turned off, attribute) mentions."""
+
+    def __init__(self, *, attributes: bool = True) -> None:
+        super().__init__()
+        self.attributes = attributes
+
     def __call__(self, doc):
         found = _collector(doc)
         if self.snapshot is not None:
-            _find_aliases(found, self.snapshot)
+            _find_aliases(found, self.snapshot, attributes=self.attributes)
         return doc
 
 
-class FuzzyAliasComponent:
+class FuzzyAliasComponent(_SnapshotComponent):
     """spaCy component: near matches of aliases in what the exact aliases and
     cues left uncovered (runs last, so a cue word is never read as a typo)."""
-
-    def __init__(self) -> None:
-        self.snapshot: AliasSnapshot | None = None
-
-    def initialize(self, get_examples=None, *, nlp=None, snapshot: AliasSnapshot | None = None) -> None:
-        self.snapshot = snapshot
 
     def __call__(self, doc):
         found = _collector(doc)

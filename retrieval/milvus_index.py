@@ -326,20 +326,8 @@ class MilvusIndex:
         found: dict[str, list[str]] = {}
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"doc_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
-            with self._errors("read chunks", kb):
-                iterator = self._client.query_iterator(name, batch_size=1000, filter=expr,
-                                                       output_fields=["chunk_id", "doc_id"],
-                                                       timeout=self._timeout)
-            try:
-                while True:
-                    with self._errors("read chunks", kb):
-                        rows = iterator.next()
-                    if not rows:
-                        break
-                    for row in rows:
-                        found.setdefault(row["doc_id"], []).append(row["chunk_id"])
-            finally:
-                iterator.close()
+            for row in self._rows(kb, name, expr, ["chunk_id", "doc_id"], 1000):
+                found.setdefault(row["doc_id"], []).append(row["chunk_id"])
         return found
 
     def delete_document(self, kb: str, doc_id: str) -> int:
@@ -459,19 +447,23 @@ class MilvusIndex:
         With ``auto_tagged_only``, only chunks whose tags came from alias matching.
         """
         name = self._collection(kb)
+        expr = "auto_tagged == true" if auto_tagged_only else ""
+        for row in self._rows(kb, name, expr, _OUTPUT_FIELDS, batch):
+            yield _chunk(row)
+
+    def _rows(self, kb: str, name: str, expr: str, fields: list[str],
+              batch: int) -> Iterator[dict[str, Any]]:
+        """Every row matching ``expr`` (built from checked literals only), batch by batch."""
         with self._errors("read chunks", kb):
-            iterator = self._client.query_iterator(name, batch_size=batch,
-                                                   filter="auto_tagged == true" if auto_tagged_only else "",
-                                                   output_fields=_OUTPUT_FIELDS,
-                                                   timeout=self._timeout)
+            iterator = self._client.query_iterator(name, batch_size=batch, filter=expr,
+                                                   output_fields=fields, timeout=self._timeout)
         try:
             while True:
                 with self._errors("read chunks", kb):
                     rows = iterator.next()
                 if not rows:
                     return
-                for row in rows:
-                    yield _chunk(row)
+                yield from rows
         finally:
             iterator.close()
 
