@@ -1,7 +1,7 @@
 """Ontology benchmarks: prints figures, asserts nothing (not a test).
 
     REFERENT_NEO4J__LOCAL_HEAP=4g .venv/bin/referent neo4j start
-    .venv/bin/python scripts/bench_ontology.py [--skip-1m] [--keep]
+    .venv/bin/python benchmarks/ontology_bench.py [--skip-1m] [--keep]
 
 Measures, against the Neo4j the settings point at (REFERENT_NEO4J__*):
 
