@@ -444,7 +444,7 @@ def main() -> None:
     # mvccTs ... use client-side ts"), which is expected there; its errors still show.
     import logging
 
-    logging.getLogger("pymilvus").setLevel(logging.ERROR)
+    logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
     app()
 
 
