@@ -440,11 +440,6 @@ def _print_turn(r, runtime) -> None:
 
 
 def main() -> None:
-    # pymilvus warns on every query iterator against Milvus Lite ("failed to get
-    # mvccTs ... use client-side ts"), which is expected there; its errors still show.
-    import logging
-
-    logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
     app()
 
 

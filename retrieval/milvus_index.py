@@ -49,6 +49,7 @@ without a flush (the integration tests check this on Lite 2.5.1).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -65,6 +66,11 @@ from pymilvus.exceptions import (
     MilvusException,
     MilvusUnavailableException,
 )
+
+# Milvus Lite has no mvccTs: pymilvus warns on every query iterator that it falls back
+# to a client-side timestamp, which is expected there. Set after pymilvus is imported,
+# because its import reconfigures its loggers.
+logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
 
 from common.errors import (
     ConfigurationError,
