@@ -175,3 +175,21 @@ def test_context_tokens_are_reported_and_within_budget(runtime, demo_kb):
     assert 0 < result.context_tokens <= 2000
     assert result.context_tokens == count_tokens(result.context)
     assert f"[{result.evidence[0].chunk_id}]" in result.context
+
+
+def test_a_turn_planned_as_a_revisit_lifts_the_consumed_window(runtime, demo_kb, monkeypatch):
+    import dataclasses
+
+    from dialogue.engine import TurnEngine
+
+    s = sid()
+    first = runtime.engine.handle(demo_kb, s, "年假有几天")
+    again = runtime.engine.handle(demo_kb, s, "年假有几天")
+    assert first.evidence[0].chunk_id not in {e.chunk_id for e in again.evidence}
+
+    plan = TurnEngine._plan
+    monkeypatch.setattr(TurnEngine, "_plan", lambda self, *args, **kwargs: dataclasses.replace(
+        plan(self, *args, **kwargs), lift_consumed=True))
+    revisit = runtime.engine.handle(demo_kb, s, "年假有几天")
+    assert revisit.trace["consumed"] == {"granularity": "chunk", "lifted": True}
+    assert revisit.evidence[0].chunk_id == first.evidence[0].chunk_id
