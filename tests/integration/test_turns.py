@@ -273,3 +273,15 @@ def test_trace_endpoint_explains_every_stage_of_a_turn(runtime, demo_kb, keyring
         assert client.get(f"{url}/turns/0/trace").status_code == 422
         assert client.delete(url).status_code == 204
         assert client.get(f"{url}/turns/1/trace").status_code == 404
+
+
+def test_a_revisit_lifts_the_consumed_window(runtime, demo_kb):
+    s = sid()
+    first = runtime.engine.handle(demo_kb, s, "年假有几天")
+    again = runtime.engine.handle(demo_kb, s, "年假有几天")
+    assert first.evidence[0].chunk_id not in {e.chunk_id for e in again.evidence}
+    revisit = runtime.engine.handle(demo_kb, s, "再给我看看刚才那个年假有几天")
+    assert revisit.trace["classification"] == "revisit"
+    assert revisit.trace["consumed"] == {"granularity": "chunk", "lifted": True}
+    shown = {e.chunk_id for e in (*first.evidence, *again.evidence)}
+    assert shown & {e.chunk_id for e in revisit.evidence}  # earlier evidence may come back

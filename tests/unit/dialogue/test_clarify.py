@@ -41,15 +41,3 @@ def test_question_in_the_users_language_names_what_tells_options_apart(snapshot)
     en = build_clarification("A产品", OPTIONS, snapshot, "how do I apply")
     assert en.question.startswith("Which “A产品” do you mean?")
 
-
-def test_consumed_doc_window_moves_a_returned_document_to_the_newest_end():
-    from dialogue.state import SessionState
-
-    state = SessionState(kb="k", session_id="s")
-    state.consume(["a#0", "b#0"], window=3, doc_ids=["a", "b"])
-    state.consume(["c#0", "a#1"], window=3, doc_ids=["c", "a"])
-    state.consume(["d#0"], window=3, doc_ids=["d"])
-    assert state.consumed_docs == ["c", "a", "d"]
-    assert state.consumed == ["c#0", "a#1", "d#0"]
-    state.consume(["e#0"], window=0, doc_ids=["e"])
-    assert state.consumed == [] and state.consumed_docs == []
