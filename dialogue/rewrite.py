@@ -9,6 +9,7 @@ and it keeps the user's own words, so negations and times survive.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,10 @@ from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
 from kg.normalize import language_of
 
+
+
+_SEPARATELY_RE = re.compile(r"分别|各自|各是|\brespectively\b|\beach\b", re.IGNORECASE)
+_LEADING_JOINER_RE = re.compile(r"^\s*(?:的|和|与|及|and)\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,9 @@ class RuleRewriter:
                 end += 1  # 这个区 → 西南区, not 西南区区
             out = out[:start] + names + out[end:]
             replaced_any = True
+        split = self._split_intents(detection, links, snapshot, out)
+        if split is not None:
+            return split
         if replaced_any and continuation and previous_standalone:
             return self._carry_context(out, detection, snapshot, entities, previous_standalone,
                                        previous_entities, lang)
@@ -95,6 +103,25 @@ class RuleRewriter:
         standalone = _glue(prefix + times, text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
+
+    @staticmethod
+    def _split_intents(detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
+                       standalone: str) -> Rewrite | None:
+        """A和B分别怎么申请 / how do I apply for A and B respectively: one query per
+        entity, each with the question that follows the last of them."""
+        if not _SEPARATELY_RE.search(detection.text):
+            return None
+        named = [link for link in links.links
+                 if link.mention.kind is MentionKind.ALIAS and len(link.entity_ids) == 1]
+        ids = list(dict.fromkeys(link.entity_ids[0] for link in named))
+        if len(ids) < 2:
+            return None
+        tail = detection.text[max(link.mention.end for link in named):]
+        question = _SEPARATELY_RE.sub("", _LEADING_JOINER_RE.sub("", tail)).strip()
+        if not question:
+            return None
+        queries = tuple(_glue(snapshot.name(e), question) for e in ids)
+        return Rewrite(standalone, queries, tuple(ids), "several intents: one query per entity")
 
     def _carry_context(self, out: str, detection: Detection, snapshot: AliasSnapshot,
                        entities: Sequence[str], previous: str, previous_entities: Sequence[str],

@@ -285,3 +285,12 @@ def test_a_revisit_lifts_the_consumed_window(runtime, demo_kb):
     assert revisit.trace["consumed"] == {"granularity": "chunk", "lifted": True}
     shown = {e.chunk_id for e in (*first.evidence, *again.evidence)}
     assert shown & {e.chunk_id for e in revisit.evidence}  # earlier evidence may come back
+
+
+def test_several_intents_are_searched_separately(runtime, demo_kb):
+    result = runtime.engine.handle(demo_kb, sid(), "年假和病假分别怎么申请")
+    assert result.queries == ["年假怎么申请", "病假怎么申请"]
+    assert result.entities == ["hr.leave.annual", "hr.leave.sick"]
+    assert result.rewrite.source == "rules" and result.rewrite.accepted
+    found_by = {e.query for e in result.evidence}
+    assert found_by == set(result.queries)

@@ -113,3 +113,12 @@ def test_conversation_cues_are_not_searched_for():
     assert revisit_cue("再给我看看刚才那个") == "back"
     assert revisit_cue("show me that again") == "again"
     assert revisit_cue("年假有几天") is None
+
+
+def test_several_intents_become_one_query_per_entity(snapshot):
+    r = rewrite("华东和华南分别怎么申请", snapshot)
+    assert r.queries == ("华东区怎么申请", "华南区怎么申请")
+    assert r.entities == ("region.east", "region.south")
+    assert r.standalone == "华东区和华南区分别怎么申请"
+    # Without a "separately" cue the question stays one query.
+    assert rewrite("华东和华南的销售额对比", snapshot).queries == ("华东区和华南区的销售额对比",)
