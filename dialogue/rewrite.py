@@ -99,7 +99,8 @@ class RuleRewriter:
 
         # Nothing in the turn names an entity: inherit the focus and the time.
         prefix = _join([snapshot.name(e) for e in entities], lang)
-        times = self._missing_times(detection, previous_standalone)
+        times = "".join(t for t in self._missing_times(detection, previous_standalone, joined=False)
+                        if t not in text)
         standalone = _glue(prefix + times, text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
@@ -163,7 +164,9 @@ class RuleRewriter:
         """The previous query's time and version expressions, when this turn has none."""
         if not previous or detection.of(MentionKind.TIME):
             return "" if joined else []
-        earlier = [m.text for m in detect_mentions(previous, None).of(MentionKind.TIME)]
+        found = list(dict.fromkeys(m.text for m in detect_mentions(previous, None).of(MentionKind.TIME)))
+        # Each once, and not a part of a longer one (2004年 inside 2004年06月).
+        earlier = [t for t in found if not any(t != other and t in other for other in found)]
         return "".join(earlier) if joined else earlier
 
     def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,

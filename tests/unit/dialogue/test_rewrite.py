@@ -122,3 +122,9 @@ def test_several_intents_become_one_query_per_entity(snapshot):
     assert r.standalone == "华东区和华南区分别怎么申请"
     # Without a "separately" cue the question stays one query.
     assert rewrite("华东和华南的销售额对比", snapshot).queries == ("华东区和华南区的销售额对比",)
+
+
+def test_carried_times_are_never_repeated(snapshot):
+    r = rewrite("导演是谁", snapshot, focus=["region.south"],
+                previous="华南区2004年2004年06月的销售额", previous_entities=["region.south"])
+    assert r.standalone == "华南区2004年06月导演是谁"
