@@ -24,19 +24,21 @@ def problem(status: int, title: str, detail: str, **extra) -> JSONResponse:
                         status_code=status, media_type=PROBLEM, headers=headers)
 
 
+# Most specific first: NotFoundError is an InputError.
+_STATUS: tuple[tuple[type[ReferentError], int, str], ...] = (
+    (AuthenticationError, 401, "Unauthorized"),
+    (PermissionDeniedError, 403, "Forbidden"),
+    (NotFoundError, 404, "Not found"),
+    (InputError, 422, "Invalid input"),
+    (ConflictError, 409, "Conflict"),
+    (DependencyError, 503, "Dependency unavailable"),
+)
+
+
 def _status(exc: ReferentError) -> tuple[int, str]:
-    if isinstance(exc, AuthenticationError):
-        return 401, "Unauthorized"
-    if isinstance(exc, PermissionDeniedError):
-        return 403, "Forbidden"
-    if isinstance(exc, NotFoundError):
-        return 404, "Not found"
-    if isinstance(exc, InputError):
-        return 422, "Invalid input"
-    if isinstance(exc, ConflictError):
-        return 409, "Conflict"
-    if isinstance(exc, DependencyError):
-        return 503, "Dependency unavailable"
+    for kind, status, title in _STATUS:
+        if isinstance(exc, kind):
+            return status, title
     return 500, "Server misconfigured"
 
 

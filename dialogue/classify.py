@@ -9,9 +9,10 @@ from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
 from kg.normalize import normalize
 
-_SWITCH_RE = re.compile(r"换个话题|换一个话题|另外问一下|另外问个|另外想问|顺便问一下|顺便问下|"
-                        r"我想问别的|\bby the way\b|\bbtw\b|\banother question\b|\bchanging the subject\b",
-                        re.IGNORECASE)
+# Explicit topic-switch cues; also stripped from the front of the search query.
+_SWITCH_CUES = (r"换个话题|换一个话题|另外问一下|另外问个|另外想问|顺便问一下|顺便问下|我想问别的"
+                r"|\bby the way\b|\bbtw\b|\banother question\b|\bchanging the subject\b")
+_SWITCH_RE = re.compile(_SWITCH_CUES, re.IGNORECASE)
 
 
 _CUE_RE = re.compile(r"^\s*(?:那么?|还有|and|what about|how about)\s*|\s*(?:呢|怎么样)\s*[?？]*\s*$",
@@ -77,7 +78,7 @@ _AGAIN_RE = re.compile(r"再(?:给我)?(?:看看|看一下|发一下|说一遍|�
 
 _LEADING_CUE_RE = re.compile(
     r"^\s*(?:回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?|(?:let'?s\s+)?go(?:ing)? back to\s+"
-    r"|(?:换个话题|换一个话题|另外问一下|另外问个|顺便问一下|顺便问下|by the way|btw)[，,：:。\s]*)",
+    rf"|(?:{_SWITCH_CUES})[，,：:。\s]*)",
     re.IGNORECASE)
 
 
