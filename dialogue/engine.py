@@ -23,12 +23,15 @@ from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.rewrite import RuleRewriter
 from dialogue.session_store import TRACES_KEPT, SessionStore
+from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, TurnRecord
+from dialogue.topic_shift import SimilarityShift
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.linker import EntityLinker, LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
 from retrieval.context import pack_context
+from retrieval.dual_path import dual_search
 from retrieval.search import Retriever
 
 
@@ -46,6 +49,8 @@ class EngineConfig:
     consumed_granularity: Literal["chunk", "doc"] = "chunk"
     granularity_by_kb: Mapping[str, Literal["chunk", "doc"]] = field(default_factory=dict)
     context_budget_tokens: int = 2000
+    # Below this evidence strength the user's own words are searched too (0: never).
+    dual_path_below: float = 0.3
     max_text_chars: int = 2000
     save_attempts: int = 3
 
@@ -75,7 +80,8 @@ class TurnEngine:
     def __init__(self, snapshots: SnapshotCache, retriever: Retriever, sessions: SessionStore,
                  config: EngineConfig = EngineConfig(), linker: EntityLinker | None = None,
                  rewriter: RuleRewriter | None = None, llm: LLMRewriter | None = None,
-                 validator: RewriteValidator | None = None) -> None:
+                 validator: RewriteValidator | None = None,
+                 shift: SimilarityShift | None = None) -> None:
         self._snapshots = snapshots
         self._retriever = retriever
         self._sessions = sessions
@@ -84,6 +90,7 @@ class TurnEngine:
         self._rewriter = rewriter or RuleRewriter()
         self._llm = llm
         self._validator = validator or RewriteValidator()
+        self._shift = shift  # similarity-based switch detection (needs an embedder)
 
     def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None) -> TurnResult:
         """Process one user turn and persist the new session state.
@@ -141,6 +148,11 @@ class TurnEngine:
             state.pending = None
         if plan is None:
             kind = classify(detection, links, state.focus)
+            last = state.last_turn
+            if (kind is TurnKind.CONTINUATION and self._shift is not None and last is not None
+                    and self._shift.is_switch(detection, links, snapshot, focus=state.focus,
+                                              previous=last.standalone, trace=trace)):
+                kind = TurnKind.SWITCH
             if kind is TurnKind.REVISIT and not any(
                     link.mention.kind is MentionKind.ALIAS for link in links.links):
                 # 回到刚才那个产品: the references mean an earlier topic, most recent first.
@@ -172,11 +184,18 @@ class TurnEngine:
                 exclude_chunks = state.consumed
             trace["consumed"] = {"granularity": granularity, "lifted": False,
                                  "excluded": len(exclude_docs) + len(exclude_chunks)}
-        outcome = self._retriever.search(kb, plan.queries, k=k, entity_ids=plan.entities,
-                                         exclude_chunk_ids=exclude_chunks,
-                                         exclude_doc_ids=exclude_docs,
-                                         confusable=dict(snapshot.confusable))
+        original = plan.detection.text
+        if plan.kind is TurnKind.CORRECTION:
+            original = strip_correction_cue(original)
+        outcome = dual_search(self._retriever, kb, plan.queries, strip_conversation_cues(original),
+                              k=k, weak_below=self._config.dual_path_below,
+                              entity_ids=plan.entities, exclude_chunk_ids=exclude_chunks,
+                              exclude_doc_ids=exclude_docs, confusable=dict(snapshot.confusable))
         trace["retrieval"] = outcome.trace
+        if outcome.trace.get("dual_path", {}).get("ran"):
+            # Both were searched; each evidence item says which query found it.
+            plan = replace(plan, queries=tuple(dict.fromkeys(
+                (*plan.queries, outcome.trace["dual_path"]["original"]))))
         if plan.kind is TurnKind.CORRECTION:
             last = state.last_turn
             corrected = [e for e in (last.entities if last else ()) if e not in plan.entities]
@@ -204,12 +223,17 @@ class TurnEngine:
             state.focus, state.listed, state.alternates = [], [], []
         if plan.kind is TurnKind.SWITCH:
             state.negated = []
+        state.slots = update_slots(state.slots, turn=turn_no, kind=plan.kind,
+                                   detection=plan.detection, links=plan.links,
+                                   entities=plan.entities, negated=state.negated)
+        trace["slots"] = state.slots.as_trace()
         state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window,
                       doc_ids=[e.doc_id for e in evidence])
         state.turn_count = turn_no
-        state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
-                                  action=action, entities=list(plan.entities)),
-                       keep_turns=self._config.recent_turns)
+        evicted = state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
+                                            action=action, entities=list(plan.entities)),
+                                 keep_turns=self._config.recent_turns)
+        fold_into_summary(state, evicted, snapshot)
         result = TurnResult(session=state.session_id, turn=turn_no, user=text, action=action,
                             standalone=plan.standalone, queries=list(plan.queries),
                             entities=list(plan.entities), evidence=evidence,
@@ -251,8 +275,10 @@ class TurnEngine:
         turn_text = plan.detection.text
         asked = strip_correction_cue(turn_text) if plan.kind is TurnKind.CORRECTION else turn_text
         allowed = {*plan.entities, *state.focus, *state.alternates,
-                   *(e for record in state.recent for e in record.entities)}
-        context = [t for record in state.recent for t in (record.user, record.standalone)]
+                   *(e for record in state.recent for e in record.entities),
+                   *(e for line in state.summary for e in line.entities)}
+        context = [*(line.text for line in state.summary),
+                   *(t for record in state.recent for t in (record.user, record.standalone))]
         tried: list[dict[str, Any]] = []
 
         def check(queries: tuple[str, ...], reference: tuple[str, ...] = ()):
@@ -263,7 +289,8 @@ class TurnEngine:
             try:
                 queries = self._llm.rewrite(
                     kb=snapshot.kb, session_id=state.session_id, turn=turn_no, text=turn_text,
-                    history=[record.user for record in state.recent],
+                    history=[*(f"(earlier) {line.text}" for line in state.summary),
+                             *(record.user for record in state.recent)],
                     allowed_names=[snapshot.name(e) for e in sorted(allowed)],
                     resolved_names=[snapshot.name(e) for e in plan.entities])
                 verdict = check(queries, plan.queries)
@@ -293,7 +320,9 @@ class TurnEngine:
             previous_entities=last.entities if last else (),
             correction=kind is TurnKind.CORRECTION,
             continuation=kind is TurnKind.CONTINUATION
-            or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"))
+            or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"),
+            times=_slot_values(state, "time") if kind is not TurnKind.SWITCH else [],
+            compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [])
         queries = tuple(strip_conversation_cues(q) for q in rewrite.queries)
         return _Plan(kind, detection, links, rewrite.entities, queries,
                      strip_conversation_cues(rewrite.standalone), rewrite.how,
@@ -325,7 +354,8 @@ class TurnEngine:
             rw = self._rewriter.rewrite(q_detection, q_links, snapshot,
                                         entities=q_links.resolved or (chosen,),
                                         previous_standalone=previous,
-                                        previous_entities=last.entities if last else ())
+                                        previous_entities=last.entities if last else (),
+                                        times=_slot_values(state, "time"))
             entities.extend(e for e in rw.entities if e not in entities)
             queries.extend(q for q in rw.queries if q not in queries)
         return _Plan(TurnKind.ANSWER, q_detection, links, tuple(entities), tuple(queries),
@@ -342,8 +372,10 @@ class TurnEngine:
         state.listed = options
         state.turn_count = turn_no
         resolved = list(links.resolved)
-        state.remember(TurnRecord(index=turn_no, user=text, standalone=text, action="clarify",
-                                  entities=resolved), keep_turns=self._config.recent_turns)
+        evicted = state.remember(TurnRecord(index=turn_no, user=text, standalone=text,
+                                            action="clarify", entities=resolved),
+                                 keep_turns=self._config.recent_turns)
+        fold_into_summary(state, evicted, snapshot)
         trace["classification"] = "needs_clarification"
         result = TurnResult(session=state.session_id, turn=turn_no, user=text, action="clarify",
                             standalone=text, queries=[], entities=resolved,
@@ -357,12 +389,18 @@ class TurnEngine:
 _REFERS_BACK = frozenset({TurnKind.CONTINUATION, TurnKind.CORRECTION, TurnKind.REVISIT})
 
 
+def _slot_values(state: SessionState, name: str) -> list[str]:
+    slot = getattr(state.slots, name)
+    return list(slot.values) if slot is not None else []
+
+
 def _earlier_focus(state: SessionState, text: str) -> list[str]:
-    """Entities of the recent turns, most recent first; for "回到刚才…" the current
-    focus goes last, since the user is leaving it."""
+    """Entities of the recent turns, then of the summarized older ones, most recent
+    first; for "回到刚才…" the current focus goes last, since the user is leaving it."""
     seen: dict[str, None] = {}
-    for record in reversed(state.recent):
-        for entity_id in record.entities:
+    for entity_ids in [*(r.entities for r in reversed(state.recent)),
+                       *(line.entities for line in reversed(state.summary))]:
+        for entity_id in entity_ids:
             seen.setdefault(entity_id, None)
     ordered = list(seen)
     if revisit_cue(text) == "back":

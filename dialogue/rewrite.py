@@ -49,7 +49,8 @@ class RuleRewriter:
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
                 previous_entities: Sequence[str], correction: bool = False,
-                continuation: bool = False) -> Rewrite:
+                continuation: bool = False, times: Sequence[str] | None = None,
+                compared: Sequence[str] = ()) -> Rewrite:
         """Write the standalone query.
 
         Args:
@@ -58,6 +59,10 @@ class RuleRewriter:
             continuation: the turn goes on with the previous one's topic: what the
                 previous query fixed and this turn does not replace (its time and
                 version, an entity of another type such as 员工手册（2025版）) carries over.
+            times: the dialogue's time/version slot, carried when the turn states none;
+                None reads them off ``previous_standalone``.
+            compared: the comparison-target slot (华东区和华北区比): on a continuation
+                that does not name them, the query keeps "（与华北区相比）".
         """
         text = detection.text
         lang = language_of(text)
@@ -85,6 +90,8 @@ class RuleRewriter:
             start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
             if kind is MentionKind.PRONOUN and text[end:end + 1] and names.endswith(text[end]):
                 end += 1  # 这个区 → 西南区, not 西南区区
+            if kind is MentionKind.PRONOUN and text[end:].lstrip().startswith(names):
+                names = ""  # 那个年假 → 年假: the pronoun only points at the name that follows
             out = out[:start] + names + out[end:]
             replaced_any = True
         split = self._split_intents(detection, links, snapshot, out)
@@ -92,16 +99,16 @@ class RuleRewriter:
             return split
         if replaced_any and continuation and previous_standalone:
             return self._carry_context(out, detection, snapshot, entities, previous_standalone,
-                                       previous_entities, lang)
+                                       previous_entities, lang, times, compared)
         if replaced_any or not entities:
             return Rewrite(out, (out,), tuple(entities),
                            "canonical names substituted" if replaced_any else "as-is")
 
         # Nothing in the turn names an entity: inherit the focus and the time.
         prefix = _join([snapshot.name(e) for e in entities], lang)
-        times = "".join(t for t in self._missing_times(detection, previous_standalone, joined=False)
-                        if t not in text)
-        standalone = _glue(prefix + times, text)
+        carried = "".join(t for t in self._missing_times(detection, previous_standalone, times)
+                          if t not in text)
+        standalone = _glue(prefix + carried, text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
 
@@ -126,13 +133,14 @@ class RuleRewriter:
 
     def _carry_context(self, out: str, detection: Detection, snapshot: AliasSnapshot,
                        entities: Sequence[str], previous: str, previous_entities: Sequence[str],
-                       lang: str) -> Rewrite:
+                       lang: str, slot_times: Sequence[str] | None,
+                       compared: Sequence[str]) -> Rewrite:
         types = {snapshot.entities[e].type for e in entities if e in snapshot.entities}
         carried = [e for e in previous_entities if e not in entities and e in snapshot.entities
                    and snapshot.entities[e].type not in types]
         if carried:
             out = _glue(_join([snapshot.name(e) for e in carried], lang), out)
-        times = "".join(t for t in self._missing_times(detection, previous, joined=False)
+        times = "".join(t for t in self._missing_times(detection, previous, slot_times)
                         if t not in out)
         if times:
             # Right after the first name of the turn's own entities: 华东区的负责人 → 华东区7月的负责人.
@@ -140,6 +148,12 @@ class RuleRewriter:
                      if snapshot.name(e) in out]
             at = min(spots) if spots else 0
             out = out[:at] + times + out[at:]
+        others = [e for e in compared if e not in entities and e not in carried
+                  and e in snapshot.entities and snapshot.name(e) not in out]
+        if others:
+            names = _join([snapshot.name(e) for e in others], lang)
+            out = f"{out}（与{names}相比）" if lang == "zh" else f"{out} (compared with {names})"
+            carried.extend(others)
         if not carried and not times:
             return Rewrite(out, (out,), tuple(entities), "canonical names substituted")
         kept = (*entities, *carried)
@@ -160,14 +174,19 @@ class RuleRewriter:
         return end
 
     @staticmethod
-    def _missing_times(detection: Detection, previous: str | None, *, joined: bool = True):
-        """The previous query's time and version expressions, when this turn has none."""
-        if not previous or detection.of(MentionKind.TIME):
-            return "" if joined else []
+    def _missing_times(detection: Detection, previous: str | None,
+                       slot: Sequence[str] | None = None) -> list[str]:
+        """The dialogue's time and version expressions (the slot's, else the previous
+        query's), when this turn has none."""
+        if detection.of(MentionKind.TIME):
+            return []
+        if slot is not None:
+            return list(slot)
+        if not previous:
+            return []
         found = list(dict.fromkeys(m.text for m in detect_mentions(previous, None).of(MentionKind.TIME)))
         # Each once, and not a part of a longer one (2004年 inside 2004年06月).
-        earlier = [t for t in found if not any(t != other and t in other for other in found)]
-        return "".join(earlier) if joined else earlier
+        return [t for t in found if not any(t != other and t in other for other in found)]
 
     def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,
               previous: str, previous_entities: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:

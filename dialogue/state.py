@@ -1,7 +1,9 @@
 """Session state: what Referent remembers between the turns of one conversation.
 
-Bounded whatever the conversation's length: the last K turns, the focus
-entities, the consumed-evidence window and at most one pending clarification.
+Bounded whatever the conversation's length: the last K turns verbatim, an
+extractive summary of a few older ones, the focus entities, the slots (each
+with the turn that set it), the consumed-evidence window and at most one
+pending clarification.
 """
 
 from __future__ import annotations
@@ -14,6 +16,42 @@ class TurnRecord(BaseModel):
     user: str
     standalone: str
     action: str
+    entities: list[str] = Field(default_factory=list)
+
+
+class Slot(BaseModel):
+    """One thing the conversation has fixed, and the turn that fixed it.
+
+    ``values`` are entity ids (focus, negated, comparison) or the user's words
+    (attribute, time). ``how`` is ``said`` (the turn said it), ``carried`` (an
+    earlier turn said it and nothing replaced it since: ``turn`` stays that
+    earlier turn) or ``corrected`` (a correction replaced the earlier value).
+    """
+
+    values: list[str]
+    turn: int
+    how: str = "said"
+
+
+class Slots(BaseModel):
+    """The structured slots a follow-up turn may lean on (dialogue/slots.py fills them)."""
+
+    focus: Slot | None = None        # the entities the conversation is about
+    negated: Slot | None = None      # entities the user corrected away from
+    attribute: Slot | None = None    # what is asked about them: 销售额, 价格, 申请条件
+    time: Slot | None = None         # times and versions: 7月, 2024版, last year
+    comparison: Slot | None = None   # what they are compared with: 和华北区比
+
+    def as_trace(self) -> dict[str, dict[str, object]]:
+        return {name: slot.model_dump() for name, slot in self if slot is not None}
+
+
+class SummaryLine(BaseModel):
+    """An older turn, reduced to what later turns may need: its entities, numbers,
+    times and attributes, in the words of its standalone query (extractive)."""
+
+    turn: int
+    text: str
     entities: list[str] = Field(default_factory=list)
 
 
@@ -42,13 +80,18 @@ class SessionState(BaseModel):
     consumed: list[str] = Field(default_factory=list)  # chunk ids already returned, oldest first
     consumed_docs: list[str] = Field(default_factory=list)  # their doc ids, oldest first
     pending: PendingClarification | None = None
+    slots: Slots = Field(default_factory=Slots)
+    summary: list[SummaryLine] = Field(default_factory=list)  # older turns, oldest first
 
     @property
     def last_turn(self) -> TurnRecord | None:
         return self.recent[-1] if self.recent else None
 
-    def remember(self, record: TurnRecord, *, keep_turns: int) -> None:
-        self.recent = (self.recent + [record])[-keep_turns:]
+    def remember(self, record: TurnRecord, *, keep_turns: int) -> list[TurnRecord]:
+        """Keep ``record`` among the last ``keep_turns``; returns the records that fell out."""
+        kept = self.recent + [record]
+        self.recent = kept[-keep_turns:]
+        return kept[:-keep_turns]
 
     def consume(self, chunk_ids: list[str], *, window: int,
                 doc_ids: list[str] | None = None) -> None:
