@@ -18,6 +18,7 @@ from kg.aliases import SnapshotCache
 from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.cross_encoder import HttpCrossEncoder
+from dialogue.topic_shift import SimilarityShift
 from retrieval.embedders import Embedder
 from retrieval.milvus_index import MilvusIndex
 from retrieval.retag import BackgroundRetagger
@@ -83,7 +84,16 @@ def engine_config(settings: Settings) -> EngineConfig:
                         consumed_window=settings.sessions.consumed_window,
                         consumed_granularity=r.consumed_granularity,
                         granularity_by_kb=dict(r.consumed_granularity_by_kb),
-                        context_budget_tokens=r.context_budget_tokens)
+                        context_budget_tokens=r.context_budget_tokens,
+                        dual_path_below=r.dual_path_below)
+
+
+def open_topic_shift(settings: Settings, embedder: Embedder | None) -> SimilarityShift | None:
+    """Similarity-based switch detection, when an embedder is configured and it is on."""
+    e = settings.embed
+    if embedder is None or e.switch_low <= 0:
+        return None
+    return SimilarityShift(embedder, low=e.switch_low, high=max(e.switch_low, e.switch_high))
 
 
 def open_llm(settings: Settings) -> LLMRewriter | None:
@@ -130,11 +140,11 @@ class Runtime:
         index = open_index(settings)
         sessions = open_session_store(settings)
         snapshots = SnapshotCache(ontology)
-        retriever = Retriever(index, config=retriever_config(settings),
-                              embedder=open_embedder(settings),
+        embedder = open_embedder(settings)
+        retriever = Retriever(index, config=retriever_config(settings), embedder=embedder,
                               cross_encoder=open_cross_encoder(settings))
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
-                            llm=open_llm(settings))
+                            llm=open_llm(settings), shift=open_topic_shift(settings, embedder))
         return cls(settings, ontology, snapshots, index, sessions, retriever, engine)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:

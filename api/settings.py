@@ -72,6 +72,9 @@ class RetrievalSettings(BaseModel):
     rrf_k: int = Field(default=60, ge=1)
     # Calibrated on the dev data (docs/retrieval.md); 0 never abstains.
     no_answer_threshold: float = Field(default=0.15, ge=0, le=1)
+    # The dual path: below this evidence strength the user's own words are searched
+    # too and the two fused (docs/dialogue.md); 0 turns it off.
+    dual_path_below: float = Field(default=0.3, ge=0, le=1)
     context_budget_tokens: int = Field(default=2000, ge=50)
 
     def granularity(self, kb: str) -> Granularity:
@@ -91,6 +94,12 @@ class EmbedSettings(BaseModel):
     batch_size: int = Field(default=64, ge=1, le=2048)
     query_prefix: str = ""
     passage_prefix: str = ""
+    # Topic switches without a cue (dialogue/topic_shift.py): a turn less similar than
+    # switch_low to the previous query is a switch, one from switch_low up to switch_high
+    # is one only if it asks no attribute of the focus. Embedder-specific; the defaults
+    # suit the local e5 (docs/dialogue.md). switch_low 0 turns it off.
+    switch_low: float = Field(default=0.80, ge=0, le=1)
+    switch_high: float = Field(default=0.845, ge=0, le=1)
 
     @property
     def resolved_backend(self) -> str:

@@ -35,10 +35,12 @@ def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
 
 def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
     """A turn that only names one entity, with no cue ("the Beatles", an answer
-    said back): it adds that entity without dropping the earlier one."""
+    said back): it adds that entity without dropping the earlier one. A turn that
+    also asks something of it (退货运费谁出: an attribute) is a question, not a bare name."""
     named = [link for link in links.links
              if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
-    return (len(named) == 1 and not detection.ellipsis
+    asks = detection.of(MentionKind.ATTRIBUTE) or detection.of(MentionKind.TIME)
+    return (len(named) == 1 and not detection.ellipsis and not asks
             and len(residue(detection, links)) <= 2)
 
 
@@ -78,13 +80,16 @@ _AGAIN_RE = re.compile(r"再(?:给我)?(?:看看|看一下|发一下|说一遍|�
 
 _LEADING_CUE_RE = re.compile(
     r"^\s*(?:回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?|(?:let'?s\s+)?go(?:ing)? back to\s+"
+    r"|(?:请)?再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)(?:刚才|之前|前面|上面)?(?:说|问|提到)?的?"
+    r"(?:那个|那些)?[，,：:\s]*"
     rf"|(?:{_SWITCH_CUES})[，,：:。\s]*)",
     re.IGNORECASE)
 
 
 def strip_conversation_cues(query: str) -> str:
     """换个话题，退货政策是什么 → 退货政策是什么; 回到刚才A产品（个人版），怎么申请 →
-    A产品（个人版），怎么申请: such cues are about the conversation, not something to search for."""
+    A产品（个人版），怎么申请; 再给我看看刚才那个年假有几天 → 年假有几天: such cues are
+    about the conversation, not something to search for."""
     return _LEADING_CUE_RE.sub("", query, count=1) or query
 
 

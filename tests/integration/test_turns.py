@@ -294,3 +294,84 @@ def test_several_intents_are_searched_separately(runtime, demo_kb):
     assert result.rewrite.source == "rules" and result.rewrite.accepted
     found_by = {e.query for e in result.evidence}
     assert found_by == set(result.queries)
+
+
+def test_slots_carry_the_turn_that_set_them_and_a_correction_overrides(runtime, demo_kb, keyring):
+    s = sid()
+    runtime.engine.handle(demo_kb, s, "华东区7月的销售额是多少")
+    second = runtime.engine.handle(demo_kb, s, "负责人是谁")
+    assert second.standalone == "华东区7月负责人是谁"
+    assert second.trace["slots"]["time"] == {"values": ["7月"], "turn": 1, "how": "carried"}
+    assert second.trace["slots"]["attribute"] == {"values": ["负责人"], "turn": 2, "how": "said"}
+    third = runtime.engine.handle(demo_kb, s, "不对，我问的是华北区")
+    assert third.standalone == "华北区7月负责人是谁"
+    slots = third.trace["slots"]
+    assert slots["focus"] == {"values": ["region.north"], "turn": 3, "how": "corrected"}
+    assert slots["negated"] == {"values": ["region.east"], "turn": 3, "how": "corrected"}
+    # The slots are part of the stored state and of the turn's trace over HTTP.
+    assert runtime.sessions.load(demo_kb, s).slots.focus.values == ["region.north"]
+    client = TestClient(create_app(runtime=runtime, keyring=keyring))
+    with client:
+        traced = client.get(f"/v1/kbs/{demo_kb}/sessions/{s}/turns/3/trace", headers=QUERY).json()
+    assert traced["stages"]["slots"]["focus"]["how"] == "corrected"
+
+
+def test_older_turns_are_summarized_and_a_revisit_still_reaches_them(runtime, demo_kb):
+    s = sid()
+    for text in ["A产品个人版怎么申请", "年假有几天", "病假工资怎么算", "婚假几天", "产假多少天"]:
+        runtime.engine.handle(demo_kb, s, text)
+    state = runtime.sessions.load(demo_kb, s)
+    assert [r.index for r in state.recent] == [2, 3, 4, 5]
+    assert state.summary[0].turn == 1 and state.summary[0].entities == ["prod.a.personal"]
+    assert "A产品（个人版）" in state.summary[0].text
+    back = runtime.engine.handle(demo_kb, s, "回到刚才那个产品，价格是多少")
+    assert back.entities == ["prod.a.personal"]
+    assert "prod-a-personal-price" in [e.doc_id for e in back.evidence]
+
+
+def test_weak_rewrite_evidence_also_searches_the_users_words(runtime, demo_kb):
+    s = sid()
+    runtime.engine.handle(demo_kb, s, "华东区7月的销售额是多少")
+    turn = runtime.engine.handle(demo_kb, s, "质量问题运费谁承担")
+    dual = turn.trace["retrieval"]["dual_path"]
+    assert dual["ran"] and dual["original"] == "质量问题运费谁承担"
+    assert dual["rewrite_strength"] < dual["weak_below"] <= dual["original_strength"]
+    assert turn.action == "retrieve"
+    assert turn.queries == ["华东区7月质量问题运费谁承担", "质量问题运费谁承担"]
+    assert "as-return" in [e.doc_id for e in turn.evidence]
+    # Every item is labelled with the query that found it.
+    assert {e.query for e in turn.evidence} <= set(turn.queries)
+    assert any(e.query == "质量问题运费谁承担" for e in turn.evidence)
+
+
+def test_when_both_paths_are_weak_the_turn_has_no_answer(runtime, demo_kb):
+    s = sid()
+    runtime.engine.handle(demo_kb, s, "退货运费谁出")
+    turn = runtime.engine.handle(demo_kb, s, "火星上的天气怎么样")
+    assert turn.action == "no_answer" and turn.evidence == []
+    assert turn.trace["retrieval"]["dual_path"]["verdict"] == "both paths weak: no answer"
+
+
+def test_a_dissimilar_turn_without_cues_is_a_switch_when_an_embedder_is_configured(runtime, demo_kb):
+    from dialogue.engine import TurnEngine
+    from dialogue.topic_shift import SimilarityShift
+    from retrieval.embedders import LocalE5Embedder
+
+    shift = SimilarityShift(LocalE5Embedder(), low=0.80, high=0.845)
+    engine = TurnEngine(runtime.snapshots, runtime.retriever, runtime.sessions, shift=shift)
+    s = sid()
+    engine.handle(demo_kb, s, "华东区7月的销售额是多少")
+    switched = engine.handle(demo_kb, s, "公司的报销流程是什么")
+    assert switched.trace["classification"] == "switch"
+    assert switched.trace["topic_shift"]["switch"] is True
+    assert "华东区" not in switched.standalone and switched.entities == []
+    assert runtime.sessions.load(demo_kb, s).focus == []
+    # An attribute of the focus keeps the topic even in the gray zone; a pronoun always does.
+    s2 = sid()
+    engine.handle(demo_kb, s2, "华东区7月的销售额是多少")
+    stays = engine.handle(demo_kb, s2, "负责人是谁")
+    assert stays.trace["classification"] == "continuation"
+    assert stays.trace["topic_shift"]["attribute_overlap"] is True
+    assert stays.standalone == "华东区7月负责人是谁"
+    pronoun = engine.handle(demo_kb, s2, "它的增长率呢")
+    assert "topic_shift" not in pronoun.trace and pronoun.entities == ["region.east"]

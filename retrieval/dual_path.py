@@ -1,0 +1,89 @@
+"""The dual path: when the rewrite's evidence is weak, search the user's own words too.
+
+A rewrite can be wrong in ways no validator sees (the right entities, the
+wrong reading). When the best evidence for the rewritten queries covers less
+than ``weak_below`` of its query (:func:`retrieval.search.coverage`), the
+user's original text is searched as well — without the entity filter, since
+the filter came from the same linking — and the two rankings are fused by
+reciprocal rank. Each evidence item keeps the query that found it
+(``Found.query``), so a reader sees which path it came from. When both paths
+are weak, the turn answers ``no_answer``. "Weak" for the rewrite path means
+that its evidence covers the user's own words less than the no-answer
+threshold asks: a rewrite's strength can come from nothing but the entity name
+it carried over (退货政策 + 火星上的天气怎么样), which is no evidence for what
+the user asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from kg.normalize import normalize
+from retrieval.fusion import rrf
+from retrieval.search import Found, Retriever, SearchOutcome, coverage
+
+
+def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original: str, *,
+                k: int, weak_below: float, entity_ids: Sequence[str] = (),
+                exclude_chunk_ids: Sequence[str] = (), exclude_doc_ids: Sequence[str] = (),
+                confusable: Mapping[str, frozenset[str]] | None = None) -> SearchOutcome:
+    """Search ``queries``; if their evidence is weak, also ``original``, and fuse.
+
+    ``weak_below`` 0 turns the dual path off. The outcome's trace is the rewrite
+    path's, with a ``dual_path`` entry saying whether the second path ran and what
+    it found.
+    """
+    common: dict[str, Any] = {"k": k, "exclude_chunk_ids": exclude_chunk_ids,
+                              "exclude_doc_ids": exclude_doc_ids, "confusable": confusable}
+    first = retriever.search(kb, queries, entity_ids=entity_ids, **common)
+    asked = {normalize(q) for q in queries}
+    if weak_below <= 0 or first.strength >= weak_below or not normalize(original) \
+            or normalize(original) in asked:
+        first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
+                                    "weak_below": weak_below}
+        return first
+    second = retriever.search(kb, (original,), **common)
+    # How much of what the user wrote the rewrite's evidence covers.
+    own = max((coverage(original, f.hit) for f in first.found), default=0.0)
+    floor = retriever.config.no_answer_threshold
+    if own < floor and second.strength < floor:
+        found: list[Found] = []
+    else:
+        found = _fused(first.found if own >= floor else (), second.found, k,
+                       retriever.config.chunks_per_doc)
+    trace = dict(first.trace)
+    trace["dual_path"] = {
+        "ran": True, "weak_below": weak_below, "original": original,
+        "rewrite_strength": round(first.strength, 4), "rewrite_covers_original": round(own, 4),
+        "original_strength": round(second.strength, 4),
+        "original_trace": second.trace,
+        "from_rewrite": sum(f.query != original for f in found),
+        "from_original": sum(f.query == original for f in found),
+    }
+    if not found:
+        trace["dual_path"]["verdict"] = "both paths weak: no answer"
+    return SearchOutcome(found=tuple(found), trace=trace, no_answer=not found,
+                         strength=max(first.strength, second.strength))
+
+
+def _fused(first: Sequence[Found], second: Sequence[Found], k: int, per_doc: int) -> list[Found]:
+    """Reciprocal-rank fusion of the two paths' evidence; each item keeps the query
+    of the path that ranked it first, at most ``per_doc`` chunks per document."""
+    if not first or not second:
+        return list(first or second)[:k]
+    label: dict[str, Found] = {}
+    for found in (*first, *second):
+        label.setdefault(found.hit.chunk_id, found)
+    fused = rrf([[f.hit for f in first], [f.hit for f in second]])
+    out: list[Found] = []
+    per: dict[str, int] = {}
+    for hit in fused:
+        if per.get(hit.doc_id, 0) >= per_doc:
+            continue
+        per[hit.doc_id] = per.get(hit.doc_id, 0) + 1
+        out.append(replace(label[hit.chunk_id], hit=hit))
+        if len(out) == k:
+            break
+    return out
