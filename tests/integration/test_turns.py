@@ -375,3 +375,23 @@ def test_a_dissimilar_turn_without_cues_is_a_switch_when_an_embedder_is_configur
     assert stays.standalone == "华东区7月负责人是谁"
     pronoun = engine.handle(demo_kb, s2, "它的增长率呢")
     assert "topic_shift" not in pronoun.trace and pronoun.entities == ["region.east"]
+
+
+def test_a_long_conversation_keeps_the_stored_state_bounded(runtime, demo_kb):
+    from dialogue.slots import SUMMARY_CHARS, SUMMARY_LINES
+
+    questions = ["华东区7月的销售额是多少", "那华南区呢", "为什么涨这么多", "年假有几天",
+                 "病假工资怎么算", "A产品企业版怎么收费", "它支持哪些功能", "退货运费谁出"]
+    s = sid()
+    sizes = []
+    for i in range(48):
+        runtime.engine.handle(demo_kb, s, questions[i % len(questions)])
+        state = runtime.sessions.load(demo_kb, s)
+        sizes.append(len(state.model_dump_json()))
+    assert state.turn_count == 48
+    assert len(state.recent) == 4 and len(state.summary) == SUMMARY_LINES
+    assert all(len(line.text) <= SUMMARY_CHARS for line in state.summary)
+    assert [line.turn for line in state.summary] == list(range(37, 45))
+    # Only the consumed window (at most 200 ids) may still grow; everything else is flat.
+    assert len(state.consumed) <= 200
+    assert max(sizes) < 16_000
