@@ -8,14 +8,17 @@ alias and suggests alias changes (:func:`dialogue.analytics.summarize`).
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from pydantic import BaseModel, Field
 
 from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import NotFoundError
-from dialogue.analytics import DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, summarize
+from dialogue.analytics import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
+                                summarize)
+from kg.clarification_log import RecentClarification
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
 
@@ -26,7 +29,18 @@ def _runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
 
-@router.get("/clarifications", summary="Which mentions needed a clarification, and what users chose")
+class ClarificationReport(BaseModel):
+    kb: str
+    since: str | None = Field(description="start of the period; null: every kept record")
+    min_answers: int
+    dominance: float
+    asked: int = Field(description="questions asked in the period")
+    groups: list[ClarificationGroup]
+    recent: list[RecentClarification]
+
+
+@router.get("/clarifications", response_model=ClarificationReport,
+            summary="Which mentions needed a clarification, and what users chose")
 def clarifications(
         kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
         _: Annotated[Caller, Depends(admin_caller)],
@@ -37,7 +51,7 @@ def clarifications(
         dominance: Annotated[float, Query(gt=0.5, le=1.0, description="share of the answers "
                                           "one option needs to count as dominant")] = DEFAULT_DOMINANCE,
         recent: Annotated[int, Query(ge=0, le=200, description="latest questions to list")] = 20,
-) -> dict[str, Any]:
+) -> ClarificationReport:
     """One group per ambiguous alias (or pronoun) and candidate set, most asked
     first: how often it was asked, the answers (``chosen`` per entity, ``both``,
     ``neither``, ``new_question`` when the user asked something else instead,
@@ -51,7 +65,7 @@ def clarifications(
     rows = log.counts(kb, since)
     groups = summarize(rows, runtime.snapshots.get(kb), min_answers=min_answers,
                        dominance=dominance)
-    return {"kb": kb, "since": since.isoformat() if since else None,
-            "min_answers": min_answers, "dominance": dominance,
-            "asked": sum(g["asked"] for g in groups), "groups": groups,
-            "recent": log.recent(kb, since=since, limit=recent) if recent else []}
+    return ClarificationReport(kb=kb, since=since.isoformat() if since else None,
+                               min_answers=min_answers, dominance=dominance,
+                               asked=sum(g.asked for g in groups), groups=groups,
+                               recent=log.recent(kb, since=since, limit=recent) if recent else [])

@@ -21,7 +21,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from dialogue.models import TurnResult
 from kg.aliases import AliasSnapshot
@@ -235,46 +237,93 @@ class ClarificationRecorder:
 
 # -- summary and suggestions ---------------------------------------------------------------
 
+Action = Literal["wait", "keep", "point_alias", "add_alias", "review", "done"]
+
+
+class Reason(BaseModel):
+    """Why, in both interface languages."""
+
+    en: str
+    zh: str
+
+
+class Change(BaseModel):
+    """One admin API write the suggestion proposes."""
+
+    op: Literal["remove_alias", "add_alias"]
+    entity: str
+    alias: str
+
+
+class Suggestion(BaseModel):
+    """What to do about one ambiguous alias; see :func:`suggest`."""
+
+    action: Action
+    reason: Reason
+    answered: int = Field(description="answers that picked something: chosen, both, neither")
+    entity: str | None = Field(default=None, description="the dominant entity, if any")
+    changes: list[Change] = Field(default_factory=list)
+
+
+class AnswerCounts(BaseModel):
+    chosen: int = 0
+    both: int = 0
+    neither: int = 0
+    new_question: int = Field(default=0, description="the user asked something else instead")
+    open: int = Field(default=0, description="no answer (yet)")
+
+
+class CandidateInfo(BaseModel):
+    id: str
+    name: str
+    exists: bool = Field(description="false when the entity has since been deleted")
+
+
+class ClarificationGroup(BaseModel):
+    """The clarifications of one alias (or pronoun) and candidate set, counted."""
+
+    kind: str = Field(description="alias | pronoun | implicit")
+    alias: str | None = Field(description="the alias key the mentions matched")
+    mentions: list[str] = Field(description="how users wrote it (up to 5 spellings)")
+    matches: list[str] = Field(description="exact | normalized | fuzzy | focus ...")
+    candidates: list[CandidateInfo]
+    asked: int
+    answers: AnswerCounts
+    chosen: dict[str, int] = Field(description="entity id → answers that chose it, most first")
+    last_asked: str | None = None
+    suggestion: Suggestion | None = None
+
+
 def summarize(rows: Iterable[CountRow], snapshot: AliasSnapshot | None, *,
               min_answers: int = DEFAULT_MIN_ANSWERS,
-              dominance: float = DEFAULT_DOMINANCE) -> list[dict[str, Any]]:
+              dominance: float = DEFAULT_DOMINANCE) -> list[ClarificationGroup]:
     """One group per (kind, alias or mention, candidate set), most asked first,
     each with its answer counts and a suggestion."""
-    groups: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+    groups: dict[tuple[str, str, tuple[str, ...]], ClarificationGroup] = {}
     for row in rows:
         mention = row.mentions[0] if row.mentions else ""
         key = (row.kind, row.alias if row.alias is not None else mention, row.candidates)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = {
-                "kind": row.kind, "alias": row.alias, "mentions": [], "matches": [],
-                "candidates": list(row.candidates), "asked": 0,
-                "answers": {"chosen": 0, "both": 0, "neither": 0, "new_question": 0, "open": 0},
-                "chosen": {}, "last_asked": None}
-        group["asked"] += row.count
-        group["answers"][row.answer] = group["answers"].get(row.answer, 0) + row.count
+            group = groups[key] = ClarificationGroup(
+                kind=row.kind, alias=row.alias, mentions=[], matches=[],
+                candidates=[CandidateInfo(id=e, name=snapshot.name(e) if snapshot else e,
+                                          exists=snapshot is None or e in snapshot.entities)
+                            for e in row.candidates],
+                asked=0, answers=AnswerCounts(), chosen={})
+        group.asked += row.count
+        setattr(group.answers, row.answer, getattr(group.answers, row.answer) + row.count)
         if row.answer == "chosen":
             for entity_id in row.chosen:
-                group["chosen"][entity_id] = group["chosen"].get(entity_id, 0) + row.count
-        for m in row.mentions:
-            if m not in group["mentions"]:
-                group["mentions"].append(m)
-        for m in row.matches:
-            if m not in group["matches"]:
-                group["matches"].append(m)
-        if row.last_asked and (group["last_asked"] is None or row.last_asked > group["last_asked"]):
-            group["last_asked"] = row.last_asked
-    out = []
+                group.chosen[entity_id] = group.chosen.get(entity_id, 0) + row.count
+        group.mentions.extend(m for m in row.mentions if m not in group.mentions)
+        group.matches.extend(m for m in row.matches if m not in group.matches)
+        if row.last_asked and (group.last_asked is None or row.last_asked > group.last_asked):
+            group.last_asked = row.last_asked
     for group in groups.values():
-        group["chosen"] = dict(sorted(group["chosen"].items(), key=lambda kv: (-kv[1], kv[0])))
-        group["candidates"] = [{"id": e, "name": snapshot.name(e) if snapshot else e,
-                                "exists": snapshot is None or e in snapshot.entities}
-                               for e in group["candidates"]]
-        group["suggestion"] = suggest(group, snapshot, min_answers=min_answers,
-                                      dominance=dominance)
-        out.append(group)
-    out.sort(key=lambda g: (-g["asked"], g["alias"] or "", g["mentions"]))
-    return out
+        group.chosen = dict(sorted(group.chosen.items(), key=lambda kv: (-kv[1], kv[0])))
+        group.suggestion = suggest(group, snapshot, min_answers=min_answers, dominance=dominance)
+    return sorted(groups.values(), key=lambda g: (-g.asked, g.alias or "", g.mentions))
 
 
 def _pct(n: int, total: int) -> int:
@@ -285,9 +334,9 @@ def _names(ids: Iterable[str], snapshot: AliasSnapshot | None, sep: str) -> str:
     return sep.join(snapshot.name(e) if snapshot else e for e in ids)
 
 
-def suggest(group: Mapping[str, Any], snapshot: AliasSnapshot | None, *,
+def suggest(group: ClarificationGroup, snapshot: AliasSnapshot | None, *,
             min_answers: int = DEFAULT_MIN_ANSWERS,
-            dominance: float = DEFAULT_DOMINANCE) -> dict[str, Any]:
+            dominance: float = DEFAULT_DOMINANCE) -> Suggestion:
     """What to do about one group, with the reasoning in Chinese and English.
 
     ``action`` is one of ``wait`` (too few answers), ``keep`` (keep the
@@ -297,25 +346,25 @@ def suggest(group: Mapping[str, Any], snapshot: AliasSnapshot | None, *,
     ``review`` (users mostly meant neither option) or ``done`` (the alias no
     longer names several entities).
     """
-    answers = group["answers"]
-    answered = answers["chosen"] + answers["both"] + answers["neither"]
-    mention = group["mentions"][0] if group["mentions"] else ""
-    alias = group["alias"]
-    candidates = [c["id"] if isinstance(c, Mapping) else c for c in group["candidates"]]
+    answers = group.answers
+    answered = answers.chosen + answers.both + answers.neither
+    mention = group.mentions[0] if group.mentions else ""
+    alias = group.alias
+    candidates = [c.id for c in group.candidates]
     name = (lambda e: snapshot.name(e)) if snapshot else (lambda e: e)
-    dropped = answers["new_question"]
+    dropped, asked = answers.new_question, group.asked
     note_en = note_zh = ""
-    if group["asked"] >= min_answers and dropped * 2 >= group["asked"]:
-        note_en = (f" Users moved on without answering {dropped} of {group['asked']} times: "
+    if asked >= min_answers and dropped * 2 >= asked:
+        note_en = (f" Users moved on without answering {dropped} of {asked} times: "
                    "check that the options' names and descriptions tell them apart.")
-        note_zh = (f"另外，{group['asked']} 次提问中有 {dropped} 次用户没有回答就换了问题："
+        note_zh = (f"另外，{asked} 次提问中有 {dropped} 次用户没有回答就换了问题："
                    "请检查选项的名称和说明是否足以区分。")
 
-    def result(action: str, en: str, zh: str, **extra: Any) -> dict[str, Any]:
-        return {"action": action, "reason": {"en": en + note_en, "zh": zh + note_zh},
-                "answered": answered, **extra}
+    def result(action: Action, en: str, zh: str, **extra: Any) -> Suggestion:
+        return Suggestion(action=action, reason=Reason(en=en + note_en, zh=zh + note_zh),
+                          answered=answered, **extra)
 
-    if group["kind"] == "alias" and alias is not None and snapshot is not None:
+    if group.kind == "alias" and alias is not None and snapshot is not None:
         # Settled since: the mention is now an alias of one entity, or what it was
         # taken for no longer names several.
         own = snapshot.by_norm.get(snapshot.normalize(mention), ())
@@ -328,12 +377,12 @@ def suggest(group: Mapping[str, Any], snapshot: AliasSnapshot | None, *,
         return result("wait",
                       f"{answered} answer(s) so far; a suggestion needs at least {min_answers}.",
                       f"目前只有 {answered} 个回答，至少需要 {min_answers} 个才给出建议。")
-    chosen: Mapping[str, int] = group["chosen"]
+    chosen = group.chosen
     top, top_n = next(iter(chosen.items()), (None, 0))
     share = top_n / answered
     split_en = ", ".join(f"{name(e)} {_pct(n, answered)}%" for e, n in chosen.items())
     split_zh = "，".join(f"{name(e)} {_pct(n, answered)}%" for e, n in chosen.items())
-    if group["kind"] != "alias":
+    if group.kind != "alias":
         return result("keep",
                       f"“{mention}” is a pronoun, not an alias: the alias table cannot settle it "
                       f"(answers: {split_en or 'none chosen'}). Keep asking.",
@@ -357,7 +406,7 @@ def suggest(group: Mapping[str, Any], snapshot: AliasSnapshot | None, *,
                 "so that it links there without a question." + keep_en,
                 lead_zh + f"“{mention}”不是别名，只是近似匹配到多个实体共用的“{alias}”。"
                 f"建议把“{mention}”添加为{name(top)}的别名，以后直接链接、不再反问。" + keep_zh,
-                entity=top, changes=[{"op": "add_alias", "entity": top, "alias": mention}])
+                entity=top, changes=[Change(op="add_alias", entity=top, alias=mention)])
         if snapshot is None or alias is None:
             return result("keep", lead_en + " The kb is gone or the alias unknown: nothing to change.",
                           lead_zh + "知识库或别名已不存在，无需修改。")
@@ -370,7 +419,7 @@ def suggest(group: Mapping[str, Any], snapshot: AliasSnapshot | None, *,
             if entity.name in texts:
                 blocked.append(other)
                 continue
-            changes.extend({"op": "remove_alias", "entity": other, "alias": a} for a in texts)
+            changes.extend(Change(op="remove_alias", entity=other, alias=a) for a in texts)
             kept = [a for a in entity.all_aliases if snapshot.normalize(a) != alias][:3]
             left_en.append(f"{name(other)} (still called " + ", ".join(f"“{k}”" for k in kept) + ")")
             left_zh.append(f"{name(other)}（仍可称为" + "".join(f"“{k}”" for k in kept) + "）")
@@ -390,12 +439,12 @@ def suggest(group: Mapping[str, Any], snapshot: AliasSnapshot | None, *,
             lead_zh + f"建议让“{mention}”只指{name(top)}：从{'；'.join(left_zh)}"
             "删除这个别名，以后直接链接、不再反问。" + keep_zh,
             entity=top, changes=changes)
-    if answers["neither"] * 2 >= answered:
+    if answers.neither * 2 >= answered:
         return result(
             "review",
-            f"{answers['neither']} of {answered} answers to “{mention}” were “neither”: users "
+            f"{answers.neither} of {answered} answers to “{mention}” were “neither”: users "
             "mean something the options do not cover. Add that entity (or an alias for it).",
-            f"对“{mention}”的 {answered} 个回答中有 {answers['neither']} 个是“都不是”："
+            f"对“{mention}”的 {answered} 个回答中有 {answers.neither} 个是“都不是”："
             "用户指的东西不在选项中，建议补充该实体或其别名。")
     return result("keep",
                   f"Answers to “{mention}” are split ({split_en or 'mostly both'}): the question "

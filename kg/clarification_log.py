@@ -80,6 +80,21 @@ class CountRow:
     last_asked: str | None
 
 
+@dataclass(frozen=True)
+class RecentClarification:
+    """One question as the log keeps it (the session left out)."""
+
+    asked_at: str | None
+    kind: str
+    mention: str
+    alias: str | None
+    match: str | None
+    candidates: tuple[str, ...]
+    answer: str  # one of ANSWERS, or "open"
+    chosen: tuple[str, ...]
+    how: str | None
+
+
 class ClarificationLog:
     """Writes and reads of the clarification log, through the ontology store's driver."""
 
@@ -118,15 +133,16 @@ class ClarificationLog:
         return self._store._read_tx("read the clarification log", work)
 
     def recent(self, kb: str, *, since: datetime | None = None,
-               limit: int = 20) -> list[dict[str, Any]]:
+               limit: int = 20) -> list[RecentClarification]:
         """The last ``limit`` questions asked, newest first."""
         check_kb(kb)
 
-        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-            return [{"asked_at": _iso(r["asked_at"]), "kind": r["kind"], "mention": r["mention"],
-                     "alias": r["alias"], "match": r["match"],
-                     "candidates": list(r["candidates"] or ()),
-                     "answer": r["answer"], "chosen": list(r["chosen"]), "how": r["how"]}
+        def work(tx: neo4j.ManagedTransaction) -> list[RecentClarification]:
+            return [RecentClarification(
+                        asked_at=_iso(r["asked_at"]), kind=r["kind"], mention=r["mention"],
+                        alias=r["alias"], match=r["match"],
+                        candidates=tuple(r["candidates"] or ()), answer=r["answer"],
+                        chosen=tuple(r["chosen"]), how=r["how"])
                     for r in tx.run(q.CLARIFICATION_RECENT, kb=kb, since=since, limit=limit)]
 
         return self._store._read_tx("read the clarification log", work)

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from dialogue.analytics import ClarificationRecorder, events, seen_in, suggest, summarize
+from dialogue.analytics import (AnswerCounts, CandidateInfo, ClarificationGroup,
+                                ClarificationRecorder, events, seen_in, suggest, summarize)
 from dialogue.models import Clarification, ClarifyOption, RewriteInfo, TurnResult
 from kg.aliases import AliasSnapshot
 from kg.clarification_log import Answered, Asked, CountRow
@@ -91,64 +92,71 @@ def test_a_dominant_answer_suggests_pointing_the_shared_alias_at_it(snapshot):
     [group] = summarize([row("chosen", ("prod.a.personal",), 8), row("chosen", ("prod.a.enterprise",), 1),
                          row("both", ("prod.a.enterprise", "prod.a.personal"), 1),
                          row("open", (), 3)], snapshot)
-    assert group["asked"] == 13
-    assert group["answers"] == {"chosen": 9, "both": 1, "neither": 0, "new_question": 0, "open": 3}
-    assert group["chosen"] == {"prod.a.personal": 8, "prod.a.enterprise": 1}
-    s = group["suggestion"]
-    assert s["action"] == "point_alias" and s["entity"] == "prod.a.personal"
-    assert s["changes"] == [{"op": "remove_alias", "entity": "prod.a.enterprise", "alias": "A产品"}]
-    assert "8 of 10 answers (80%)" in s["reason"]["en"] and "A产品企业版" in s["reason"]["en"]
-    assert "（80%）选择了A产品（个人版）" in s["reason"]["zh"]
+    assert group.asked == 13
+    assert group.answers.model_dump() == {"chosen": 9, "both": 1, "neither": 0,
+                                          "new_question": 0, "open": 3}
+    assert group.chosen == {"prod.a.personal": 8, "prod.a.enterprise": 1}
+    assert [c.name for c in group.candidates] == ["A产品（企业版）", "A产品（个人版）"]
+    s = group.suggestion
+    assert s.action == "point_alias" and s.entity == "prod.a.personal"
+    assert [c.model_dump() for c in s.changes] == [
+        {"op": "remove_alias", "entity": "prod.a.enterprise", "alias": "A产品"}]
+    assert "8 of 10 answers (80%)" in s.reason.en and "A产品企业版" in s.reason.en
+    assert "（80%）选择了A产品（个人版）" in s.reason.zh
 
 
 def test_below_the_threshold_or_split_answers_keep_the_ambiguity(snapshot):
-    few = summarize([row("chosen", ("prod.a.personal",), 4)], snapshot)[0]["suggestion"]
-    assert few["action"] == "wait" and "4 answer(s)" in few["reason"]["en"]
+    few = summarize([row("chosen", ("prod.a.personal",), 4)], snapshot)[0].suggestion
+    assert few.action == "wait" and "4 answer(s)" in few.reason.en
     split = summarize([row("chosen", ("prod.a.personal",), 7), row("chosen", ("prod.a.enterprise",), 3)],
-                      snapshot)[0]["suggestion"]
-    assert split["action"] == "keep" and "70%" in split["reason"]["en"]
-    assert "changes" not in split
+                      snapshot)[0].suggestion
+    assert split.action == "keep" and "70%" in split.reason.en
+    assert split.changes == [] and split.entity is None
 
 
 def test_mostly_neither_asks_to_review_the_options(snapshot):
-    s = summarize([row("neither", (), 4), row("chosen", ("prod.a.personal",), 2)], snapshot)[0]["suggestion"]
-    assert s["action"] == "review"
+    s = summarize([row("neither", (), 4), row("chosen", ("prod.a.personal",), 2)], snapshot)[0].suggestion
+    assert s.action == "review"
 
 
 def test_a_dominant_fuzzy_mention_suggests_adding_it_as_an_alias(snapshot):
     [group] = summarize([row("chosen", ("cloud.team",), 5, alias="星云数据分析平台",
                              mentions=("星云数据分析平",), match="fuzzy",
                              candidates=("cloud.home", "cloud.team"))], snapshot)
-    s = group["suggestion"]
-    assert s["action"] == "add_alias"
-    assert s["changes"] == [{"op": "add_alias", "entity": "cloud.team", "alias": "星云数据分析平"}]
+    s = group.suggestion
+    assert s.action == "add_alias"
+    assert [c.model_dump() for c in s.changes] == [
+        {"op": "add_alias", "entity": "cloud.team", "alias": "星云数据分析平"}]
 
 
 def test_an_alias_that_is_another_entitys_name_cannot_be_pointed(snapshot):
     s = summarize([row("chosen", ("b.two",), 5, alias="b云盘", mentions=("B云盘",),
-                       candidates=("b.one", "b.two"))], snapshot)[0]["suggestion"]
-    assert s["action"] == "keep" and "rename" in s["reason"]["en"]
+                       candidates=("b.one", "b.two"))], snapshot)[0].suggestion
+    assert s.action == "keep" and "rename" in s.reason.en
 
 
 def test_pronouns_are_not_an_alias_table_matter(snapshot):
     s = summarize([row("chosen", ("prod.a.personal",), 9, kind="pronoun", alias=None,
-                       mentions=("它",))], snapshot)[0]["suggestion"]
-    assert s["action"] == "keep" and "pronoun" in s["reason"]["en"]
+                       mentions=("它",))], snapshot)[0].suggestion
+    assert s.action == "keep" and "pronoun" in s.reason.en
 
 
 def test_a_settled_alias_says_so():
     ontology = parse_ontology(ONTOLOGY.replace(', "A产品"]', ']', 1).splitlines())
     settled = AliasSnapshot.from_ontology("t", 2, ontology)
-    s = summarize([row("chosen", ("prod.a.personal",), 9)], settled)[0]["suggestion"]
-    assert s["action"] == "done" and "A产品（企业版）" in s["reason"]["en"]
+    s = summarize([row("chosen", ("prod.a.personal",), 9)], settled)[0].suggestion
+    assert s.action == "done" and "A产品（企业版）" in s.reason.en
 
 
 def test_users_who_drop_the_question_are_pointed_out(snapshot):
-    s = suggest({"kind": "alias", "alias": "a产品", "mentions": ["A产品"], "matches": ["exact"],
-                 "candidates": ["prod.a.enterprise", "prod.a.personal"], "asked": 10,
-                 "answers": {"chosen": 3, "both": 0, "neither": 0, "new_question": 6, "open": 1},
-                 "chosen": {"prod.a.personal": 2, "prod.a.enterprise": 1}}, snapshot)
-    assert s["action"] == "wait" and "6 of 10 times" in s["reason"]["en"]
+    group = ClarificationGroup(
+        kind="alias", alias="a产品", mentions=["A产品"], matches=["exact"],
+        candidates=[CandidateInfo(id=e, name=e, exists=True) for e in ("prod.a.enterprise",
+                                                                      "prod.a.personal")],
+        asked=10, answers=AnswerCounts(chosen=3, new_question=6, open=1),
+        chosen={"prod.a.personal": 2, "prod.a.enterprise": 1})
+    s = suggest(group, snapshot)
+    assert s.action == "wait" and "6 of 10 times" in s.reason.en
 
 
 class _BrokenLog:
