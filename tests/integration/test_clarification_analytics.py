@@ -6,6 +6,7 @@ console page is served with nothing from elsewhere."""
 from __future__ import annotations
 
 import re
+import socket
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -13,7 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from kg.clarification_log import Answered, Asked
+from dialogue.analytics import ClarificationRecorder
+from kg.clarification_log import Answered, Asked, ClarificationLog
+from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.models import Chunk
 from tests.conftest import ADMIN, DEMO, QUERY
 
@@ -54,8 +57,7 @@ def analytics(client, runtime, kb, **params):
 
 
 def test_questions_and_answers_through_the_api_are_counted(client, runtime, demo):
-    answers = {"第一个": "prod.a.enterprise", "个人版": "prod.a.personal", "2": "prod.a.personal"}
-    for answer in answers:
+    for answer in ("第一个", "个人版", "2", "都要", "都不是"):
         session = f"s-{uuid.uuid4().hex[:8]}"
         assert turn(client, demo, session, "A产品怎么申请")["action"] == "clarify"
         assert turn(client, demo, session, answer)["action"] in ("retrieve", "no_answer")
@@ -68,18 +70,20 @@ def test_questions_and_answers_through_the_api_are_counted(client, runtime, demo
     [group] = data["groups"]
     assert group["alias"] == "a产品" and group["mentions"] == ["A产品"]
     assert [c["id"] for c in group["candidates"]] == list(PAIR)
-    assert group["asked"] == 5
-    assert group["answers"] == {"chosen": 3, "both": 0, "neither": 0, "new_question": 1, "open": 1}
+    assert group["asked"] == 7
+    assert group["answers"] == {"chosen": 3, "both": 1, "neither": 1, "new_question": 1, "open": 1}
     assert group["chosen"] == {"prod.a.personal": 2, "prod.a.enterprise": 1}
-    assert group["suggestion"]["action"] == "wait"
-    assert len(data["recent"]) == 5 and data["recent"][0]["answer"] == "open"
+    # Five answers, none dominant (2 of 5 at most): keep asking.
+    assert group["suggestion"]["action"] == "keep"
+    assert "40%" in group["suggestion"]["reason"]["en"]
+    assert len(data["recent"]) == 7 and data["recent"][0]["answer"] == "open"
     hows = {r["how"] for r in data["recent"] if r["answer"] == "chosen"}
     assert hows == {"ordinal 第一个", "distinguishing word", "option number"}
+    assert {r["answer"]: r["chosen"] for r in data["recent"]}["both"] == list(PAIR)
 
-    # With a lower bar the dominant answer (2 of 3) is not enough; the suggestion says why.
-    lowered = analytics(client, runtime, demo, min_answers=3)
-    assert lowered["groups"][0]["suggestion"]["action"] == "keep"
-    assert analytics(client, runtime, demo, days=1)["asked"] == 5
+    raised = analytics(client, runtime, demo, min_answers=6)
+    assert raised["groups"][0]["suggestion"]["action"] == "wait"
+    assert analytics(client, runtime, demo, days=1)["asked"] == 7
 
 
 def test_the_route_needs_an_admin_key_and_an_existing_kb(client, runtime, demo):
@@ -142,6 +146,30 @@ def test_a_recorder_that_fails_never_fails_the_turn(client, runtime, demo, monke
     assert runtime.clarifications.flush(10)
     assert runtime.clarifications.failed == failed + 1
     assert turn(client, demo, session, "个人版")["entities"] == ["prod.a.personal"]
+
+
+def test_with_neo4j_unreachable_the_record_is_lost_not_the_turn(client, runtime, demo,
+                                                                 monkeypatch):
+    """The recorder's own Neo4j is down (nothing listens on its port)."""
+    import neo4j
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{port}", auth=("neo4j", "x"),
+                                        connection_timeout=1, max_transaction_retry_time=1)
+    recorder = ClarificationRecorder(ClarificationLog(Neo4jOntologyStore(driver)),
+                                     runtime.snapshots.peek, retention=None)
+    monkeypatch.setattr(runtime, "clarifications", recorder)
+    try:
+        session = f"s-{uuid.uuid4().hex[:8]}"
+        assert turn(client, demo, session, "A产品怎么申请")["action"] == "clarify"
+        assert turn(client, demo, session, "第一个")["entities"] == ["prod.a.enterprise"]
+        assert recorder.flush(30)
+        assert (recorder.failed, recorder.recorded) == (2, 0)
+    finally:
+        recorder.close()
+        driver.close()
 
 
 def test_the_console_page_is_served_with_nothing_from_elsewhere(client):
