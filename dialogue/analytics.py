@@ -46,7 +46,8 @@ _ANSWER_KINDS = {"chosen": "chosen", "both": "both", "neither": "neither",
 
 @dataclass(frozen=True)
 class _Seen:
-    """The parts of one turn the recorder needs, copied on the request thread."""
+    """The parts of one turn the recorder needs, taken on the request thread (the
+    trace is not changed once the turn has returned)."""
 
     kb: str
     session_id: str
