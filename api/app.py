@@ -14,6 +14,8 @@ from fastapi import Depends, FastAPI, Path, Request, Response
 from pydantic import BaseModel, Field
 
 from api.admin import router as admin_router
+from api.analytics import router as analytics_router
+from api.console import router as console_router
 from api.auth import Caller, KeyRing, any_caller, build_keyring
 from api.errors import install_error_handlers
 from api.runtime import Runtime
@@ -74,11 +76,13 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
     def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
-                  engine: Annotated[TurnEngine, Depends(get_engine)],
+                  runtime: Annotated[Runtime, Depends(get_runtime)],
                   _: Annotated[Caller, Depends(any_caller)]) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question."""
-        return engine.handle(kb, session_id, body.text, k=body.k)
+        result = runtime.engine.handle(kb, session_id, body.text, k=body.k)
+        runtime.clarifications.observe(kb, session_id, result)  # analytics; never raises
+        return result
 
     @app.delete("/v1/kbs/{kb}/sessions/{session_id}", status_code=204, tags=["turns"],
                 summary="Forget a session")
@@ -99,5 +103,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         return engine.trace(kb, session_id, turn)
 
     app.include_router(admin_router)
+    app.include_router(analytics_router)
+    app.include_router(console_router)
 
     return app

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 
 from api.settings import Settings
 from common.errors import ConfigurationError
+from dialogue.analytics import ClarificationRecorder
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.sqlite_store import SQLiteSessionStore
 from kg.aliases import SnapshotCache
+from kg.clarification_log import ClarificationLog
 from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.cross_encoder import HttpCrossEncoder
@@ -128,9 +130,13 @@ class Runtime:
     engine: TurnEngine
     admin: Neo4jOntologyAdmin = field(init=False)
     retagger: BackgroundRetagger = field(init=False)
+    # Clarifications asked through the API and their answers (best-effort, in the background).
+    clarifications: ClarificationRecorder = field(init=False)
 
     def __post_init__(self) -> None:
         self.admin = Neo4jOntologyAdmin(self.ontology, on_change=self.on_ontology_change)
+        self.clarifications = ClarificationRecorder(ClarificationLog(self.ontology),
+                                                    self.snapshots.peek)
         self.retagger = BackgroundRetagger(self.index, self._fresh_snapshot,
                                            self._stored_version)
 
@@ -161,6 +167,7 @@ class Runtime:
         return state.version if state is not None else None
 
     def close(self) -> None:
+        self.clarifications.close()
         self.engine.close()
         self.retagger.close()
         self.sessions.close()

@@ -21,6 +21,10 @@ SCHEMA = (
     "CREATE CONSTRAINT referent_audit_key IF NOT EXISTS "
     "FOR (x:AuditEntry) REQUIRE (x.kb, x.seq) IS UNIQUE",
     "CREATE INDEX referent_audit_version IF NOT EXISTS FOR (x:AuditEntry) ON (x.kb, x.version)",
+    "CREATE CONSTRAINT referent_clarification_key IF NOT EXISTS "
+    "FOR (c:Clarification) REQUIRE (c.kb, c.session, c.turn) IS UNIQUE",
+    "CREATE INDEX referent_clarification_asked IF NOT EXISTS "
+    "FOR (c:Clarification) ON (c.kb, c.asked_at)",
 )
 
 KB_VERSION = "MATCH (k:KnowledgeBase {id: $kb}) RETURN k.alias_version AS version"
@@ -313,6 +317,57 @@ RETURN a.norm AS norm, a.text AS text, e.id AS id
 # kb of a million aliases does not need a million-node transaction.
 DELETE_KB_LABELLED = tuple(
     f"MATCH (n:{label} {{kb: $kb}}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS"
-    for label in ("AuditEntry", "Alias", "Entity", "EntityType"))
+    for label in ("AuditEntry", "Alias", "Entity", "EntityType", "Clarification"))
 
 DELETE_KB_NODE = "MATCH (k:KnowledgeBase {id: $kb}) DETACH DELETE k"
+
+
+# -- clarification analytics (kg.clarification_log) ------------------------------------------
+# One (:Clarification {kb, session, turn}) per question asked; the answer is set on the same
+# node by the next turn of the session. Either write may arrive first (two API instances):
+# an answer that finds no question yet leaves a node the question then fills in.
+
+CLARIFICATION_ASKED = """
+MATCH (:KnowledgeBase {id: $kb})
+MERGE (c:Clarification {kb: $kb, session: $session, turn: $turn})
+WITH c, c.asked_at IS NULL AND c.answer IS NOT NULL AS answered_first
+SET c += $asked,
+    c.answer = CASE WHEN answered_first THEN c.answer END,
+    c.chosen = CASE WHEN answered_first THEN c.chosen END,
+    c.how = CASE WHEN answered_first THEN c.how END,
+    c.answered_at = CASE WHEN answered_first THEN c.answered_at END
+"""
+
+CLARIFICATION_ANSWERED = """
+MATCH (:KnowledgeBase {id: $kb})
+MERGE (c:Clarification {kb: $kb, session: $session, turn: $turn})
+WITH c WHERE c.answer IS NULL
+SET c.answer = $answer, c.chosen = $chosen, c.how = $how, c.answered_at = $at
+"""
+
+CLARIFICATION_COUNTS = """
+MATCH (c:Clarification {kb: $kb})
+WHERE c.asked_at IS NOT NULL AND ($since IS NULL OR c.asked_at >= $since)
+RETURN c.kind AS kind, c.alias AS alias, c.candidates AS candidates,
+       coalesce(c.answer, 'open') AS answer, coalesce(c.chosen, []) AS chosen, count(*) AS n,
+       collect(DISTINCT c.mention)[..5] AS mentions, collect(DISTINCT c.match) AS matches,
+       max(c.asked_at) AS last_asked
+"""
+
+CLARIFICATION_RECENT = """
+MATCH (c:Clarification {kb: $kb})
+WHERE c.asked_at IS NOT NULL AND ($since IS NULL OR c.asked_at >= $since)
+RETURN c.asked_at AS asked_at, c.kind AS kind, c.mention AS mention, c.alias AS alias,
+       c.match AS match, c.candidates AS candidates, coalesce(c.answer, 'open') AS answer,
+       coalesce(c.chosen, []) AS chosen, c.how AS how
+ORDER BY c.asked_at DESC
+LIMIT $limit
+"""
+
+CLARIFICATION_PRUNE = """
+MATCH (c:Clarification)
+WHERE coalesce(c.asked_at, c.answered_at) < $before
+WITH c LIMIT $limit
+DETACH DELETE c
+RETURN count(*) AS deleted
+"""

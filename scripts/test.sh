@@ -44,6 +44,29 @@ if [ -z "${REFERENT_SESSIONS__REDIS_URL:-}" ]; then
   export REFERENT_SESSIONS__REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 fi
 
+# Headless Chromium and its driver for the browser tests (tests/browser), with a CJK font
+# so that their screenshots show Chinese. REFERENT_SKIP_BROWSER_TESTS=1 opts out.
+if [ "${REFERENT_SKIP_BROWSER_TESTS:-}" != 1 ]; then
+  browser_packages=()
+  command -v chromium >/dev/null 2>&1 || browser_packages+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || browser_packages+=(chromium-driver)
+  required=${#browser_packages[@]}
+  fc-list :lang=zh 2>/dev/null | grep -q . || browser_packages+=(fonts-noto-cjk)
+  if [ "${#browser_packages[@]}" -gt 0 ]; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+      echo "test: installing ${browser_packages[*]} (Debian packages) for the browser tests"
+      apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+        "${browser_packages[@]}" >/dev/null
+    elif [ "$required" -gt 0 ]; then
+      echo "test: the browser tests need the Debian packages ${browser_packages[*]};" \
+           "install them, or set REFERENT_SKIP_BROWSER_TESTS=1 to skip those tests" >&2
+      exit 1
+    else
+      echo "test: no Chinese font (Debian fonts-noto-cjk): screenshots will show boxes" >&2
+    fi
+  fi
+fi
+
 if [ -z "${REFERENT_NEO4J__URI:-}" ] && ! "$referent" neo4j status >/dev/null 2>&1; then
   "$referent" neo4j start
   started_neo4j=1

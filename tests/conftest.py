@@ -106,5 +106,6 @@ def runtime(settings, neo4j_store, milvus_index):
     engine = TurnEngine(snapshots, retriever, sessions, EngineConfig())
     built = Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine)
     yield built
+    built.clarifications.close()
     built.retagger.close()
     sessions.close()

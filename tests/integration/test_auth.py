@@ -27,7 +27,7 @@ ADMIN_ROUTES = [
     ("delete", "/relations?from=a&type=T&to=b"), ("get", "/confusables"),
     ("post", "/confusables"), ("delete", "/confusables?a=a&b=b"), ("get", "/types"),
     ("put", "/types/T"), ("delete", "/types/T"), ("post", "/import"), ("get", "/export"),
-    ("get", "/audit"), ("get", "/retag"), ("post", "/retag"),
+    ("get", "/audit"), ("get", "/retag"), ("post", "/retag"), ("get", "/clarifications"),
 ]
 
 

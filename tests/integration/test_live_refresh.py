@@ -5,21 +5,17 @@ links against one consistent alias table."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 
 from retrieval.models import Chunk
-from tests.conftest import ADMIN, QUERY, REPO, auth_settings_json
+from tests.conftest import ADMIN, QUERY
+from tests.servers import Server, ingest
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -30,65 +26,9 @@ ONTOLOGY = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _seed_milvus(data_dir: Path, kb: str) -> None:
-    """Ingest two chunks with `referent ingest` in a process of its own: Milvus Lite
-    keeps a file open until the process that opened it exits."""
-    corpus = data_dir / "corpus.jsonl"
-    corpus.write_text("\n".join(json.dumps(line, ensure_ascii=False) for line in [
-        {"doc_id": "east", "title": "华东区销售", "text": "华东区7月销售额增长"},
-        {"doc_id": "south", "title": "华南区销售", "text": "华南区7月销售额持平"}]), encoding="utf-8")
-    subprocess.run([str(Path(sys.executable).parent / "referent"), "ingest", "--kb", kb, str(corpus)],
-                   cwd=REPO, env={**os.environ, "REFERENT_DATA_DIR": str(data_dir)}, check=True,
-                   capture_output=True, timeout=120)
-
-
-class Server:
-    """One `uvicorn api.app:create_app` process with a data dir of its own."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "REFERENT_DATA_DIR": str(data_dir),
-               "REFERENT_AUTH__KEYS": auth_settings_json()}
-        self.log = open(data_dir / "server.log", "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        self.client = httpx.Client(base_url=self.url, timeout=30)
-        try:
-            self._wait_ready(data_dir)
-        except BaseException:
-            self.stop()
-            raise
-
-    def _wait_ready(self, data_dir: Path) -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {(data_dir / 'server.log').read_text()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.2)
-        raise RuntimeError("server did not start within 60 s")
-
-    def stop(self) -> None:
-        self.client.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+    ingest(data_dir, kb, [{"doc_id": "east", "title": "华东区销售", "text": "华东区7月销售额增长"},
+                          {"doc_id": "south", "title": "华南区销售", "text": "华南区7月销售额持平"}])
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,71 @@
+"""Clarification analytics over HTTP: ``GET /v1/kbs/{kb}/admin/clarifications`` (admin keys).
+
+The records are written by :class:`dialogue.analytics.ClarificationRecorder`
+from the turns of every API instance; this route groups them per ambiguous
+alias and suggests alias changes (:func:`dialogue.analytics.summarize`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from pydantic import BaseModel, Field
+
+from api.auth import Caller, admin_caller
+from api.runtime import Runtime
+from common.errors import NotFoundError
+from dialogue.analytics import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
+                                summarize)
+from kg.clarification_log import RecentClarification
+
+Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
+
+router = APIRouter(prefix="/v1/kbs/{kb}/admin", tags=["admin"])
+
+
+def _runtime(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+class ClarificationReport(BaseModel):
+    kb: str
+    since: str | None = Field(description="start of the period; null: every kept record")
+    min_answers: int
+    dominance: float
+    asked: int = Field(description="questions asked in the period")
+    groups: list[ClarificationGroup]
+    recent: list[RecentClarification]
+
+
+@router.get("/clarifications", response_model=ClarificationReport,
+            summary="Which mentions needed a clarification, and what users chose")
+def clarifications(
+        kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
+        _: Annotated[Caller, Depends(admin_caller)],
+        days: Annotated[int | None, Query(ge=1, le=3650, description="only the last N days; "
+                                          "all kept records when left out")] = None,
+        min_answers: Annotated[int, Query(ge=1, le=10_000, description="answers needed before "
+                                          "a suggestion")] = DEFAULT_MIN_ANSWERS,
+        dominance: Annotated[float, Query(gt=0.5, le=1.0, description="share of the answers "
+                                          "one option needs to count as dominant")] = DEFAULT_DOMINANCE,
+        recent: Annotated[int, Query(ge=0, le=200, description="latest questions to list")] = 20,
+) -> ClarificationReport:
+    """One group per ambiguous alias (or pronoun) and candidate set, most asked
+    first: how often it was asked, the answers (``chosen`` per entity, ``both``,
+    ``neither``, ``new_question`` when the user asked something else instead,
+    ``open`` when no answer came) and a ``suggestion`` with its reasoning in
+    Chinese and English. Records are written in the background: a question shows
+    here within about a second of its turn."""
+    if runtime.ontology.kb_state(kb) is None:
+        raise NotFoundError(f"knowledge base {kb!r} does not exist")
+    since = datetime.now(timezone.utc) - timedelta(days=days) if days is not None else None
+    log = runtime.clarifications.log
+    rows = log.counts(kb, since)
+    groups = summarize(rows, runtime.snapshots.get(kb), min_answers=min_answers,
+                       dominance=dominance)
+    return ClarificationReport(kb=kb, since=since.isoformat() if since else None,
+                               min_answers=min_answers, dominance=dominance,
+                               asked=sum(g.asked for g in groups), groups=groups,
+                               recent=log.recent(kb, since=since, limit=recent) if recent else [])
