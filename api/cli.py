@@ -4,6 +4,7 @@ eval, serve and the demo. Every command reads the same Settings (REFERENT_*)."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +27,10 @@ neo4j_app = typer.Typer(help="The local Neo4j (embedded default for development,
 ontology_app = typer.Typer(help="Import and export a knowledge base's ontology.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys: make one and the setting that holds its hash.",
                        no_args_is_help=True)
+milvus_app = typer.Typer(help="Milvus Lite as a server several API processes share.",
+                         no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(milvus_app, name="milvus")
 app.add_typer(ontology_app, name="ontology")
 app.add_typer(keys_app, name="keys")
 
@@ -96,6 +100,36 @@ def neo4j_status() -> None:
     else:
         console.print(f"Neo4j not running (data in {status.home})")
         raise typer.Exit(3)
+
+
+# -- milvus -----------------------------------------------------------------------------
+
+@milvus_app.command("serve")
+def milvus_serve(
+        port: Annotated[int, typer.Option(help="TCP port")] = 19530,
+        host: Annotated[str, typer.Option(help="bind address (Milvus Lite has no auth)")] = "127.0.0.1",
+        db: Annotated[Optional[Path], typer.Option(help="Lite file; default <data_dir>/milvus.db")] = None,
+) -> None:
+    """Serve a Milvus Lite file over gRPC until stopped, so that several API
+    processes on this machine share it (REFERENT_MILVUS__URI=http://HOST:PORT)."""
+    from api.local_milvus import LocalMilvus
+
+    settings = Settings()
+    server = LocalMilvus(db or settings.data_dir / "milvus.db", port, host)
+    with reported_errors():
+        server.start()
+    console.print(f"Milvus Lite serving {server.db_file} at {server.uri} (pid {server.pid}); "
+                  f"set REFERENT_MILVUS__URI={server.uri}. Ctrl-C stops it.")
+    def stop(*_) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        code = server.wait()
+    except KeyboardInterrupt:
+        server.stop()
+        code = 0
+    raise typer.Exit(code)
 
 
 # -- ontology ---------------------------------------------------------------------------

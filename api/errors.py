@@ -55,6 +55,8 @@ def install_error_handlers(app: FastAPI) -> None:
             extra.update(alias=exc.alias, entity=exc.entity_id, conflicting=list(exc.other_ids))
         if isinstance(exc, ReferencedError):
             extra["references"] = exc.references
+        if isinstance(exc, DependencyError) and exc.service:
+            extra["dependency"] = exc.service
         if isinstance(exc, RetryableDependencyError):
             extra["retryable"] = True
         return problem(status, title, str(exc), **extra)

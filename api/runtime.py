@@ -29,7 +29,9 @@ from retrieval.search import Retriever, RetrieverConfig
 
 def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
     store = Neo4jOntologyStore.connect(settings.neo4j_uri, settings.neo4j.user,
-                                       settings.neo4j.password, settings.neo4j.database)
+                                       settings.neo4j.password, settings.neo4j.database,
+                                       connection_timeout=settings.neo4j.connection_timeout_seconds,
+                                       max_retry_seconds=settings.neo4j.max_retry_seconds)
     store.ensure_schema()
     return store
 
@@ -39,6 +41,7 @@ def open_index(settings: Settings) -> MilvusIndex:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     return MilvusIndex(settings.milvus_uri, token=settings.milvus.token,
                        collection_prefix=settings.milvus.collection_prefix,
+                       timeout=settings.milvus.timeout_seconds,
                        batch_bytes=settings.retrieval.insert_batch_bytes)
 
 
@@ -145,7 +148,8 @@ class Runtime:
         ontology = open_ontology_store(settings)
         index = open_index(settings)
         sessions = open_session_store(settings)
-        snapshots = SnapshotCache(ontology)
+        snapshots = SnapshotCache(ontology,
+                                  check_timeout=settings.neo4j.snapshot_check_timeout_seconds)
         embedder = open_embedder(settings)
         retriever = Retriever(index, config=retriever_config(settings), embedder=embedder,
                               cross_encoder=open_cross_encoder(settings))

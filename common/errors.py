@@ -17,7 +17,8 @@ The API maps this tree onto HTTP status codes in one place (``api/errors.py``).
     │   ├── AuthenticationError       no API key or an unknown one (→ 401)
     │   └── PermissionDeniedError     a valid key whose role does not allow it (→ 403)
     ├── ConfigurationError            a setting is missing or wrong; says which one
-    └── DependencyError               Neo4j, Milvus, Redis or the LLM failed (→ 503)
+    └── DependencyError               Neo4j, Milvus, Redis or the LLM failed (→ 503 with
+        │                             Retry-After; ``service`` names which)
         └── RetryableDependencyError  transient: the same call may succeed later
 """
 
@@ -124,7 +125,17 @@ class ConfigurationError(ReferentError):
 
 
 class DependencyError(ReferentError):
-    """A backing service (Neo4j, Milvus, Redis, LLM endpoint) failed."""
+    """A backing service (Neo4j, Milvus, Redis, LLM endpoint) failed.
+
+    Attributes:
+        service: which one (``neo4j``, ``milvus``, ``redis``, ``sqlite``, ``llm``), when
+            the adapter that translated the failure knows; the API names it in the 503.
+    """
+
+    def __init__(self, message: str = "", *, field: str | None = None,
+                 service: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.service = service
 
 
 class RetryableDependencyError(DependencyError):

@@ -135,6 +135,10 @@ class TurnEngine:
         turn_no = state.turn_count + 1
         trace: dict[str, Any] = {"alias_version": snapshot.version,
                                  "focus_before": list(state.focus)}
+        stale = self._snapshots.stale(kb)
+        if stale is not None:
+            # Neo4j is away: linked with the snapshot this process holds.
+            trace["alias_snapshot_stale"] = stale
         detection = detect_mentions(text, snapshot)
         links = self._linker.link(detection, snapshot, focus=state.focus, listed=state.listed,
                                   alternates=state.alternates)

@@ -63,13 +63,15 @@ class LLMRewriter:
                 model=self._model, messages=messages, temperature=0, **extra)
         except openai.APITimeoutError as exc:
             raise RetryableDependencyError("the LLM did not answer within the timeout "
-                                           "(REFERENT_LLM__TIMEOUT_SECONDS)") from exc
+                                           "(REFERENT_LLM__TIMEOUT_SECONDS)", service="llm") from exc
         except openai.APIConnectionError as exc:
-            raise RetryableDependencyError(f"cannot reach the LLM at REFERENT_LLM__BASE_URL: {exc}") from exc
+            raise RetryableDependencyError(f"cannot reach the LLM at REFERENT_LLM__BASE_URL: {exc}",
+                                           service="llm") from exc
         except openai.APIStatusError as exc:
-            raise DependencyError(f"the LLM endpoint answered {exc.status_code}: {exc.message}") from exc
+            raise DependencyError(f"the LLM endpoint answered {exc.status_code}: {exc.message}",
+                                  service="llm") from exc
         except openai.OpenAIError as exc:
-            raise DependencyError(f"the LLM call failed: {exc}") from exc
+            raise DependencyError(f"the LLM call failed: {exc}", service="llm") from exc
         queries = _parse(response)
         self._cache[key] = queries
         if len(self._cache) > self._cache_size:

@@ -38,9 +38,9 @@ def _translated(action: str) -> Iterator[None]:
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise RetryableDependencyError(
             f"Redis is unreachable while trying to {action} ({exc}); check "
-            "REFERENT_SESSIONS__REDIS_URL and that redis-server runs") from exc
+            "REFERENT_SESSIONS__REDIS_URL and that redis-server runs", service="redis") from exc
     except redis.RedisError as exc:
-        raise DependencyError(f"Redis failed to {action}: {exc}") from exc
+        raise DependencyError(f"Redis failed to {action}: {exc}", service="redis") from exc
 
 
 class RedisSessionStore:

@@ -58,7 +58,7 @@ class SQLiteSessionStore:
                                        check_same_thread=False)
             except sqlite3.Error as exc:
                 raise DependencyError(f"cannot open the session database {self._path}: {exc}; "
-                                      "check REFERENT_SESSIONS__SQLITE_PATH") from exc
+                                      "check REFERENT_SESSIONS__SQLITE_PATH", service="sqlite") from exc
             self._local.conn = conn
             with self._all_lock:
                 self._all.append(conn)
@@ -70,7 +70,8 @@ class SQLiteSessionStore:
                 "SELECT version, expires_at, state FROM sessions WHERE kb = ? AND session_id = ?",
                 (kb, session_id)).fetchone()
         except sqlite3.Error as exc:
-            raise DependencyError(f"reading session {session_id!r} failed: {exc}") from exc
+            raise DependencyError(f"reading session {session_id!r} failed: {exc}",
+                                  service="sqlite") from exc
         if row is None:
             return SessionState(kb=kb, session_id=session_id)
         version, expires_at, payload = row
@@ -97,7 +98,8 @@ class SQLiteSessionStore:
                     (new.version, expires, new.model_dump_json(), state.kb, state.session_id,
                      state.version))
         except sqlite3.Error as exc:
-            raise DependencyError(f"saving session {state.session_id!r} failed: {exc}") from exc
+            raise DependencyError(f"saving session {state.session_id!r} failed: {exc}",
+                                  service="sqlite") from exc
         if cur.rowcount != 1:
             raise ConflictError(f"session {state.session_id!r} was changed by another turn; "
                                 "reload it and retry")
@@ -110,7 +112,8 @@ class SQLiteSessionStore:
                 "DELETE FROM sessions WHERE kb = ? AND session_id = ?", (kb, session_id))
             conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ?", (kb, session_id))
         except sqlite3.Error as exc:
-            raise DependencyError(f"deleting session {session_id!r} failed: {exc}") from exc
+            raise DependencyError(f"deleting session {session_id!r} failed: {exc}",
+                                  service="sqlite") from exc
         return cur.rowcount == 1
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
@@ -123,7 +126,8 @@ class SQLiteSessionStore:
             conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ? AND turn <= ?",
                          (kb, session_id, turn - TRACES_KEPT))
         except sqlite3.Error as exc:
-            raise DependencyError(f"saving the trace of turn {turn} failed: {exc}") from exc
+            raise DependencyError(f"saving the trace of turn {turn} failed: {exc}",
+                                  service="sqlite") from exc
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
         try:
@@ -131,7 +135,8 @@ class SQLiteSessionStore:
                 "SELECT trace, expires_at FROM traces WHERE kb = ? AND session_id = ? AND turn = ?",
                 (kb, session_id, turn)).fetchone()
         except sqlite3.Error as exc:
-            raise DependencyError(f"reading the trace of turn {turn} failed: {exc}") from exc
+            raise DependencyError(f"reading the trace of turn {turn} failed: {exc}",
+                                  service="sqlite") from exc
         if row is None or row[1] <= self._clock():
             return None
         return json.loads(row[0])

@@ -9,15 +9,19 @@ newer one.
 from __future__ import annotations
 
 import bisect
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
 from rapidfuzz import fuzz, process
 
+from common.errors import DependencyError
 from kg.fuzzy import DEFAULT_THRESHOLD as DEFAULT_FUZZY_THRESHOLD
 from kg.fuzzy import FuzzyAliasIndex
 from kg.normalize import DEFAULT, Normalization, NormalizedText
@@ -25,6 +29,8 @@ from kg.ontology import EntityDef, Ontology
 from kg.store import LinkingData, LinkingDelta, OntologyStore
 
 SearchMode = Literal["exact", "prefix", "fuzzy"]
+
+logger = logging.getLogger(__name__)
 
 
 def _is_word_char(ch: str) -> bool:
@@ -408,47 +414,154 @@ class SnapshotCache:
     Snapshots are never changed in place: a reload builds a new object and
     swaps it in, so a turn that took a snapshot keeps one consistent table
     to its end.
+
+    Neo4j slow or away. A check (with the patch or reload it leads to) runs in a
+    thread of its own, one per kb at a time. A turn that holds a snapshot waits
+    for it at most ``check_timeout`` seconds (None: as long as it takes), then
+    links with the snapshot held; a check still running meanwhile is not joined
+    but left to finish, and its result is used from the next turn on. A check
+    that fails or times out is logged (once per outage, then once a minute),
+    counted in :attr:`check_failures`, reported by :meth:`stale` and tried again
+    after ``check_interval``; one that hangs for ``abandon_after`` seconds is given
+    up for a new one. A kb this process has never loaded, or has just written to
+    (:meth:`invalidate`), waits for its check whatever it takes; with the store
+    away, ``get`` then raises the store's :class:`~common.errors.DependencyError`.
     """
 
     def __init__(self, store: OntologyStore, *, check_interval: float = 1.0,
+                 check_timeout: float | None = None, abandon_after: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
                  fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
                  fuzzy_max_aliases: int = 300_000) -> None:
         self._store = store
         self._fuzzy = {"fuzzy_threshold": fuzzy_threshold, "fuzzy_max_aliases": fuzzy_max_aliases}
         self._interval = check_interval
+        self._timeout = check_timeout
+        self._abandon_after = abandon_after
         self._clock = clock
         self._lock = threading.Lock()
         self._snapshots: dict[str, AliasSnapshot] = {}
         self._checked: dict[str, float] = {}
+        self._writes: dict[str, int] = {}  # invalidations by this process, per kb
+        self._running: dict[str, _Check] = {}
+        self._failing: dict[str, _Outage] = {}
+        #: Failed or timed-out version checks per kb since the process started (a metric).
+        self.check_failures: dict[str, int] = {}
 
     def get(self, kb: str) -> AliasSnapshot | None:
-        """The current snapshot of ``kb``, or None when the kb has no ontology."""
+        """The current snapshot of ``kb``, or None when the kb has no ontology.
+
+        Raises:
+            DependencyError: the store is unreachable and this process holds no
+                snapshot of ``kb`` yet.
+        """
         now = self._clock()
         current = self._snapshots.get(kb)
         if current is not None and now - self._checked.get(kb, float("-inf")) < self._interval:
             return current
         with self._lock:
             current = self._snapshots.get(kb)
-            if current is not None and now - self._checked.get(kb, float("-inf")) < self._interval:
+            checked = self._checked.get(kb)
+            if current is not None and checked is not None and now - checked < self._interval:
                 return current
-            state = self._store.kb_state(kb)
-            if state is None:
+            # A kb never loaded, or one this process wrote to, must see the store.
+            patient = current is None or checked is None
+            writes = self._writes.get(kb, 0)
+            check = self._running.get(kb)
+            if (check is None or check.future.done() or check.writes != writes
+                    or now - check.started > self._abandon_after):
+                check = _Check(Future(), now, writes)
+                self._running[kb] = check
+                threading.Thread(target=self._check, args=(kb, current, check), daemon=True,
+                                 name=f"alias-check-{kb}").start()
+            elif not patient:
+                return current  # a check is on its way; its result serves the next turns
+        try:
+            return check.future.result(timeout=None if patient else self._timeout)
+        except FutureTimeout:
+            with self._lock:
+                self._failed(kb, current, f"no answer within {self._timeout:g} s "
+                                          "(the check goes on in the background)", now)
+            return current
+        except DependencyError:
+            if current is None:
+                raise
+            return current  # counted and logged by the check
+
+    def _check(self, kb: str, current: AliasSnapshot | None, check: _Check) -> None:
+        """Thread body: read the kb's state and patch or reload; install the result."""
+        try:
+            fresh = self._load(kb, current)
+        except BaseException as exc:
+            with self._lock:
+                if self._running.get(kb) is check:
+                    del self._running[kb]
+                if isinstance(exc, DependencyError) and current is not None:
+                    self._failed(kb, current, str(exc), self._clock())
+            check.future.set_exception(exc)
+            return
+        with self._lock:
+            if self._running.get(kb) is check:
+                del self._running[kb]
+            if fresh is None:
                 self._snapshots.pop(kb, None)
                 self._checked.pop(kb, None)
-                return None
-            if current is None or (current.version, current.uid) != (state.version, state.uid):
-                delta = None
-                if current is not None and current.uid == state.uid and state.version > current.version:
-                    delta = self._store.linking_delta(kb, current.version, current.uid)
-                if delta is not None:
-                    current = current.patched(delta)
-                else:
-                    current = AliasSnapshot.from_linking_data(kb, self._store.linking_data(kb),
-                                                              **self._fuzzy)
-                self._snapshots[kb] = current
-            self._checked[kb] = now
+            else:
+                held = self._snapshots.get(kb)
+                # A check that ran long must not replace what a later one installed.
+                if held is None or held.uid != fresh.uid or fresh.version >= held.version:
+                    self._snapshots[kb] = fresh
+                if self._writes.get(kb, 0) == check.writes:
+                    self._checked[kb] = self._clock()
+            self._recovered(kb)
+            result = self._snapshots.get(kb)
+        check.future.set_result(result)
+
+    def _load(self, kb: str, current: AliasSnapshot | None) -> AliasSnapshot | None:
+        state = self._store.kb_state(kb)
+        if state is None:
+            return None
+        if current is not None and (current.version, current.uid) == (state.version, state.uid):
             return current
+        delta = None
+        if current is not None and current.uid == state.uid and state.version > current.version:
+            delta = self._store.linking_delta(kb, current.version, current.uid)
+        if delta is not None:
+            return current.patched(delta)
+        return AliasSnapshot.from_linking_data(kb, self._store.linking_data(kb), **self._fuzzy)
+
+    def _failed(self, kb: str, current: AliasSnapshot | None, error: str, now: float) -> None:
+        """Count and log a failed check (under the lock); try again after the interval."""
+        self.check_failures[kb] = self.check_failures.get(kb, 0) + 1
+        held = current.version if current is not None else None
+        outage = self._failing.get(kb)
+        if outage is None:
+            self._failing[kb] = _Outage(since=now, ok_at=self._checked.get(kb, now), error=error,
+                                        logged_at=now)
+            logger.warning("alias table check of kb %r failed; linking with the snapshot held "
+                           "(version %s) until the store answers again: %s", kb, held, error)
+        else:
+            outage.error = error
+            if now - outage.logged_at >= 60.0:
+                outage.logged_at = now
+                logger.warning("alias table check of kb %r still failing after %.0f s (%d failed "
+                               "checks); linking with snapshot version %s: %s", kb,
+                               now - outage.since, self.check_failures[kb], held, error)
+        self._checked[kb] = now
+
+    def _recovered(self, kb: str) -> None:
+        outage = self._failing.pop(kb, None)
+        if outage is not None:
+            logger.warning("alias table check of kb %r works again after %.1f s", kb,
+                           self._clock() - outage.since)
+
+    def stale(self, kb: str) -> dict[str, object] | None:
+        """None while checks of ``kb`` succeed; else how long (seconds) the snapshot held
+        has gone unchecked against the store, and the last error."""
+        outage = self._failing.get(kb)
+        if outage is None:
+            return None
+        return {"stale_seconds": round(self._clock() - outage.ok_at, 3), "error": outage.error}
 
     def peek(self, kb: str) -> AliasSnapshot | None:
         """The snapshot this process holds now, without checking the store."""
@@ -456,4 +569,27 @@ class SnapshotCache:
 
     def invalidate(self, kb: str) -> None:
         """Check the store on the next ``get`` (after this process wrote to ``kb``)."""
-        self._checked.pop(kb, None)
+        with self._lock:
+            self._writes[kb] = self._writes.get(kb, 0) + 1
+            self._checked.pop(kb, None)
+
+
+@dataclass
+class _Check:
+    """One version check of a kb in flight: its result, when it began, and how many
+    invalidations had happened then (a check begun before a write does not count as
+    having seen it)."""
+
+    future: Future
+    started: float
+    writes: int
+
+
+@dataclass
+class _Outage:
+    """A run of failed checks of one kb: when it began, the last good check, the error."""
+
+    since: float
+    ok_at: float
+    error: str
+    logged_at: float

@@ -63,7 +63,8 @@ def translate_errors(action: str) -> Iterator[None]:
         raise DependencyError(
             f"Neo4j ran out of transaction memory while trying to {action}: the change is too "
             "large for one transaction. Raise Neo4j's heap (REFERENT_NEO4J__LOCAL_HEAP for the "
-            "local one; dbms.memory.transaction.total.max on a server) or split the file") from exc
+            "local one; dbms.memory.transaction.total.max on a server) or split the file",
+            service="neo4j") from exc
     except neo4j_errors.AuthError as exc:
         raise ConfigurationError(
             f"Neo4j refused the credentials while trying to {action}: set "
@@ -72,11 +73,13 @@ def translate_errors(action: str) -> Iterator[None]:
             neo4j_errors.TransientError) as exc:
         raise RetryableDependencyError(
             f"Neo4j is unreachable or busy while trying to {action} ({exc}); start it with "
-            "`referent neo4j start` or check REFERENT_NEO4J__URI, then retry") from exc
+            "`referent neo4j start` or check REFERENT_NEO4J__URI, then retry",
+            service="neo4j") from exc
     except neo4j_errors.Neo4jError as exc:
-        raise DependencyError(f"Neo4j failed to {action}: {exc}") from exc
+        raise DependencyError(f"Neo4j failed to {action}: {exc}", service="neo4j") from exc
     except neo4j_errors.DriverError as exc:
-        raise DependencyError(f"the Neo4j driver failed to {action}: {exc}") from exc
+        raise DependencyError(f"the Neo4j driver failed to {action}: {exc}",
+                              service="neo4j") from exc
 
 
 def _batches(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -139,20 +142,32 @@ def entity_from_record(r: Any, aliases: list[str]) -> EntityDef:
 class Neo4jOntologyStore:
     """The ontology of every knowledge base, in one Neo4j database."""
 
-    def __init__(self, driver: neo4j.Driver, database: str | None = None) -> None:
+    def __init__(self, driver: neo4j.Driver, database: str | None = None, *,
+                 check_timeout: float = 5.0) -> None:
         self._driver = driver
         self._database = database
+        self._check_timeout = check_timeout
 
     @classmethod
-    def connect(cls, uri: str, user: str, password: str,
-                database: str | None = None) -> Neo4jOntologyStore:
-        """Open a driver (lazy: nothing is sent until the first query)."""
+    def connect(cls, uri: str, user: str, password: str, database: str | None = None, *,
+                connection_timeout: float = 5.0,
+                max_retry_seconds: float = 10.0) -> Neo4jOntologyStore:
+        """Open a driver (lazy: nothing is sent until the first query).
+
+        Args:
+            connection_timeout: seconds to open one connection; also the longest a
+                version check (:meth:`kb_state`) waits for an unreachable server.
+            max_retry_seconds: how long a transaction is retried on transient
+                failures (Neo4j unreachable, a leader election) before it fails.
+        """
         with translate_errors("connect"):
             # Server notifications (e.g. "property key does not exist" on an empty
             # kb) are expected here and would only clutter the logs.
             driver = neo4j.GraphDatabase.driver(uri, auth=(user, password),
-                                                notifications_min_severity="OFF")
-        return cls(driver, database)
+                                                notifications_min_severity="OFF",
+                                                connection_timeout=connection_timeout,
+                                                max_transaction_retry_time=max_retry_seconds)
+        return cls(driver, database, check_timeout=connection_timeout)
 
     def close(self) -> None:
         self._driver.close()
@@ -204,7 +219,18 @@ class Neo4jOntologyStore:
         return records[0]["version"] if records else None
 
     def kb_state(self, kb: str) -> KbState | None:
-        records = self._read("read the alias table version", q.KB_STATE, kb=check_kb(kb))
+        """The kb's alias table version and uid, or None when it has no ontology.
+
+        One attempt, bounded by the connection timeout: every process asks this
+        once a second, and when Neo4j is away the caller (the snapshot cache)
+        keeps linking with what it holds rather than wait for driver retries.
+        """
+        check_kb(kb)
+        with translate_errors("read the alias table version"):
+            with self._driver.session(database=self._database,
+                                      default_access_mode=neo4j.READ_ACCESS) as session:
+                records = list(session.run(neo4j.Query(q.KB_STATE, timeout=self._check_timeout),
+                                           kb=kb))
         if not records or records[0]["version"] is None:
             return None
         return KbState(version=records[0]["version"], uid=records[0]["uid"])
@@ -250,7 +276,7 @@ class Neo4jOntologyStore:
         data = self._write_tx("read the alias table", lambda tx: work(tx, lock=True))
         if data is None:  # cannot happen under the lock; kept as a guard
             raise RetryableDependencyError(f"the ontology of {kb!r} kept changing while it was "
-                                           "read; retry")
+                                           "read; retry", service="neo4j")
         return data
 
     def linking_delta(self, kb: str, since_version: int, uid: str) -> LinkingDelta | None:

@@ -497,8 +497,9 @@ def _translate(exc: BaseException, action: str) -> DependencyError:
     """A DependencyError for a vendor exception; retryable when a later call may succeed."""
     message = exc.message if isinstance(exc, MilvusException) else str(exc) or type(exc).__name__
     if _is_transient(exc):
-        return RetryableDependencyError(f"Milvus could not {action} (transient, retry): {message}")
-    return DependencyError(f"Milvus could not {action}: {message}")
+        return RetryableDependencyError(f"Milvus could not {action} (transient, retry): {message}",
+                                        service="milvus")
+    return DependencyError(f"Milvus could not {action}: {message}", service="milvus")
 
 
 def _is_transient(exc: BaseException) -> bool:

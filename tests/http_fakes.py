@@ -17,12 +17,14 @@ Handler = Callable[[str, dict[str, Any]], Reply]
 
 
 class FakeServer:
-    """A running server: ``url`` to call, ``requests`` it received, ``handler`` swappable."""
+    """A running server: ``url`` to call, ``requests`` it received, ``handler`` swappable,
+    ``close()`` to take it down before the ``with`` block ends (an endpoint that is down)."""
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.url = ""
+        self.close: Callable[[], None] = lambda: None
 
 
 @contextmanager
@@ -58,12 +60,20 @@ def serve(handler: Handler) -> Iterator[FakeServer]:
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    closed = []
+
+    def close() -> None:
+        if not closed:
+            closed.append(True)
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+
+    fake.close = close
     try:
         yield fake
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+        close()
 
 
 # Topic words for a deterministic "semantic" embedding: texts sharing a topic point the

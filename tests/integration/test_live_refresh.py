@@ -1,6 +1,7 @@
-"""Several API processes on one Neo4j: an admin write made through one is used
-by the other within 2 seconds; parallel writes lose nothing; one turn always
-links against one consistent alias table."""
+"""Several API processes sharing one Neo4j, one Milvus (a Milvus Lite server) and one
+Redis: a session started on one continues on the other; an admin write made through
+one is used by the other within 2 seconds; parallel writes lose nothing; one turn
+always links against one consistent alias table."""
 
 from __future__ import annotations
 
@@ -9,47 +10,114 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from retrieval.models import Chunk
 from tests.conftest import ADMIN, QUERY
-from tests.servers import Server, ingest
+from tests.services import ApiServer, free_port
 
-pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus, pytest.mark.redis]
 
 ONTOLOGY = [
     {"kind": "type", "name": "Region", "attributes": ["销售额"]},
     {"kind": "entity", "id": "region.east", "name": "华东区", "type": "Region", "aliases": ["华东"]},
     {"kind": "entity", "id": "region.south", "name": "华南区", "type": "Region", "aliases": ["华南"]},
 ]
-
-
-def _seed_milvus(data_dir: Path, kb: str) -> None:
-    ingest(data_dir, kb, [{"doc_id": "east", "title": "华东区销售", "text": "华东区7月销售额增长"},
-                          {"doc_id": "south", "title": "华南区销售", "text": "华南区7月销售额持平"}])
+# Three documents per region, so the entity filter never widens to the other region.
+CORPUS = [
+    {"doc_id": f"{region}-{i}", "title": f"{name}销售{i}", "text": f"{name}7月销售额{what}"}
+    for region, name in (("east", "华东区"), ("south", "华南区"))
+    for i, what in enumerate(("增长", "持平", "创新高"))
+]
 
 
 @pytest.fixture(scope="module")
-def two_servers(tmp_path_factory, neo4j_store):
+def two_servers(tmp_path_factory, neo4j_store, settings):
+    """Two uvicorn processes on the suite's Neo4j and Redis and one Milvus Lite server."""
+    from api.local_milvus import LocalMilvus
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+    from retrieval.milvus_index import MilvusIndex
+
     kb = f"t_live_{uuid.uuid4().hex[:8]}"
+    root = tmp_path_factory.mktemp("instances")
     neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
-    dirs = [tmp_path_factory.mktemp(f"server{i}") for i in range(2)]
-    for d in dirs:
-        _seed_milvus(d, kb)
+    milvus = LocalMilvus(root / "milvus" / "milvus.db", free_port())
+    milvus.start()
     servers = []
     try:
-        for d in dirs:
-            servers.append(Server(d))
+        # Seeded through the server: no process holds the Lite file but the server.
+        index = MilvusIndex(milvus.uri)
+        ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=index,
+                      snapshot=SnapshotCache(neo4j_store).get(kb))
+        index.close()
+        env = {"REFERENT_MILVUS__URI": milvus.uri, "REFERENT_SESSIONS__BACKEND": "redis",
+               "REFERENT_SESSIONS__REDIS_URL": settings.sessions.redis_url}
+        servers = ApiServer.several([root / "server0", root / "server1"], env)
         yield kb, servers[0], servers[1]
     finally:
         for server in servers:
             server.stop()
+        milvus.stop()
         neo4j_store.delete_kb(kb)
 
 
-def _linked(server: Server, kb: str, text: str) -> list[str]:
+def _turn(server: ApiServer, kb: str, session: str, text: str) -> dict:
+    resp = server.client.post(f"/v1/kbs/{kb}/sessions/{session}/turns", json={"text": text},
+                              headers=QUERY)
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def test_a_session_started_on_one_process_continues_on_the_other(two_servers):
+    kb, a, b = two_servers
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    first = _turn(a, kb, session, "华东区7月的销售额是多少")
+    assert (first["turn"], first["entities"]) == (1, ["region.east"])
+    assert {e["doc_id"] for e in first["evidence"]} == {"east-0", "east-1", "east-2"}
+
+    # B reads the state A saved: the ellipsis resolves against A's turn.
+    second = _turn(b, kb, session, "那华南区呢")
+    assert (second["turn"], second["entities"]) == (2, ["region.south"])
+    assert second["standalone"] == "华南区7月的销售额是多少"
+    assert {e["doc_id"] for e in second["evidence"]} == {"south-0", "south-1", "south-2"}
+    # Each process explains the other's turns.
+    trace = a.client.get(f"/v1/kbs/{kb}/sessions/{session}/turns/2/trace", headers=QUERY)
+    assert trace.status_code == 200 and trace.json()["user"] == "那华南区呢"
+
+    # The consumed window is shared: what A showed at turn 1 is not shown again.
+    third = _turn(a, kb, session, "华东区呢")
+    assert (third["turn"], third["entities"]) == (3, ["region.east"])
+    assert third["evidence"] == [] and third["action"] == "no_answer"
+
+    # Forgotten through B, the session starts afresh on A.
+    assert b.client.delete(f"/v1/kbs/{kb}/sessions/{session}", headers=QUERY).status_code == 204
+    again = _turn(a, kb, session, "华南区7月的销售额是多少")
+    assert (again["turn"], again["entities"]) == (1, ["region.south"])
+
+
+def test_parallel_turns_of_one_session_through_both_processes_lose_none(two_servers):
+    kb, a, b = two_servers
+    session = f"p-{uuid.uuid4().hex[:8]}"
+
+    def send(i: int):
+        server = (a, b)[i % 2]
+        resp = server.client.post(f"/v1/kbs/{kb}/sessions/{session}/turns",
+                                  json={"text": ("华东区7月的销售额是多少", "华南区7月的销售额是多少")[i % 2]},
+                                  headers=QUERY)
+        return resp.status_code, resp.json()
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(send, range(6)))
+    # Optimistic concurrency: a turn that keeps losing the race is told so (409), never lost.
+    assert {status for status, _ in results} <= {200, 409}, results
+    turns = sorted(body["turn"] for status, body in results if status == 200)
+    assert turns == list(range(1, len(turns) + 1))
+    assert _turn(b, kb, session, "华东区呢")["turn"] == len(turns) + 1
+
+
+def _linked(server: ApiServer, kb: str, text: str) -> list[str]:
     resp = server.client.post(f"/v1/kbs/{kb}/sessions/s-{uuid.uuid4().hex[:8]}/turns",
                               json={"text": text}, headers=QUERY)
     assert resp.status_code == 200, resp.text

@@ -1,0 +1,175 @@
+"""Real services a test starts and stops itself: an API process (uvicorn), a
+Milvus Lite server, a Redis and a Neo4j of its own, each on a free port.
+
+The fault tests stop and restart these, never the ones the test command
+started for the rest of the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import DEMO, REPO, auth_settings_json
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (never a default one: 7687, 6379, 19530)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in (7687, 6379, 19530):
+            return port
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class ApiServer:
+    """One ``uvicorn api.app:create_app`` process; ``env`` adds to or overrides the
+    test's environment (REFERENT_DATA_DIR is ``data_dir``)."""
+
+    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None, *,
+                 wait: bool = True) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "REFERENT_DATA_DIR": str(data_dir),
+                    "REFERENT_AUTH__KEYS": auth_settings_json(), **(env or {})}
+        self.log_path = data_dir / f"server-{self.port}.log"
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
+             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
+            cwd=REPO, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.client = httpx.Client(base_url=self.url, timeout=30)
+        if wait:
+            self.wait_ready()
+
+    @classmethod
+    def several(cls, dirs: list[Path], env: Mapping[str, str] | None = None) -> list[ApiServer]:
+        """Start one server per data dir at once (each takes seconds to import and build)."""
+        servers: list[ApiServer] = []
+        try:
+            for d in dirs:
+                servers.append(cls(d, env, wait=False))
+            for server in servers:
+                server.wait_ready()
+        except BaseException:
+            for server in servers:
+                server.stop()
+            raise
+        return servers
+
+    def wait_ready(self) -> None:
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_path.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start within 90 s")
+
+    def output(self) -> str:
+        self.log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.client.close()
+        if self.log.closed:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class RedisServer:
+    """A redis-server of its own, with an append-only file synced at every write, so
+    a kill loses nothing that was acknowledged (as production Redis is configured)."""
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.dir),
+             "--logfile", str(self.dir / "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while not port_open(self.port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start: {self._log()}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, no shutdown save."""
+        self._signal(signal.SIGKILL)
+
+    def stop(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def _signal(self, sig: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+        self.proc = None
+
+    def _log(self) -> str:
+        path = self.dir / "redis.log"
+        return path.read_text(errors="replace")[-2000:] if path.exists() else ""
+
+
+def load_demo(kb: str, neo4j_store, index) -> None:
+    """The demo ontology and corpus into ``kb`` (an index on a Milvus server, so the
+    API processes can read it while this process holds it open)."""
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+
+    neo4j_store.import_ontology(kb, (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines())
+    ingest_corpus(kb, (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
+                  index=index, snapshot=SnapshotCache(neo4j_store).get(kb))
+
+
+def suite_turns(session: str) -> list[dict]:
+    """The scripted turns of one demo suite session, with their expectations."""
+    for line in (DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines():
+        script = json.loads(line)
+        if script["session"] == session:
+            return script["turns"]
+    raise KeyError(session)
