@@ -224,7 +224,7 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
       f"`{results_path}` (written by `benchmarks/run_all.py`); do not edit by hand. "
       "Every figure is the median of the runs with the minimum and maximum in brackets "
       "(`median [min–max]`). Quality figures are on the demo suite, which was written "
-      "with the system (development data, not a held-out result).\n")
+      "with the system, and on development splits: none is a held-out result.\n")
     w("## Machine and run\n")
     w(f"- {m['cpus']} cores ({m.get('cpu', '?')}), {m['memory_gb']} GB memory, "
       f"Python {m['python']}, {m.get('platform', '')}")
@@ -361,7 +361,8 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
 
     for name, q in r.get("quality", {}).items():
         w(f"## Quality: {name} suite, Referent beside the baselines\n")
-        w(f"`{Path(q['suite']).name}`: {q['sessions']} sessions, {q['turns']} turns, k = {q['k']}. "
+        w(f"`{q['suite']}`: {q['sessions']} sessions, {q['turns']} turns, k = {q['k']}; development "
+          "data (used while building the system), not a held-out result. "
           "`raw` searches the user's words alone, `concat` the last four user turns concatenated; "
           "both through the same index, no entity filter, nothing excluded (`referent eval "
           "--baseline raw --baseline concat`).\n")

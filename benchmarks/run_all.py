@@ -38,6 +38,7 @@ import argparse
 import gc
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -499,7 +500,8 @@ def bench_quality(services: Services, name: str, directory: Path, workdir: Path,
     log(f"[quality {name}] hit@{k} referent {systems['referent']['overall']['hit_at_k']}, "
         f"raw {systems['raw']['overall']['hit_at_k']}, concat {systems['concat']['overall']['hit_at_k']}")
     suite = directory / "suite.jsonl"
-    shown = suite.resolve().relative_to(REPO) if suite.resolve().is_relative_to(REPO) else Path(suite.name)
+    shown = (suite.resolve().relative_to(REPO) if suite.resolve().is_relative_to(REPO)
+             else Path(directory.name) / suite.name)
     return {"suite": str(shown), "sessions": len(scripts),
             "turns": sum(len(s.turns) for s in scripts), "k": k, "systems": systems,
             "turns_failing_an_expectation": failed[:200], "failing_count": len(failed)}
@@ -558,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (quick_dir / "results.json" if args.quick else REPO / "docs" / "benchmarks" / "results.json")
     report = args.report or (quick_dir / "benchmarks.md" if args.quick else REPO / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = args.workdir is None
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="referent-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -596,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
             services.store.delete_kb(kb)
         services.close()
         save()
+        if temporary:
+            shutil.rmtree(workdir, ignore_errors=True)
     log(f"wrote {out}")
     if not args.no_report:
         from benchmarks.report import build
