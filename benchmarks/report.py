@@ -19,11 +19,28 @@ DEFAULT_RESULTS = REPO / "docs" / "benchmarks" / "results.json"
 DEFAULT_REPORT = REPO / "docs" / "benchmarks.md"
 
 STAGES = ("load_state", "detect", "link", "plan", "retrieve", "pack", "save_state")
-METRICS = ["turns", "hit_at_k", "action_accuracy", "clarify_precision", "clarify_recall",
+METRICS = ["turns", "hit_turns", "hit_at_k", "action_turns", "action_accuracy", "clarify_precision", "clarify_recall",
            "clarify_options_ok", "entity_precision", "entity_recall", "not_entities_ok",
            "must_contain_pass", "repeated_evidence_rate", "mean_context_tokens",
            "latency_p50_ms", "latency_p95_ms"]
 SYSTEMS = ("referent", "raw", "concat")
+ONE_DECIMAL = {"mean_context_tokens", "latency_p50_ms", "latency_p95_ms"}
+
+# What a reader needs to read a suite's figures right (the measurements behind each note
+# are in the doc it names).
+SUITE_NOTES = {
+    "kdconv-dev": "KdConv puts its gold evidence on the turn that *states* a fact (usually the answer), "
+                  "while Referent usually finds the fact on the question before it and by design never "
+                  "shows a chunk twice in a session (repeated-evidence rate 0): most of its misses on "
+                  "turns 3+ were shown on an earlier turn (`benchmarks/evidence_timing.py`, "
+                  "docs/retrieval.md). `raw` repeats evidence freely, `concat` more so.",
+    "claqua-dev-single": "CLAQUA scores the decision to ask (clarify precision/recall, action accuracy); "
+                         "its turns carry no evidence, so hit@k is empty (how the fit decides: "
+                         "docs/linking.md).",
+    "claqua-dev-multi": "CLAQUA scores the decision to ask on the last turn of each session; its turns "
+                        "carry no evidence, so hit@k is empty (docs/linking.md explains why the lexical "
+                        "fit barely separates its cases).",
+}
 
 
 def _num(v, digits: int = 2) -> str:
@@ -196,6 +213,8 @@ def plots(r: dict, folder: Path) -> dict[str, str]:
         save(fig, "linking-vs-aliases")
 
     for name, q in r.get("quality", {}).items():
+        if not q["systems"]["referent"]["overall"].get("hit_turns"):
+            continue  # a suite without evidence expectations has no hit@k to plot
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
         buckets = ("1", "2", "3+")
         width = 0.26
@@ -366,6 +385,8 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
           "`raw` searches the user's words alone, `concat` the last four user turns concatenated; "
           "both through the same index, no entity filter, nothing excluded (`referent eval "
           "--baseline raw --baseline concat`).\n")
+        if name in SUITE_NOTES:
+            w(SUITE_NOTES[name] + "\n")
         if f"hit-per-turn-{name}" in images:
             w(f"![hit@k per turn index]({images[f'hit-per-turn-{name}']})\n")
         w("| metric | " + " | ".join(f"{s} {b}" for s in SYSTEMS for b in ("all", "1", "2", "3+")) + " |")
@@ -374,8 +395,9 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
             cells = []
             for s in SYSTEMS:
                 summary = q["systems"][s]
-                cells.append(_num(summary["overall"][metric], 3))
-                cells.extend(_num(summary["by_turn"][b][metric], 3) for b in ("1", "2", "3+"))
+                digits = 1 if metric in ONE_DECIMAL else 3
+                cells.append(_num(summary["overall"].get(metric), digits))
+                cells.extend(_num(summary["by_turn"][b].get(metric), digits) for b in ("1", "2", "3+"))
             w(f"| {metric} | " + " | ".join(cells) + " |")
         w("")
         if q.get("failing_count"):
