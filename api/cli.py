@@ -380,13 +380,13 @@ def _print_summary(summaries: dict) -> None:
     for metric in _METRICS:
         table.add_row(metric, *(fmt(s["overall"][metric]) for s in summaries.values()))
     console.print(table)
+    # Every metric per turn index, the systems side by side (FORMATS.md §4).
     per_turn = Table(title="per turn index (1, 2, 3+)")
     per_turn.add_column("metric")
     per_turn.add_column("turn")
     for name in summaries:
         per_turn.add_column(name, justify="right")
-    for metric in ("turns", "hit_at_k", "action_accuracy", "entity_recall", "must_contain_pass",
-                   "repeated_evidence_rate"):
+    for metric in _METRICS:
         for b in ("1", "2", "3+"):
             per_turn.add_row(metric if b == "1" else "", b,
                              *(fmt(s["by_turn"][b][metric]) for s in summaries.values()),

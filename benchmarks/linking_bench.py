@@ -17,59 +17,17 @@ from __future__ import annotations
 
 import argparse
 import gc
-import random
-import resource
 import statistics
 import sys
 import time
+from pathlib import Path
 
-from kg.aliases import AliasSnapshot
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
-from kg.ontology import EntityDef, Ontology, TypeDef
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-_CHARS = ("华东南西北中安康泰和平信达通汇融科技云智数联创星海天宇金银盛世嘉业恒远新源"
-          "博雅兴隆瑞祥宏图鼎力昌明广顺德润丰实美佳乐思维远景众合同心诚益万方")
-_SUFFIX = ["保险", "医疗险", "意外险", "云盘", "平台", "系统", "产品", "服务", "计划", "套餐"]
-_TEMPLATES = ["{a}怎么申请", "{a}的价格是多少", "那{a}呢", "{a}和{b}有什么区别", "它的保障范围是什么",
-              "{a}不能退了吗", "2024版{a}的条款", "换个话题，{a}的理赔流程", "第一个", "{a}企业版多少钱"]
-
-
-def synthetic_ontology(n_aliases: int, seed: int = 7) -> tuple[Ontology, list[str]]:
-    """About three aliases per entity; one entity in ten has a personal and an
-    enterprise edition sharing its bare name."""
-    rng = random.Random(seed)
-    entities, names, seen = [], [], set()
-    i = aliases = 0
-    while aliases < n_aliases:
-        core = "".join(rng.choice(_CHARS) for _ in range(rng.randint(2, 4)))
-        name = core + rng.choice(_SUFFIX)
-        if name in seen:
-            continue
-        seen.add(name)
-        if i % 10 == 0:
-            for edition, suffix in (("personal", "个人版"), ("enterprise", "企业版")):
-                entities.append(EntityDef(id=f"e{i}.{edition}", name=f"{name}（{suffix}）",
-                                          type="Product", aliases=(name, name + suffix)))
-                aliases += 3
-        else:
-            entities.append(EntityDef(id=f"e{i}", name=name, type="Product",
-                                      aliases=(core, name + "方案")))
-            aliases += 3
-        names.append(name)
-        i += 1
-    types = (TypeDef("Product", ("价格", "申请流程", "保障范围", "理赔流程")),)
-    return Ontology(types=types, entities=tuple(entities)), names
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * resource.getpagesize() / 1e6
-
-
-def utterances(names: list[str], n: int, seed: int = 11) -> list[str]:
-    rng = random.Random(seed)
-    return [rng.choice(_TEMPLATES).format(a=rng.choice(names), b=rng.choice(names)) for _ in range(n)]
+from benchmarks.synth import pct, rss_mb, synthetic_ontology, utterances  # noqa: E402
+from kg.aliases import AliasSnapshot  # noqa: E402
+from kg.linker import EntityLinker  # noqa: E402
+from kg.mentions import detect_mentions  # noqa: E402
 
 
 def time_turns(snapshot: AliasSnapshot, texts: list[str]) -> list[float]:
@@ -81,11 +39,6 @@ def time_turns(snapshot: AliasSnapshot, texts: list[str]) -> list[float]:
         linker.link(detect_mentions(text, snapshot), snapshot, focus=focus)
         out.append((time.perf_counter() - started) * 1000)
     return out
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def main() -> int:

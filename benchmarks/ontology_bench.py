@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import subprocess
 import sys
 import time
@@ -33,35 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-_CHARS = ("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子"
-          "说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机"
-          "当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心"
-          "反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程"
-          "展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期"
-          "根论运农指几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志")
-
-
-def synthetic_lines(entities: int, aliases_per_entity: int, *, seed: int, start: int = 0,
-                    used: set[str] | None = None) -> list[str]:
-    """An ontology file: one type, then ``entities`` entities with distinct aliases."""
-    rng = random.Random(seed)
-    used = used if used is not None else set()
-
-    def name() -> str:
-        while True:
-            text = "".join(rng.choice(_CHARS) for _ in range(rng.randint(3, 8)))
-            if text not in used:
-                used.add(text)
-                return text
-
-    lines = [json.dumps({"kind": "type", "name": "Thing", "attributes": ["价格", "数量"]},
-                        ensure_ascii=False)]
-    for i in range(start, start + entities):
-        lines.append(json.dumps({"kind": "entity", "id": f"e{i}", "name": name(), "type": "Thing",
-                                 "aliases": [name() for _ in range(aliases_per_entity - 1)]},
-                                ensure_ascii=False))
-    return lines
-
+from benchmarks.synth import import_lines as synthetic_lines  # noqa: E402
 
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:

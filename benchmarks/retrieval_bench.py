@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
 import statistics
 import sys
@@ -37,56 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pymilvus import MilvusClient  # noqa: E402
 
 from retrieval.milvus_index import MilvusIndex  # noqa: E402
-from retrieval.models import Chunk, DenseSpec  # noqa: E402
+from retrieval.models import DenseSpec  # noqa: E402
 from retrieval.search import Retriever  # noqa: E402
+from benchmarks.synth import CORPUS_SEED, corpus, machine, pct, queries  # noqa: E402
 
-SEED = 20261129
-WORDS = (
-    "华东区 华南区 华北区 西南区 东北区 销售额 利润 毛利率 产品 系列 产品线 个人版 企业版 意外险 "
-    "综合意外险 医疗险 重疾险 条款 理赔 住院 门诊 津贴 等待期 保费 保额 门店 渠道 客户 会员 增长 "
-    "下降 持平 季度 年度 预算 成本 库存 退货 运费 工资 病假 年假 婚假 产假 合同 续保 免赔额 上海 "
-    "杭州 深圳 广州 北京 成都 武汉 南京 目标 完成率 同比 环比 报告 说明 申请 流程 审批 材料 发票 "
-    "价格 折扣 功能 部署 单点登录 审计 日志 权限 空间 席位 版本 升级 培训 服务 热线 投诉 满意度"
-).split()
-MONTHS = [f"{m}月" for m in range(1, 13)]
-PUNCT = "，，，。"
-
-
-def sentence(rnd: random.Random) -> str:
-    parts = [rnd.choice(WORDS) for _ in range(rnd.randint(6, 14))]
-    if rnd.random() < 0.5:
-        parts.insert(rnd.randrange(len(parts)), rnd.choice(MONTHS))
-    if rnd.random() < 0.4:
-        parts.append(f"{rnd.randint(1, 999)}亿元")
-    return "".join(p + (rnd.choice(PUNCT) if rnd.random() < 0.2 else "") for p in parts) + "。"
-
-
-def corpus(size: int, seed: int = SEED) -> list[Chunk]:
-    """``size`` chunks in documents of three, each tagged with one of ``size // 50`` entities."""
-    rnd = random.Random(seed)
-    entities = max(1, size // 50)
-    chunks = []
-    for i in range(size):
-        doc = i // 3
-        text = "".join(sentence(rnd) for _ in range(rnd.randint(2, 5)))
-        chunks.append(Chunk(f"d{doc}#{i % 3}", f"d{doc}", f"{rnd.choice(WORDS)}{rnd.choice(WORDS)}报告",
-                            text, (f"e{rnd.randrange(entities)}",)))
-    return chunks
-
-
-def queries(n: int, size: int, seed: int = SEED + 1) -> list[tuple[str, str]]:
-    rnd = random.Random(seed)
-    entities = max(1, size // 50)
-    return [("".join(rnd.choice(WORDS) for _ in range(rnd.randint(2, 4))) + rnd.choice(["", "是多少", "怎么申请"]),
-             f"e{rnd.randrange(entities)}") for _ in range(n)]
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * p / 100
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+SEED = CORPUS_SEED
 
 
 def timed(fn, items) -> dict[str, float]:
@@ -172,24 +126,6 @@ def run_size(size: int, n_queries: int, not_in: list[int], workdir: Path, embedd
     index.drop(kb)
     index.close()
     return result
-
-
-def machine() -> dict:
-    import os
-
-    mem = None
-    try:
-        with open("/proc/meminfo") as fh:
-            mem = round(int(fh.readline().split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {"cpus": os.cpu_count(), "memory_gb": mem, "cpu": cpu, "python": platform.python_version()}
 
 
 def main() -> None:

@@ -112,14 +112,20 @@ class TurnEngine:
         for attempt in range(self._config.save_attempts):
             started = time.perf_counter()
             state = self._sessions.load(kb, session_id)
+            loaded = time.perf_counter()
             result, new_state = self._turn(kb, state, text.strip(), k or self._config.top_k)
+            saving = time.perf_counter()
             try:
                 self._sessions.save(new_state)
             except ConflictError:
                 if attempt + 1 == self._config.save_attempts:
                     raise
                 continue
-            result.latency_ms = (time.perf_counter() - started) * 1000
+            done = time.perf_counter()
+            result.latency_ms = (done - started) * 1000
+            timings = result.trace.setdefault("timings_ms", {})
+            timings["load_state"] = round((loaded - started) * 1000, 3)
+            timings["save_state"] = round((done - saving) * 1000, 3)
             self._keep_trace(kb, session_id, result)
             return result
         raise AssertionError("unreachable")
@@ -133,15 +139,28 @@ class TurnEngine:
                                 f"`referent ontology import --kb {kb} FILE`")
         state = state.model_copy(deep=True)
         turn_no = state.turn_count + 1
+        # Stage timings (ms) for the trace and the benchmarks: detect, link, plan
+        # (classify, clarify or rewrite, validate), retrieve, pack; handle() adds the state I/O.
+        timings: dict[str, float] = {}
         trace: dict[str, Any] = {"alias_version": snapshot.version,
-                                 "focus_before": list(state.focus)}
+                                 "focus_before": list(state.focus), "timings_ms": timings}
         stale = self._snapshots.stale(kb)
         if stale is not None:
             # Neo4j is away: linked with the snapshot this process holds.
             trace["alias_snapshot_stale"] = stale
+        mark = time.perf_counter()
+
+        def lap(stage: str) -> None:
+            nonlocal mark
+            now = time.perf_counter()
+            timings[stage] = round(timings.get(stage, 0.0) + (now - mark) * 1000, 3)
+            mark = now
+
         detection = detect_mentions(text, snapshot)
+        lap("detect")
         links = self._linker.link(detection, snapshot, focus=state.focus, listed=state.listed,
                                   alternates=state.alternates)
+        lap("link")
         trace["mentions"] = [{"kind": m.kind.value, "text": m.text, "start": m.start, "end": m.end}
                              for m in detection.mentions]
         trace["links"] = _links_trace(links)
@@ -171,10 +190,13 @@ class TurnEngine:
                 trace["links"] = _links_trace(links)
             ambiguous = links.ambiguous
             if ambiguous:
-                return self._clarify(state, turn_no, text, ambiguous[0], links, snapshot, trace)
+                clarified = self._clarify(state, turn_no, text, ambiguous[0], links, snapshot, trace)
+                lap("plan")
+                return clarified
             plan = self._plan(state, kind, detection, links, snapshot)
         trace["classification"] = plan.kind.value
         plan, rewrite_info = self._validated(plan, state, turn_no, snapshot, trace)
+        lap("plan")
 
         granularity = self._config.granularity(kb)
         exclude_chunks: list[str] = []
@@ -196,6 +218,7 @@ class TurnEngine:
                               entity_ids=plan.entities, exclude_chunk_ids=exclude_chunks,
                               exclude_doc_ids=exclude_docs, confusable=dict(snapshot.confusable))
         trace["retrieval"] = outcome.trace
+        lap("retrieve")
         if outcome.trace.get("dual_path", {}).get("ran"):
             # Both were searched; each evidence item says which query found it.
             plan = replace(plan, queries=tuple(dict.fromkeys(
@@ -215,6 +238,7 @@ class TurnEngine:
         context, tokens = pack_context([f.hit for f in found],
                                        budget_tokens=self._config.context_budget_tokens)
         action = "no_answer" if outcome.no_answer or not evidence else "retrieve"
+        lap("pack")
 
         if plan.entities:
             bare = plan.kind is not TurnKind.ANSWER and is_bare_mention(plan.detection, plan.links)

@@ -61,6 +61,15 @@ def test_import_ingest_eval_and_export(cli_env, kb):
     systems = json.loads(summary.read_text(encoding="utf-8"))["systems"]
     assert set(systems) == {"referent", "raw", "concat"}
     assert set(systems["referent"]["by_turn"]) == {"1", "2", "3+"}
+    # Every FORMATS.md §4 metric, per turn index, for every system, printed and written.
+    from api.cli import _METRICS
+
+    for name, summary_of in systems.items():
+        for bucket in ("1", "2", "3+"):
+            assert set(_METRICS) <= set(summary_of["by_turn"][bucket]), (name, bucket)
+    per_turn_table = result.output[result.output.index("per turn index"):]
+    for metric in _METRICS:
+        assert metric in per_turn_table, metric
     # Linking before searching must beat searching the raw words on later turns.
     assert systems["referent"]["by_turn"]["2"]["hit_at_k"] > systems["raw"]["by_turn"]["2"]["hit_at_k"]
     # Evidence comes back only on revisits (回到刚才…), which lift the consumed window.

@@ -1,0 +1,613 @@
+"""Every benchmark figure of docs/benchmarks.md, in one run, written as JSON.
+
+    .venv/bin/python benchmarks/run_all.py            # full: 10k/100k/1M aliases, 1k/10k/100k chunks,
+                                                      # then docs/benchmarks.md and its plots
+    .venv/bin/python benchmarks/run_all.py --quick    # CI smoke: tiny sizes, short runs
+    .venv/bin/python benchmarks/report.py             # docs/benchmarks.md again from the JSON
+
+What it measures (each figure over ``--runs`` runs: the median with min and max):
+
+1. **linking**: mention detection + linking per utterance (p50, p99) against an alias
+   snapshot of 10k, 100k and 1M aliases built in this process from a generated ontology
+   (default settings: the fuzzy index is skipped above 300,000 aliases), with the
+   snapshot's build time and memory;
+2. per corpus size (1k, 10k, 100k chunks) of a generated kb (an ontology of chunks/10
+   entities with confusable editions, a corpus whose chunks talk about them):
+   - **import** of the ontology into Neo4j (entities/s) and **ingest** of the corpus
+     into a fresh Milvus Lite collection (chunks/s);
+   - **turn latency** p50/p95/p99 through ``TurnEngine.handle`` (the HTTP route's path,
+     no LLM) over scripted four-turn sessions, broken down by the stages the turn's
+     trace times (load state, detect, link, plan, retrieve, pack, save state), beside a
+     bare Milvus BM25 search (``MilvusClient.search``, limit 5, no filter) of each
+     turn's standalone query;
+   - the **server** (uvicorn, one worker, on loopback): resident memory of the API
+     process and its Milvus Lite child, idle and after load, and **throughput** with 1,
+     4 and 16 concurrent clients, each run bounded in time and requests, with errors;
+3. **quality**: ``referent eval`` of the demo suite, Referent beside the ``raw`` and
+   ``concat`` baselines over the same index, overall and per turn index (and, with
+   ``--dev-suite``, the development suites of ../shared/data).
+
+Neo4j: the one the settings name (REFERENT_NEO4J__*); the local one is started when it
+is not running and stopped again at the end. Milvus Lite files and the server's session
+store live under ``--workdir``. Nothing leaves the machine: the server binds 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.synth import (machine, pct, rss_mb, synthetic_ontology, turn_kb,  # noqa: E402
+                              utterances)
+
+STAGES = ("load_state", "detect", "link", "plan", "retrieve", "pack", "save_state")
+BENCH_KEY = "rk_bench_query_key_loopback_only_" + "0" * 8
+
+FULL = {"aliases": [10_000, 100_000, 1_000_000], "chunks": [1_000, 10_000, 100_000],
+        "clients": [1, 4, 16], "runs": 3, "utterances": 2_000, "sessions": 60,
+        "load_seconds": 10.0, "load_max_requests": 5_000}
+QUICK = {"aliases": [2_000], "chunks": [300], "clients": [1, 4, 16], "runs": 2, "utterances": 200,
+         "sessions": 8, "load_seconds": 1.0, "load_max_requests": 200}
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now(timezone.utc):%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
+def stat(values: list[float], digits: int = 3) -> dict:
+    """Median with min and max over runs (and the runs themselves)."""
+    return {"median": round(statistics.median(values), digits), "min": round(min(values), digits),
+            "max": round(max(values), digits), "runs": [round(v, digits) for v in values]}
+
+
+# -- 1. linking -----------------------------------------------------------------------------
+
+def bench_linking(size: int, runs: int, n_utterances: int) -> dict:
+    from kg.aliases import AliasSnapshot
+    from kg.linker import EntityLinker
+    from kg.mentions import detect_mentions
+
+    ontology, names = synthetic_ontology(size)
+    gc.collect()
+    before = rss_mb()
+    started = time.perf_counter()
+    snapshot = AliasSnapshot.from_ontology("bench", 1, ontology)
+    build = time.perf_counter() - started
+    memory = rss_mb() - before
+    started = time.perf_counter()
+    fuzzy = snapshot.fuzzy_index() is not None
+    fuzzy_build = time.perf_counter() - started
+    texts = utterances(names, n_utterances)
+    linker = EntityLinker()
+    focus = [next(iter(snapshot.entities))]
+
+    def one_pass(items: list[str]) -> list[float]:
+        out = []
+        for text in items:
+            t0 = time.perf_counter()
+            linker.link(detect_mentions(text, snapshot), snapshot, focus=focus)
+            out.append((time.perf_counter() - t0) * 1000)
+        return out
+
+    one_pass(texts[:200])  # warm the pipeline and the fit model
+    p50s, p99s = [], []
+    for _ in range(runs):
+        times = one_pass(texts)
+        p50s.append(pct(times, 50))
+        p99s.append(pct(times, 99))
+    result = {"aliases": sum(len(e.all_aliases) for e in ontology.entities),
+              "alias_keys": len(snapshot.by_norm), "entities": len(snapshot.entities),
+              "snapshot_build_s": round(build, 2), "snapshot_memory_mb": round(memory, 1),
+              "fuzzy_index": fuzzy, "fuzzy_build_s": round(fuzzy_build, 2),
+              "utterances": len(texts), "p50_ms": stat(p50s), "p99_ms": stat(p99s)}
+    return result
+
+
+# -- 2. corpus sizes --------------------------------------------------------------------------
+
+class Services:
+    """Neo4j from the settings (started here when local and not running)."""
+
+    def __init__(self) -> None:
+        from api.runtime import open_ontology_store
+        from api.settings import Settings
+
+        self.settings = Settings()
+        self.started_local = False
+        if self.settings.uses_local_neo4j:
+            from api.cli import _local_neo4j
+
+            local = _local_neo4j(self.settings)
+            if not local.status().running:
+                log("starting the local Neo4j")
+                local.build(log=log)
+                local.start(log=log)
+                self.started_local = True
+        self.store = open_ontology_store(self.settings)
+        self.store.verify()
+
+    def close(self) -> None:
+        self.store.close()
+        if self.started_local:
+            from api.cli import _local_neo4j
+
+            _local_neo4j(self.settings).stop()
+
+
+def _engine(services: Services, index, sessions_path: Path):
+    from api.runtime import engine_config, retriever_config
+    from dialogue.engine import TurnEngine
+    from dialogue.sqlite_store import SQLiteSessionStore
+    from kg.aliases import SnapshotCache
+    from retrieval.search import Retriever
+
+    sessions = SQLiteSessionStore(sessions_path, ttl_seconds=3600)
+    retriever = Retriever(index, config=retriever_config(services.settings))
+    engine = TurnEngine(SnapshotCache(services.store), retriever, sessions,
+                        engine_config(services.settings))
+    return engine, sessions, retriever
+
+
+def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dict:
+    from kg.aliases import SnapshotCache
+    from pymilvus import MilvusClient
+    from retrieval.ingest import ingest_corpus
+    from retrieval.milvus_index import MilvusIndex
+
+    runs = cfg["runs"]
+    kb = f"bench_c{size}"
+    data = turn_kb(size, sessions=cfg["sessions"])
+    result: dict = {"chunks": data.chunks, "entities": data.entities,
+                    "aliases": sum(len(json.loads(line).get("aliases", [])) + 1
+                                   for line in data.ontology_lines if '"entity"' in line),
+                    "sessions": len(data.sessions)}
+
+    # import (entities/s), each run into an emptied kb
+    seconds = []
+    for _ in range(runs):
+        services.store.delete_kb(kb)
+        t0 = time.perf_counter()
+        services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
+        seconds.append(time.perf_counter() - t0)
+    result["import"] = {"seconds": stat(seconds), "entities_per_s": stat([data.entities / s for s in seconds], 1)}
+    log(f"[{size}] import {data.entities} entities: {statistics.median(seconds):.2f} s")
+    snapshot = SnapshotCache(services.store).get(kb)
+
+    # ingest (chunks/s), each run into a fresh collection
+    uri = str(workdir / f"milvus-{size}.db")
+    index = MilvusIndex(uri, timeout=300)
+    seconds = []
+    for _ in range(runs):
+        index.drop(kb)
+        t0 = time.perf_counter()
+        report = ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic")
+        seconds.append(time.perf_counter() - t0)
+        assert report.chunks == data.chunks, report
+    result["ingest"] = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1)}
+    log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s")
+
+    # turns through the engine, then the bare search of each standalone query
+    engine, sessions, _ = _engine(services, index, workdir / f"sessions-{size}.sqlite3")
+    client = MilvusClient(uri)
+    collection = "referent_" + kb
+    tag = uuid.uuid4().hex[:6]
+    for i, script in enumerate(data.sessions[:5]):  # warm-up
+        for text in script:
+            engine.handle(kb, f"warm-{tag}-{i}", text)
+    per_run = {"p50": [], "p95": [], "p99": [], "bare_p50": [], "bare_p95": [], "bare_p99": [],
+               "ratio_p50": [], "overhead_ms_p50": [], "outside_retrieve_ms_p50": []}
+    stages: dict[str, list[float]] = {s: [] for s in STAGES}
+    stage_means: dict[str, list[float]] = {s: [] for s in STAGES}
+    actions: dict[str, int] = {}
+    turns = 0
+    for run in range(runs):
+        latencies, bare, queries = [], [], []
+        run_stages: dict[str, list[float]] = {s: [] for s in STAGES}
+        outside = []
+        for i, script in enumerate(data.sessions):
+            sid = f"b{run}-{tag}-{i}"
+            for text in script:
+                r = engine.handle(kb, sid, text)
+                latencies.append(r.latency_ms)
+                timings = r.trace.get("timings_ms", {})
+                for s in STAGES:
+                    run_stages[s].append(timings.get(s, 0.0))
+                outside.append(r.latency_ms - timings.get("retrieve", 0.0))
+                if run == 0:
+                    actions[r.action] = actions.get(r.action, 0) + 1
+                if r.action != "clarify":
+                    queries.append(r.standalone)
+        turns = len(latencies)
+        for q in queries:
+            t0 = time.perf_counter()
+            client.search(collection, data=[q], anns_field="sparse", limit=5, output_fields=["chunk_id"],
+                          search_params={"metric_type": "BM25"})
+            bare.append((time.perf_counter() - t0) * 1000)
+        for p in (50, 95, 99):
+            per_run[f"p{p}"].append(pct(latencies, p))
+            per_run[f"bare_p{p}"].append(pct(bare, p))
+        per_run["ratio_p50"].append(pct(latencies, 50) / pct(bare, 50))
+        per_run["overhead_ms_p50"].append(pct(latencies, 50) - pct(bare, 50))
+        per_run["outside_retrieve_ms_p50"].append(pct(outside, 50))
+        for s in STAGES:
+            stages[s].append(pct(run_stages[s], 50))
+            stage_means[s].append(statistics.fmean(run_stages[s]))
+    bare_p50 = statistics.median(per_run["bare_p50"])
+    result["turns"] = {
+        "turns_per_run": turns, "actions": actions,
+        "latency_ms": {p: stat(per_run[p]) for p in ("p50", "p95", "p99")},
+        "bare_milvus_ms": {p: stat(per_run[f"bare_{p}"]) for p in ("p50", "p95", "p99")},
+        "ratio_to_bare_p50": stat(per_run["ratio_p50"], 2),
+        "overhead_ms_p50": stat(per_run["overhead_ms_p50"]),
+        "overhead_share_of_bare": round(statistics.median(per_run["overhead_ms_p50"]) / bare_p50, 2),
+        "outside_retrieve_ms_p50": stat(per_run["outside_retrieve_ms_p50"]),
+        "stages_ms_p50": {s: stat(stages[s]) for s in STAGES},
+        "stages_ms_mean": {s: stat(stage_means[s]) for s in STAGES},
+    }
+    log(f"[{size}] turn p50 {statistics.median(per_run['p50']):.2f} ms, bare {bare_p50:.2f} ms")
+    client.close()
+    sessions.close()
+    index.close()
+    _release_lite(uri)
+    del engine, snapshot
+    gc.collect()
+
+    result["server"] = bench_server(kb, uri, data.sessions, cfg, workdir / f"server-{size}", size)
+    return result
+
+
+def _release_lite(uri: str) -> None:
+    """Stop this process's Milvus Lite server for ``uri`` so another process can open the
+    file (closing the client leaves it running)."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(uri)
+
+
+# -- the running server ---------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def _memory(pid: int) -> dict:
+    """Resident and peak resident MB of the server process and of its children (Milvus Lite)."""
+    def status(p: int) -> tuple[float, float]:
+        rss = hwm = 0.0
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1]) / 1000
+                    elif line.startswith("VmHWM:"):
+                        hwm = int(line.split()[1]) / 1000
+        except OSError:
+            pass
+        return rss, hwm
+
+    api_rss, api_hwm = status(pid)
+    child = [status(p) for p in _descendants(pid) if p != pid]
+    return {"api_rss_mb": round(api_rss, 1), "api_peak_mb": round(api_hwm, 1),
+            "children_rss_mb": round(sum(c[0] for c in child), 1),
+            "total_rss_mb": round(api_rss + sum(c[0] for c in child), 1)}
+
+
+def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: float,
+          max_requests: int, tag: str) -> dict:
+    """``clients`` threads, each replaying whole sessions until the time or the request
+    budget runs out; returns turns/s, errors and client-side latency."""
+    import httpx
+
+    lock = threading.Lock()
+    counter = {"next": 0, "sent": 0}
+    ok, errors, latencies, kinds = [0], [0], [], {}
+    deadline = time.perf_counter() + seconds
+
+    def take() -> int | None:
+        with lock:
+            if counter["sent"] >= max_requests or time.perf_counter() >= deadline:
+                return None
+            counter["sent"] += 1
+            return counter["sent"]
+
+    def worker(w: int) -> None:
+        with httpx.Client(base_url=base, timeout=60,
+                          headers={"Authorization": f"Bearer {BENCH_KEY}"}) as http:
+            while True:
+                with lock:
+                    n = counter["next"]
+                    counter["next"] += 1
+                script = scripts[n % len(scripts)]
+                for text in script:
+                    if take() is None:
+                        return
+                    t0 = time.perf_counter()
+                    try:
+                        r = http.post(f"/v1/kbs/{kb}/sessions/{tag}-{w}-{n}/turns", json={"text": text})
+                        good = r.status_code == 200
+                        kind = str(r.status_code)
+                    except httpx.HTTPError as exc:
+                        good, kind = False, type(exc).__name__
+                    elapsed = (time.perf_counter() - t0) * 1000
+                    with lock:
+                        if good:
+                            ok[0] += 1
+                            latencies.append(elapsed)
+                        else:
+                            errors[0] += 1
+                            kinds[kind] = kinds.get(kind, 0) + 1
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    return {"ok": ok[0], "errors": errors[0], "error_kinds": kinds, "seconds": elapsed,
+            "turns_per_s": ok[0] / elapsed if elapsed else 0.0,
+            "p50_ms": pct(latencies, 50) if latencies else None,
+            "p99_ms": pct(latencies, 99) if latencies else None}
+
+
+def server_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
+            "--port", str(port), "--no-access-log", "--log-level", "warning"]
+
+
+def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, data_dir: Path,
+                 size: int) -> dict:
+    import httpx
+
+    from api.auth import hash_key
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    env = dict(os.environ, REFERENT_MILVUS__URI=milvus_uri, REFERENT_DATA_DIR=str(data_dir),
+               REFERENT_AUTH__KEYS=json.dumps([{"name": "bench", "role": "query",
+                                                "hash": hash_key(BENCH_KEY)}]))
+    errlog = open(data_dir / "server.log", "w")
+    proc = subprocess.Popen(server_command(port), cwd=REPO, env=env, stdout=errlog, stderr=errlog,
+                            start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        t0 = time.perf_counter()
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {proc.returncode}; see {data_dir / 'server.log'}")
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.perf_counter() - t0 > 120:
+                raise RuntimeError("the server did not answer /healthz within 120 s")
+            time.sleep(0.2)
+        started_s = time.perf_counter() - t0
+        warm = _load(base, kb, scripts, 1, 60, 40, f"warm{uuid.uuid4().hex[:6]}")
+        if warm["errors"]:
+            raise RuntimeError(f"warm-up turns failed: {warm['error_kinds']}; see {data_dir / 'server.log'}")
+        idle = _memory(proc.pid)
+        levels = []
+        for clients in cfg["clients"]:
+            runs = [_load(base, kb, scripts, clients, cfg["load_seconds"], cfg["load_max_requests"],
+                          f"c{clients}r{r}{uuid.uuid4().hex[:6]}") for r in range(cfg["runs"])]
+            levels.append({
+                "clients": clients,
+                "turns_per_s": stat([r["turns_per_s"] for r in runs], 1),
+                "p50_ms": stat([r["p50_ms"] for r in runs if r["p50_ms"] is not None] or [0.0], 2),
+                "p99_ms": stat([r["p99_ms"] for r in runs if r["p99_ms"] is not None] or [0.0], 2),
+                "requests": sum(r["ok"] + r["errors"] for r in runs),
+                "errors": sum(r["errors"] for r in runs),
+                "error_kinds": {k: sum(r["error_kinds"].get(k, 0) for r in runs)
+                                for k in {k for r in runs for k in r["error_kinds"]}},
+                "seconds_per_run": cfg["load_seconds"]})
+            log(f"[{size}] server {clients} clients: {levels[-1]['turns_per_s']['median']:.1f} turns/s, "
+                f"{levels[-1]['errors']} errors")
+        loaded = _memory(proc.pid)
+        shown = ["python", *server_command(port)[1:]]
+        shown[shown.index("--port") + 1] = "PORT"
+        return {"command": " ".join(shown), "start_s": round(started_s, 1),
+                "memory_idle": idle, "memory_after_load": loaded, "throughput": levels}
+    finally:
+        _stop(proc)
+        errlog.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the server's process group (uvicorn and its Milvus Lite child), then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# -- 3. quality --------------------------------------------------------------------------------
+
+def bench_quality(services: Services, name: str, directory: Path, workdir: Path, k: int = 5) -> dict:
+    from dialogue.evaluation import parse_suite, run_baseline, run_system, score
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+    from retrieval.milvus_index import MilvusIndex
+
+    kb = "bench_q_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+    services.store.delete_kb(kb)
+    services.store.import_ontology(kb, (directory / "ontology.jsonl").read_text(encoding="utf-8").splitlines(),
+                                   path=str(directory / "ontology.jsonl"))
+    snapshot = SnapshotCache(services.store).get(kb)
+    index = MilvusIndex(str(workdir / f"milvus-{kb}.db"), timeout=300)
+    index.drop(kb)
+    ingest_corpus(kb, (directory / "corpus.jsonl").read_text(encoding="utf-8").splitlines(), index=index,
+                  snapshot=snapshot, chunk_chars=services.settings.retrieval.chunk_chars)
+    scripts = parse_suite((directory / "suite.jsonl").read_text(encoding="utf-8").splitlines())
+    engine, sessions, retriever = _engine(services, index, workdir / f"sessions-{kb}.sqlite3")
+    try:
+        results = run_system(engine, kb, scripts, k=k)
+        systems = {"referent": score(scripts, results, k=k)}
+        for baseline in ("raw", "concat"):
+            systems[baseline] = score(scripts, run_baseline(retriever, kb, scripts, baseline, k=k), k=k)
+    finally:
+        sessions.close()
+        index.drop(kb)
+        index.close()
+        _release_lite(str(workdir / f"milvus-{kb}.db"))
+        services.store.delete_kb(kb)
+    failed = [{"session": r.session, "turn": r.turn, "user": r.user} for r in results
+              if not _passes(scripts, r, k)]
+    log(f"[quality {name}] hit@{k} referent {systems['referent']['overall']['hit_at_k']}, "
+        f"raw {systems['raw']['overall']['hit_at_k']}, concat {systems['concat']['overall']['hit_at_k']}")
+    suite = directory / "suite.jsonl"
+    shown = (suite.resolve().relative_to(REPO) if suite.resolve().is_relative_to(REPO)
+             else Path(directory.name) / suite.name)
+    return {"suite": str(shown), "sessions": len(scripts),
+            "turns": sum(len(s.turns) for s in scripts), "k": k, "systems": systems,
+            "turns_failing_an_expectation": failed[:200], "failing_count": len(failed)}
+
+
+def _passes(scripts, r, k: int) -> bool:
+    """Whether one referent turn meets every expectation of its scripted turn."""
+    from dialogue.evaluation import score
+
+    script = next(s for s in scripts if s.session == r.session)
+    one = type(script)(session=script.session, turns=(script.turns[r.turn - 1],))
+    m = score([one], [r.model_copy(update={"turn": 1})], k=k)["overall"]
+    checks = [m["hit_at_k"], m["action_accuracy"], m["clarify_options_ok"], m["not_entities_ok"],
+              m["must_contain_pass"], m["entity_recall"]]
+    return all(c in (None, 1.0) for c in checks)
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and short runs (CI smoke)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results JSON (default docs/benchmarks/results.json, quick: "
+                             "var/bench/quick/results.json)")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="report to generate from it (default docs/benchmarks.md, quick: "
+                             "var/bench/quick/benchmarks.md)")
+    parser.add_argument("--no-report", action="store_true", help="write the JSON only")
+    parser.add_argument("--workdir", type=Path, default=None, help="Milvus Lite files, server data")
+    parser.add_argument("--aliases", type=int, nargs="*", default=None, help="alias table sizes")
+    parser.add_argument("--chunks", type=int, nargs="*", default=None, help="corpus sizes")
+    parser.add_argument("--clients", type=int, nargs="*", default=None, help="concurrent clients")
+    parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--load-seconds", type=float, default=None, help="length of one load run")
+    parser.add_argument("--no-quality", action="store_true", help="skip the demo suite evaluation")
+    parser.add_argument("--dev-suite", type=Path, nargs="*", default=[],
+                        help="also evaluate these suite directories (ontology, corpus, suite .jsonl)")
+    args = parser.parse_args(argv)
+
+    cfg = dict(QUICK if args.quick else FULL)
+    for key in ("aliases", "chunks", "clients", "runs"):
+        if getattr(args, key) is not None:
+            cfg[key] = getattr(args, key)
+    if args.load_seconds is not None:
+        cfg["load_seconds"] = args.load_seconds
+    quick_dir = REPO / "var" / "bench" / "quick"
+    out = args.out or (quick_dir / "results.json" if args.quick else REPO / "docs" / "benchmarks" / "results.json")
+    report = args.report or (quick_dir / "benchmarks.md" if args.quick else REPO / "docs" / "benchmarks.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = args.workdir is None
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="referent-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    command = "python benchmarks/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    results: dict = {"meta": {"mode": "quick" if args.quick else "full", "command": command.strip(),
+                              "config": cfg, "commit": _git_commit(), "machine": machine(),
+                              "started": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                     "linking": [], "corpus": [], "quality": {}}
+
+    def save() -> None:
+        results["meta"]["machine_end"] = machine()
+        results["meta"]["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        out.write_text(json.dumps(results, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    for size in cfg["aliases"]:
+        log(f"linking at {size:,} aliases")
+        results["linking"].append(bench_linking(size, cfg["runs"], cfg["utterances"]))
+        gc.collect()
+        log(f"  p50 {results['linking'][-1]['p50_ms']['median']} ms, "
+            f"p99 {results['linking'][-1]['p99_ms']['median']} ms")
+        save()
+    services = Services()
+    kbs = [f"bench_c{size}" for size in cfg["chunks"]]
+    try:
+        if not args.no_quality:
+            results["quality"]["demo"] = bench_quality(services, "demo", REPO / "ontology" / "demo", workdir)
+            save()
+        for size in cfg["chunks"]:
+            log(f"corpus of {size:,} chunks")
+            results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+            save()
+        for directory in args.dev_suite:
+            results["quality"][directory.name] = bench_quality(services, directory.name, directory, workdir)
+            save()
+    finally:
+        for kb in kbs:
+            services.store.delete_kb(kb)
+        services.close()
+        save()
+        if temporary:
+            shutil.rmtree(workdir, ignore_errors=True)
+    log(f"wrote {out}")
+    if not args.no_report:
+        from benchmarks.report import build
+
+        log(f"wrote {build(out, report)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
