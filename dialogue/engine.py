@@ -105,14 +105,19 @@ class TurnEngine:
         for attempt in range(self._config.save_attempts):
             started = time.perf_counter()
             state = self._sessions.load(kb, session_id)
+            loaded = time.perf_counter()
             result, new_state = self._turn(kb, state, text.strip(), k or self._config.top_k)
+            saving = time.perf_counter()
             try:
                 self._sessions.save(new_state)
             except ConflictError:
                 if attempt + 1 == self._config.save_attempts:
                     raise
                 continue
-            result.latency_ms = (time.perf_counter() - started) * 1000
+            done = time.perf_counter()
+            result.latency_ms = (done - started) * 1000
+            result.trace.setdefault("timings_ms", {}).update(
+                session_load=_ms(started, loaded), session_save=_ms(saving, done))
             self._keep_trace(kb, session_id, result)
             return result
         raise AssertionError("unreachable")
@@ -128,9 +133,13 @@ class TurnEngine:
         turn_no = state.turn_count + 1
         trace: dict[str, Any] = {"alias_version": snapshot.version,
                                  "focus_before": list(state.focus)}
+        started = time.perf_counter()
         detection = detect_mentions(text, snapshot)
         links = self._linker.link(detection, snapshot, focus=state.focus, listed=state.listed,
                                   alternates=state.alternates)
+        linked = time.perf_counter()
+        # Stage timings for the metrics; "rewrite" also covers classifying and clarifying.
+        timings = trace["timings_ms"] = {"link": _ms(started, linked)}
         trace["mentions"] = [{"kind": m.kind.value, "text": m.text, "start": m.start, "end": m.end}
                              for m in detection.mentions]
         trace["links"] = _links_trace(links)
@@ -159,6 +168,7 @@ class TurnEngine:
             plan = self._plan(state, kind, detection, links, snapshot)
         trace["classification"] = plan.kind.value
         plan, rewrite_info = self._validated(plan, state, turn_no, snapshot, trace)
+        timings["rewrite"] = _ms(linked, time.perf_counter())
 
         granularity = self._config.granularity(kb)
         exclude_chunks: list[str] = []
@@ -172,10 +182,12 @@ class TurnEngine:
                 exclude_chunks = state.consumed
             trace["consumed"] = {"granularity": granularity, "lifted": False,
                                  "excluded": len(exclude_docs) + len(exclude_chunks)}
+        searching = time.perf_counter()
         outcome = self._retriever.search(kb, plan.queries, k=k, entity_ids=plan.entities,
                                          exclude_chunk_ids=exclude_chunks,
                                          exclude_doc_ids=exclude_docs,
                                          confusable=dict(snapshot.confusable))
+        timings["retrieve"] = _ms(searching, time.perf_counter())
         trace["retrieval"] = outcome.trace
         if plan.kind is TurnKind.CORRECTION:
             last = state.last_turn
@@ -368,6 +380,10 @@ def _earlier_focus(state: SessionState, text: str) -> list[str]:
     if revisit_cue(text) == "back":
         ordered = [e for e in ordered if e not in state.focus] + [e for e in ordered if e in state.focus]
     return ordered
+
+
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000, 3)
 
 
 def _only_negated(tags: tuple[str, ...], negated: list[str], wanted: tuple[str, ...]) -> bool:
