@@ -83,7 +83,8 @@ def engine_config(settings: Settings) -> EngineConfig:
                         consumed_window=settings.sessions.consumed_window,
                         consumed_granularity=r.consumed_granularity,
                         granularity_by_kb=dict(r.consumed_granularity_by_kb),
-                        context_budget_tokens=r.context_budget_tokens)
+                        context_budget_tokens=r.context_budget_tokens,
+                        max_text_chars=settings.limits.max_text_chars)
 
 
 def open_llm(settings: Settings) -> LLMRewriter | None:

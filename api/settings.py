@@ -146,6 +146,34 @@ class AuthSettings(BaseModel):
     keys: list[ApiKeySetting] = Field(default_factory=list)
 
 
+class LimitsSettings(BaseModel):
+    """How much one request may carry. A larger body is refused with 413 before it
+    is read to the end; a longer turn text with 422 naming the field."""
+
+    # JSON routes (turns, admin writes). A turn is at most a few kB; an entity with
+    # its aliases and attributes rarely reaches 10 kB.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # POST .../admin/import carries the whole ontology file, read into memory: the
+    # benchmark's 100,000 entities with 300,000 aliases (no descriptions) are 13 MB.
+    max_import_bytes: int = Field(default=128 * 1024 * 1024, ge=1024)
+    # One user turn, in characters.
+    max_text_chars: int = Field(default=2000, ge=1, le=100_000)
+
+
+class LogSettings(BaseModel):
+    """Logs of `referent serve`: one JSON object per line on stderr (or plain text).
+
+    Every line carries the request id, and kb, session and turn ids where the
+    request has them. API keys, Authorization headers and configured secrets
+    are never written; the user's turn text only when ``include_text`` is set.
+    """
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    format: Literal["json", "text"] = "json"
+    # Off: a turn's log line says how long the text was, not what it said.
+    include_text: bool = False
+
+
 class Settings(BaseSettings):
     """All of Referent's configuration."""
 
@@ -162,6 +190,8 @@ class Settings(BaseSettings):
     rerank: RerankSettings = RerankSettings()
     llm: LLMSettings = LLMSettings()
     auth: AuthSettings = AuthSettings()
+    limits: LimitsSettings = LimitsSettings()
+    log: LogSettings = LogSettings()
 
     @property
     def neo4j_uri(self) -> str:
