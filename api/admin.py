@@ -15,12 +15,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import FormatError, InputError, NotFoundError
+from common.jsonl import surrogate_message, unpaired_surrogate
 from kg.admin import AuditQuery, EntityView, KbInfo, WriteResult, entity_json
 from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.normalize import Normalization
@@ -31,6 +32,15 @@ Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_unicode(cls, data: Any) -> Any:
+        # JSON may carry "\ud800" alone; no store can encode it, so refuse it here (422).
+        where = unpaired_surrogate(data)
+        if where is not None:
+            raise ValueError(surrogate_message(where))
+        return data
 
 
 class NormalizationBody(_Body):
