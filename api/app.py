@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
 from api import log
+from api.admin import INT64_MAX
 from api.admin import router as admin_router
 from api.auth import Caller, KeyRing, any_caller, build_keyring
 from api.errors import install_error_handlers, problem
@@ -175,7 +176,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
 
     @app.get("/v1/kbs/{kb}/sessions/{session_id}/turns/{turn}/trace", tags=["turns"],
              summary="What each stage of a turn saw and decided")
-    def get_trace(kb: KbPath, session_id: SessionPath, turn: Annotated[int, Path(ge=1)],
+    def get_trace(kb: KbPath, session_id: SessionPath,
+                  turn: Annotated[int, Path(ge=1, le=INT64_MAX)],
                   engine: Annotated[TurnEngine, Depends(get_engine)],
                   _: Annotated[Caller, Depends(any_caller)]) -> dict[str, Any]:
         """Mentions, links with candidates and scores, classification, clarification,

@@ -18,7 +18,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api import log
-
 from common.errors import (AliasConflictError, AuthenticationError, ConflictError,
                            DependencyError, FormatError, InputError, NotFoundError,
                            PermissionDeniedError, ReferencedError, ReferentError,
@@ -95,7 +94,6 @@ def install_error_handlers(app: FastAPI) -> None:
                        field=field or None,
                        errors=[{"field": _field(e.get("loc", ())), "message": _message(e)}
                                for e in errors])
-
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -43,11 +43,11 @@ That includes 404 for a path no route has, 405 for a method a path does not take
 to follow a request through the logs; anything else is replaced by a fresh id. Every
 answer carries the id in `X-Request-ID`, and problem bodies in `request_id`.
 
-**Limits.** A JSON body may be at most `REFERENT_LIMITS__MAX_BODY_BYTES` (1 MiB), the
-ontology file of an import `REFERENT_LIMITS__MAX_IMPORT_BYTES` (128 MiB): larger ones
-get 413 before they are read. A turn's text may be at most
-`REFERENT_LIMITS__MAX_TEXT_CHARS` characters (2,000), printable (tabs and line breaks
-allowed): 422 otherwise.
+**Limits.** A JSON body may be at most `REFERENT_LIMITS__MAX_BODY_BYTES` (default 1 MiB),
+the ontology file of an import `REFERENT_LIMITS__MAX_IMPORT_BYTES` (default 128 MiB):
+larger ones get 413 before they are read. A turn's text may be at most
+`REFERENT_LIMITS__MAX_TEXT_CHARS` characters (the `maxLength` of `TurnRequest.text`),
+printable (tabs and line breaks allowed): 422 otherwise.
 """
 
 REQUEST_ID = {"description": "the request's id: the caller's `X-Request-ID` when valid, "

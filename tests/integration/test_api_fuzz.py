@@ -12,6 +12,7 @@ instead of stopping at 404; the kbs the random names created are removed afterwa
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 import zlib
@@ -37,8 +38,12 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @schemathesis.serializer("application/x-ndjson")
 def _ndjson(ctx, value):
-    """The import body is text: send it as UTF-8 bytes."""
-    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
+    """The import body is text: send it as UTF-8 bytes. Negative cases make it some
+    other JSON value (a number, a list): send that as its JSON text."""
+    if isinstance(value, bytes):
+        return value
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text.encode("utf-8", "surrogatepass")
 
 
 @pytest.fixture(scope="module")

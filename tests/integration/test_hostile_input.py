@@ -327,3 +327,28 @@ def test_a_body_of_another_type_than_json_is_not_parsed(client, target):
     resp = client.post(f"/v1/kbs/{target}/sessions/s1/turns", content="text=年假".encode(),
                        headers={**QUERY, "content-type": "application/x-www-form-urlencoded"})
     refused(resp, 422)
+
+
+@pytest.mark.parametrize("number", [2**63, 10**30])
+def test_numbers_beyond_64_bits_are_refused_not_overflowed(client, target, number):
+    refused(client.get(f"/v1/kbs/{target}/sessions/s1/turns/{number}/trace", headers=QUERY),
+            422, field="turn")
+    refused(client.get(f"/v1/kbs/{target}/admin/audit", params={"before_seq": number}), 422,
+            field="before_seq")
+    refused(client.post(f"/v1/kbs/{target}/sessions/s1/turns", json={"text": "年假", "k": number},
+                        headers=QUERY), 422, field="k")
+
+
+@pytest.mark.parametrize(("since", "status"), [
+    ("2026-01-01T00:00:00+20:22", 200),  # an offset Python takes and Neo4j would not
+    ("2026-01-01T00:00:00-23:59", 200),
+    ("0001-01-01T00:00:00+01:00", 422),  # before year 1 once in UTC
+    ("9999-12-31T23:59:59Z", 200),
+])
+def test_audit_times_with_any_offset_are_compared_in_utc(client, target, since, status):
+    resp = client.get(f"/v1/kbs/{target}/admin/audit", params={"since": since, "until": since})
+    if status == 422:
+        refused(resp, 422, field="since")
+    else:
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["entries"] == []
