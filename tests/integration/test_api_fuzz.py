@@ -4,7 +4,7 @@ Milvus Lite and SQLite: no server error, and every answer fits the document
 
 Bounded and deterministic: a fixed number of generated cases per operation
 (``REFERENT_FUZZ_EXAMPLES``, default 25) from derandomized Hypothesis, so one
-run takes about a minute on 2 cores and always sends the same requests. Half of the cases
+run takes 20-60 s on 2 shared cores and always sends the same requests. Half of the cases
 (by a hash of the generated kb name) are pointed at a scratch kb holding the
 demo ontology and corpus, so turns, searches and writes reach the stores
 instead of stopping at 404; the kbs the random names created are removed afterwards.
