@@ -10,27 +10,39 @@ other process within the snapshot check interval (1 s).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import FormatError, InputError, NotFoundError
+from common.jsonl import surrogate_message, unpaired_surrogate
 from kg.admin import AuditQuery, EntityView, KbInfo, WriteResult, entity_json
 from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.normalize import Normalization
 from kg.ontology import ConfusableDef, EntityDef, RelationDef, TypeDef, dump_ontology
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
+# Neo4j and SQLite integers are 64-bit: a larger number is refused (422), not a driver error.
+INT64_MAX = 2**63 - 1
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_unicode(cls, data: Any) -> Any:
+        # JSON may carry "\ud800" alone; no store can encode it, so refuse it here (422).
+        where = unpaired_surrogate(data)
+        if where is not None:
+            raise ValueError(surrogate_message(where))
+        return data
 
 
 class NormalizationBody(_Body):
@@ -320,11 +332,24 @@ def audit(kb: Kb, admin: AdminDep, _: CallerDep,
           action: Annotated[str | None, Query(description="e.g. alias or alias.add")] = None,
           target: Annotated[str | None, Query(description="an entity id, type name, ...")] = None,
           since: datetime | None = None, until: datetime | None = None,
-          before_seq: Annotated[int | None, Query(ge=1, description="page: entries older than this")] = None,
+          before_seq: Annotated[int | None, Query(ge=1, le=INT64_MAX,
+                                                  description="page: entries older than this")] = None,
           limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
-    page = admin.audit(kb, AuditQuery(who=who, action=action, target=target, since=since,
-                                      until=until, before_seq=before_seq, limit=limit))
+    page = admin.audit(kb, AuditQuery(who=who, action=action, target=target,
+                                      since=_in_utc(since, "since"), until=_in_utc(until, "until"),
+                                      before_seq=before_seq, limit=limit))
     return {"entries": [e.__dict__ for e in page.entries], "next_before_seq": page.next_before_seq}
+
+
+def _in_utc(value: datetime | None, field: str) -> datetime | None:
+    """A time with an offset, in UTC: Python takes offsets up to ±24 h, Neo4j only ±18 h."""
+    if value is None or value.tzinfo is None:
+        return value
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError as exc:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise InputError(f"{field} is out of range once in UTC; use a later time",
+                         field=field) from exc
 
 
 @router.get("/retag", summary="What background re-tagging last did")

@@ -404,11 +404,16 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
 
     from api.app import create_app
     from api.auth import build_keyring
+    from api.log import configure_logging
 
     with reported_errors():
         settings = Settings()
         keyring = build_keyring(settings)
-    uvicorn.run(create_app(settings, keyring=keyring), host=host, port=port)
+    # Every logger, uvicorn's too, writes one JSON object per line (REFERENT_LOG__*);
+    # uvicorn's access lines are replaced by ours, which carry the request id.
+    configure_logging(settings)
+    uvicorn.run(create_app(settings, keyring=keyring), host=host, port=port, log_config=None,
+                access_log=False)
 
 
 @app.command("demo")

@@ -1,12 +1,23 @@
 """One error shape for every HTTP answer (RFC 9457 problem+json), mapped from
-Referent's exception tree in one place."""
+Referent's exception tree in one place.
+
+Every problem body carries ``title``, ``status``, ``detail`` (what to change)
+and ``request_id`` (the one echoed in ``X-Request-ID``), plus ``field``,
+``line`` and the like where they apply. Starlette's own answers (404 for an
+unknown path, 405, 413 from the body limit) and unhandled errors (500, from
+:mod:`api.middleware`) use the same shape.
+"""
 
 from __future__ import annotations
+
+from http import HTTPStatus
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api import log
 from common.errors import (AliasConflictError, AuthenticationError, ConflictError,
                            DependencyError, FormatError, InputError, NotFoundError,
                            PermissionDeniedError, ReferencedError, ReferentError,
@@ -15,13 +26,19 @@ from common.errors import (AliasConflictError, AuthenticationError, ConflictErro
 PROBLEM = "application/problem+json"
 
 
-def problem(status: int, title: str, detail: str, **extra) -> JSONResponse:
-    headers = {"Retry-After": "5"} if status == 503 else None
+def problem(status: int, title: str, detail: str, *, headers: dict[str, str] | None = None,
+            **extra) -> JSONResponse:
+    headers = dict(headers or {})
+    if status == 503:
+        headers.setdefault("Retry-After", "5")
     if status == 401:
-        headers = {"WWW-Authenticate": "Bearer"}
+        headers["WWW-Authenticate"] = "Bearer"
+    context = log.current()
+    if context is not None:
+        extra["request_id"] = context.request_id
     return JSONResponse({"type": "about:blank", "title": title, "status": status,
                          "detail": detail, **extra},
-                        status_code=status, media_type=PROBLEM, headers=headers)
+                        status_code=status, media_type=PROBLEM, headers=headers or None)
 
 
 # Most specific first: NotFoundError is an InputError.
@@ -44,8 +61,11 @@ def _status(exc: ReferentError) -> tuple[int, str]:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ReferentError)
-    async def referent_error(_: Request, exc: ReferentError) -> JSONResponse:
+    async def referent_error(request: Request, exc: ReferentError) -> JSONResponse:
         status, title = _status(exc)
+        metrics = getattr(request.app.state, "metrics", None)
+        if metrics is not None:
+            metrics.observe_error(exc)
         extra = {}
         if exc.field is not None:
             extra["field"] = exc.field
@@ -71,10 +91,37 @@ def install_error_handlers(app: FastAPI) -> None:
                            f"the request body is not valid JSON ({where}); send one JSON object "
                            "with content-type application/json", field="body")
         field = _field(first.get("loc", ()))
-        return problem(422, "Invalid input", f"{field}: {first.get('msg', 'invalid')}",
+        return problem(422, "Invalid input",
+                       f"{field}: {_message(first)}" if field else _message(first),
                        field=field or None,
-                       errors=[{"field": _field(e.get("loc", ())), "message": e.get("msg")}
+                       errors=[{"field": _field(e.get("loc", ())), "message": _message(e)}
                                for e in errors])
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        status = exc.status_code
+        phrase = HTTPStatus(status).phrase
+        if status == 400 and exc.detail == _FASTAPI_BODY_ERROR:
+            # FastAPI's answer when the body is not even text (e.g. invalid UTF-8).
+            return problem(400, "Malformed JSON", "the request body could not be read as JSON "
+                           "(is it UTF-8?); send one JSON object with content-type "
+                           "application/json", field="body")
+        detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase \
+            else _HTTP_DETAILS.get(status, phrase)
+        return problem(status, phrase, detail, headers=exc.headers)
+
+
+_FASTAPI_BODY_ERROR = "There was an error parsing the body"
+# Starlette's own details are one word ("Not Found"); these say what to do.
+_HTTP_DETAILS = {
+    404: "no route has this path; the API's routes are listed at /docs and /openapi.json",
+    405: "this path does not take this method; the Allow header lists the ones it takes",
+}
+
+
+def _message(error: dict) -> str:
+    # Pydantic prefixes our validators' messages with "Value error, ".
+    return str(error.get("msg", "invalid")).removeprefix("Value error, ")
 
 
 def _field(loc) -> str:

@@ -90,7 +90,8 @@ def engine_config(settings: Settings) -> EngineConfig:
                         consumed_granularity=r.consumed_granularity,
                         granularity_by_kb=dict(r.consumed_granularity_by_kb),
                         context_budget_tokens=r.context_budget_tokens,
-                        dual_path_below=r.dual_path_below)
+                        dual_path_below=r.dual_path_below,
+                        max_text_chars=settings.limits.max_text_chars)
 
 
 def open_topic_shift(settings: Settings, embedder: Embedder | None) -> SimilarityShift | None:

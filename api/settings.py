@@ -205,6 +205,41 @@ class AuthSettings(BaseModel):
         'new` prints an entry. The name is who the audit log records'))
 
 
+class LimitsSettings(BaseModel):
+    """How much one request may carry. A larger body is refused with 413 before it
+    is read to the end; a longer turn text with 422 naming the field."""
+
+    # JSON routes (turns, admin writes). A turn is at most a few kB; an entity with
+    # its aliases and attributes rarely reaches 10 kB.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, description=(
+        "largest JSON request body (413 above it)"))
+    # POST .../admin/import carries the whole ontology file, read into memory: the
+    # benchmark's 100,000 entities with 300,000 aliases (no descriptions) are 13 MB.
+    max_import_bytes: int = Field(default=128 * 1024 * 1024, ge=1024, description=(
+        "largest ontology file sent to `POST .../admin/import` (100,000 entities with "
+        "300,000 aliases are 13 MB)"))
+    # One user turn, in characters.
+    max_text_chars: int = Field(default=2000, ge=1, le=100_000, description=(
+        "longest turn text, in characters (422 above it); the OpenAPI document shows the "
+        "value in force"))
+
+
+class LogSettings(BaseModel):
+    """Logs of `referent serve`: one JSON object per line on stderr (or plain text).
+
+    Every line carries the request id, and kb, session and turn ids where the
+    request has them. API keys, Authorization headers and configured secrets
+    are never written; the user's turn text only when ``include_text`` is set.
+    """
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`")
+    format: Literal["json", "text"] = Field(default="json", description=(
+        "`json` (one object per line) or `text` (for a terminal)"))
+    include_text: bool = Field(default=False, description=(
+        "`true` puts the user's turn text into the access line (else only its length)"))
+
+
 class Settings(BaseSettings):
     """All of Referent's configuration."""
 
@@ -225,6 +260,8 @@ class Settings(BaseSettings):
     rerank: RerankSettings = RerankSettings()
     llm: LLMSettings = LLMSettings()
     auth: AuthSettings = AuthSettings()
+    limits: LimitsSettings = LimitsSettings()
+    log: LogSettings = LogSettings()
 
     @property
     def neo4j_uri(self) -> str:

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = REPO / "docs" / "benchmarks" / "results.json"
 DEFAULT_REPORT = REPO / "docs" / "benchmarks.md"
 
-STAGES = ("load_state", "detect", "link", "plan", "retrieve", "pack", "save_state")
+STAGES = ("session_load", "detect", "link", "rewrite", "retrieve", "pack", "session_save")
 METRICS = ["turns", "hit_turns", "hit_at_k", "action_turns", "action_accuracy", "clarify_precision", "clarify_recall",
            "clarify_options_ok", "entity_precision", "entity_recall", "not_entities_ok",
            "must_contain_pass", "repeated_evidence_rate", "mean_context_tokens",
@@ -319,7 +319,7 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
           "stacks (p50s do not add up to the turn's p50). `plan` is "
           "classification, clarification or rewrite and validation; `retrieve` is every Milvus search "
           "of the turn (entity filter, consumed window excluded, relaxation when the filter starves) "
-          "plus rerank and dedup; `load_state`/`save_state` are the session store.\n")
+          "plus rerank and dedup; `session_load`/`session_save` are the session store.\n")
         w("| chunks | " + " | ".join(STAGES) + " | outside retrieve | overhead over bare (p50) |")
         w("|---:|" + "---:|" * (len(STAGES) + 2))
         for c in corpus:

@@ -57,7 +57,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.synth import (machine, pct, rss_mb, synthetic_ontology, turn_kb,  # noqa: E402
                               utterances)
 
-STAGES = ("load_state", "detect", "link", "plan", "retrieve", "pack", "save_state")
+STAGES = ("session_load", "detect", "link", "rewrite", "retrieve", "pack", "session_save")
 BENCH_KEY = "rk_bench_query_key_loopback_only_" + "0" * 8
 
 FULL = {"aliases": [10_000, 100_000, 1_000_000], "chunks": [1_000, 10_000, 100_000],

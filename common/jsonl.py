@@ -7,11 +7,52 @@ be one JSON object. Errors name the file and the 1-based line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from common.errors import FormatError
+
+# A \uD800-\uDFFF escape: only these can put a lone surrogate into parsed JSON.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def unpaired_surrogate(value: Any, where: str = "") -> str | None:
+    """Where in a parsed JSON value a string holds an unpaired UTF-16 surrogate
+    (``"\\ud800"`` alone: valid JSON, but not text, and no store can encode it):
+    a path like ``attributes.价格[2]`` (``""`` for the value itself), or None."""
+    if isinstance(value, str):
+        return None if _encodable(value) else where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            # The path is shown to the caller, so a bad key is shown escaped.
+            name = key if _encodable(key) else key.encode("utf-8", "backslashreplace").decode()
+            path = f"{where}.{name}" if where else name
+            if not _encodable(key):
+                return path
+            found = unpaired_surrogate(item, path)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = unpaired_surrogate(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def surrogate_message(where: str) -> str:
+    return (f"{where or 'the value'} holds an unpaired UTF-16 surrogate (a lone \\ud800-\\udfff "
+            "escape), which is not text; send valid Unicode")
 
 
 def iter_jsonl(lines: Iterable[str], path: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -27,6 +68,8 @@ def iter_jsonl(lines: Iterable[str], path: str | None = None) -> Iterator[tuple[
                               "each line must be one JSON object", line=number, path=path) from exc
         if not isinstance(obj, dict):
             raise FormatError("expected a JSON object ({...})", line=number, path=path)
+        if _SURROGATE_ESCAPE.search(line) and (where := unpaired_surrogate(obj)) is not None:
+            raise FormatError(surrogate_message(f"field '{where}'"), line=number, path=path)
         yield number, obj
 
 
@@ -38,6 +81,9 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (byte {exc.start}); save the file as UTF-8",
                           path=str(path)) from exc
+
+
+_NOT_PRINTABLE = "contains a control character or line break; remove it"
 
 
 class Fields:
@@ -57,7 +103,9 @@ class Fields:
             raise self.error(unknown[0], f"unknown field; allowed fields are {sorted(allowed)}")
 
     def string(self, field: str, *, required: bool = True, max_len: int | None = None,
-               allow_empty: bool = False) -> str | None:
+               allow_empty: bool = False, printable: bool = False) -> str | None:
+        """The field's string. ``printable``: refuse control characters and line
+        breaks (names and aliases, as the admin API does)."""
         value = self.obj.get(field)
         if value is None:
             if required:
@@ -69,9 +117,12 @@ class Fields:
             raise self.error(field, "must not be empty")
         if max_len is not None and len(value) > max_len:
             raise self.error(field, f"is {len(value)} characters long; the limit is {max_len}")
+        if printable and not value.isprintable():
+            raise self.error(field, _NOT_PRINTABLE)
         return value
 
-    def string_list(self, field: str, *, max_len: int | None = None) -> list[str]:
+    def string_list(self, field: str, *, max_len: int | None = None,
+                    printable: bool = False) -> list[str]:
         value = self.obj.get(field)
         if value is None:
             return []
@@ -84,6 +135,8 @@ class Fields:
             if max_len is not None and len(item) > max_len:
                 raise self.error(f"{field}[{i}]",
                                  f"is {len(item)} characters long; the limit is {max_len}")
+            if printable and not item.isprintable():
+                raise self.error(f"{field}[{i}]", _NOT_PRINTABLE)
             out.append(item)
         return out
 

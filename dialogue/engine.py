@@ -124,8 +124,8 @@ class TurnEngine:
             done = time.perf_counter()
             result.latency_ms = (done - started) * 1000
             timings = result.trace.setdefault("timings_ms", {})
-            timings["load_state"] = round((loaded - started) * 1000, 3)
-            timings["save_state"] = round((done - saving) * 1000, 3)
+            timings["session_load"] = _ms(started, loaded)
+            timings["session_save"] = _ms(saving, done)
             self._keep_trace(kb, session_id, result)
             return result
         raise AssertionError("unreachable")
@@ -139,8 +139,9 @@ class TurnEngine:
                                 f"`referent ontology import --kb {kb} FILE`")
         state = state.model_copy(deep=True)
         turn_no = state.turn_count + 1
-        # Stage timings (ms) for the trace and the benchmarks: detect, link, plan
-        # (classify, clarify or rewrite, validate), retrieve, pack; handle() adds the state I/O.
+        # Stage timings (ms) for the trace, the metrics and the benchmarks: detect, link,
+        # rewrite (classify, clarify or rewrite, validate), retrieve, pack; handle() adds
+        # session_load and session_save.
         timings: dict[str, float] = {}
         trace: dict[str, Any] = {"alias_version": snapshot.version,
                                  "focus_before": list(state.focus), "timings_ms": timings}
@@ -191,12 +192,12 @@ class TurnEngine:
             ambiguous = links.ambiguous
             if ambiguous:
                 clarified = self._clarify(state, turn_no, text, ambiguous[0], links, snapshot, trace)
-                lap("plan")
+                lap("rewrite")
                 return clarified
             plan = self._plan(state, kind, detection, links, snapshot)
         trace["classification"] = plan.kind.value
         plan, rewrite_info = self._validated(plan, state, turn_no, snapshot, trace)
-        lap("plan")
+        lap("rewrite")
 
         granularity = self._config.granularity(kb)
         exclude_chunks: list[str] = []
@@ -434,6 +435,10 @@ def _earlier_focus(state: SessionState, text: str) -> list[str]:
     if revisit_cue(text) == "back":
         ordered = [e for e in ordered if e not in state.focus] + [e for e in ordered if e in state.focus]
     return ordered
+
+
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000, 3)
 
 
 def _only_negated(tags: tuple[str, ...], negated: list[str], wanted: tuple[str, ...]) -> bool:

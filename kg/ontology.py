@@ -87,9 +87,11 @@ def _parse_line(f: Fields) -> TypeDef | EntityDef | RelationDef | ConfusableDef:
     kind = f.obj.get("kind")
     if kind == "type":
         f.reject_unknown({"kind", "format", "name", "attributes", "parent"})
-        return TypeDef(name=f.string("name", max_len=MAX_NAME_LEN),
-                       attributes=tuple(f.string_list("attributes", max_len=MAX_NAME_LEN)),
-                       parent=f.string("parent", required=False, max_len=MAX_NAME_LEN))
+        return TypeDef(name=f.string("name", max_len=MAX_NAME_LEN, printable=True),
+                       attributes=tuple(f.string_list("attributes", max_len=MAX_NAME_LEN,
+                                                      printable=True)),
+                       parent=f.string("parent", required=False, max_len=MAX_NAME_LEN,
+                                       printable=True))
     if kind == "entity":
         f.reject_unknown({"kind", "format", "id", "name", "type", "aliases", "description",
                           "parent", "attributes"})
@@ -100,9 +102,10 @@ def _parse_line(f: Fields) -> TypeDef | EntityDef | RelationDef | ConfusableDef:
             if parent == entity_id:
                 raise f.error("parent", "an entity cannot be its own parent")
         return EntityDef(id=entity_id,
-                         name=f.string("name", max_len=MAX_ALIAS_LEN),
-                         type=f.string("type", max_len=MAX_NAME_LEN),
-                         aliases=tuple(f.string_list("aliases", max_len=MAX_ALIAS_LEN)),
+                         name=f.string("name", max_len=MAX_ALIAS_LEN, printable=True),
+                         type=f.string("type", max_len=MAX_NAME_LEN, printable=True),
+                         aliases=tuple(f.string_list("aliases", max_len=MAX_ALIAS_LEN,
+                                                     printable=True)),
                          description=f.string("description", required=False, allow_empty=True) or "",
                          parent=parent,
                          attributes=f.mapping("attributes"))

@@ -53,7 +53,7 @@ def test_results_hold_every_figure_with_sane_values(quick_run):
     assert turns["ratio_to_bare_p50"]["median"] > 0
     # The trace times every stage, and the stages fit inside the turn.
     stages = turns["stages_ms_mean"]
-    assert set(stages) == {"load_state", "detect", "link", "plan", "retrieve", "pack", "save_state"}
+    assert set(stages) == {"session_load", "detect", "link", "rewrite", "retrieve", "pack", "session_save"}
     assert all(s["median"] >= 0 for s in stages.values()) and stages["retrieve"]["median"] > 0
     assert sum(s["median"] for s in stages.values()) <= turns["latency_ms"]["p99"]["median"] * 1.5
 

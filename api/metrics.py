@@ -1,0 +1,174 @@
+"""Prometheus metrics of one API process, served at ``GET /metrics``.
+
+What is counted, and from where:
+
+- ``referent_http_requests_total{route,method,status}`` and
+  ``referent_http_request_duration_seconds{route,method}``: every answer, by
+  route *template* (``/v1/kbs/{kb}/sessions/{session_id}/turns``), so session
+  ids never become labels; a path that matches no route is ``unmatched``.
+- ``referent_turn_stage_duration_seconds{stage}``: the stage timings the turn
+  engine writes into each turn's trace (``session_load``, ``link``,
+  ``rewrite`` — classifying, clarifying and rewriting —, ``retrieve``,
+  ``session_save``) and the whole turn (``total``).
+- ``referent_turns_total{kb,action}``: turns by action; clarification
+  questions are ``action="clarify"``, abstentions ``action="no_answer"``.
+- ``referent_clarification_answers_total{kb,kind}``: how the turn after a
+  question answered it (``option``, ``both``, ``neither``, ``not_an_answer``).
+- ``referent_rewrite_fallbacks_total{kb,to}``: the LLM rewrite failed or was
+  refused and the rules rewrite was used (``to="rules"``), or the rules
+  rewrite was refused too and the user's own words were searched
+  (``to="original"``).
+- ``referent_dependency_errors_total{dependency}``: failures of ``neo4j``,
+  ``milvus``, ``sessions`` (SQLite or Redis), ``llm``, ``embedder`` and
+  ``reranker``: those that failed a request (answered 503) and those a turn
+  survived by falling back (the rules rewriter, BM25 only, the entity order).
+- ``referent_alias_snapshot_version{kb}``: the alias table version this
+  process linked its last turn of the kb with.
+- the standard ``process_*`` (memory, CPU, open files) and ``python_gc_*`` series.
+
+Labels are only route templates, methods from a fixed list, status codes,
+kb names of kbs that answered a turn, and fixed words: no session id, no
+user text, no key or key name. That is why ``/metrics`` needs no API key
+(Prometheus scrapes it without one); kb names are the one thing it tells,
+so keep the port off the public internet as for any metrics endpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
+                               generate_latest)
+from prometheus_client import gc_collector, platform_collector, process_collector
+
+from common.errors import DependencyError
+from dialogue.models import TurnResult
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+STAGES = ("session_load", "detect", "link", "rewrite", "retrieve", "pack", "session_save")
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED = "unmatched"
+
+# Where a DependencyError was raised (the adapter that translated the driver's
+# error) says which dependency failed.
+_ADAPTERS = {
+    "kg.neo4j_store": "neo4j", "kg.neo4j_admin": "neo4j", "kg.neo4j_queries": "neo4j",
+    "retrieval.milvus_index": "milvus",
+    "dialogue.sqlite_store": "sessions", "dialogue.redis_store": "sessions",
+    "dialogue.llm_rewriter": "llm",
+    "retrieval.embedders": "embedder",
+    "retrieval.cross_encoder": "reranker",
+}
+DEPENDENCIES = ("neo4j", "milvus", "sessions", "llm", "embedder", "reranker", "other")
+
+# 1 ms to 10 s: a turn stage is a few ms, an LLM rewrite up to its timeout.
+_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+def dependency_of(exc: BaseException) -> str:
+    """Which dependency a DependencyError is about: the ``dependency`` attribute when
+    the raiser set one, else the module of the adapter that raised it."""
+    named = getattr(exc, "dependency", None)
+    if isinstance(named, str) and named in DEPENDENCIES:
+        return named
+    found = "other"
+    tb = exc.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        found = _ADAPTERS.get(module, found)
+        tb = tb.tb_next
+    return found
+
+
+class Metrics:
+    """The metrics of one app, in a registry of their own (so several apps, as in the
+    tests, never share or clash)."""
+
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        self.http_requests = Counter(
+            "referent_http_requests", "HTTP requests answered, by route template, method and status",
+            ["route", "method", "status"], registry=r)
+        self.http_seconds = Histogram(
+            "referent_http_request_duration_seconds", "Time to answer an HTTP request",
+            ["route", "method"], buckets=_SECONDS, registry=r)
+        self.stage_seconds = Histogram(
+            "referent_turn_stage_duration_seconds",
+            "Time a turn spent in each stage (total: the whole turn)",
+            ["stage"], buckets=_SECONDS, registry=r)
+        self.turns = Counter("referent_turns", "Turns answered, by kb and action",
+                             ["kb", "action"], registry=r)
+        self.clarification_answers = Counter(
+            "referent_clarification_answers",
+            "Turns that followed a clarification question, by how they answered it",
+            ["kb", "kind"], registry=r)
+        self.rewrite_fallbacks = Counter(
+            "referent_rewrite_fallbacks",
+            "Rewrites refused or failed: to=rules after the LLM, to=original after the rules",
+            ["kb", "to"], registry=r)
+        self.dependency_errors = Counter(
+            "referent_dependency_errors",
+            "Dependency failures: those that failed a request and those a turn fell back from",
+            ["dependency"], registry=r)
+        self.alias_version = Gauge(
+            "referent_alias_snapshot_version",
+            "Alias table version this process linked the kb's last turn with",
+            ["kb"], registry=r)
+        process_collector.ProcessCollector(registry=r)
+        platform_collector.PlatformCollector(registry=r)
+        gc_collector.GCCollector(registry=r)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def observe_request(self, route: str | None, method: str, status: int, seconds: float) -> None:
+        route = route or UNMATCHED
+        method = method if method in METHODS else "other"
+        self.http_requests.labels(route, method, str(status)).inc()
+        self.http_seconds.labels(route, method).observe(seconds)
+
+    def observe_turn(self, kb: str, result: TurnResult) -> None:
+        """Count one answered turn from its result and the stage timings in its trace."""
+        trace = result.trace
+        self.turns.labels(kb, result.action).inc()
+        self.stage_seconds.labels("total").observe(result.latency_ms / 1000)
+        for stage, ms in (trace.get("timings_ms") or {}).items():
+            if stage in STAGES:
+                self.stage_seconds.labels(stage).observe(ms / 1000)
+        if isinstance(trace.get("alias_version"), int):
+            self.alias_version.labels(kb).set(trace["alias_version"])
+        answer = trace.get("clarification_answer")
+        if answer:
+            self.clarification_answers.labels(kb, answer.get("kind", "unknown")).inc()
+        rewrite = trace.get("rewrite") or {}
+        tried = rewrite.get("tried") or []
+        llm_tried = [t for t in tried if t.get("source") == "llm"]
+        if llm_tried and result.rewrite.source != "llm":
+            self.rewrite_fallbacks.labels(kb, "rules").inc()
+        if "fallback" in rewrite:
+            self.rewrite_fallbacks.labels(kb, "original").inc()
+        for degraded in _fallen_back(trace):
+            self.dependency_errors.labels(degraded).inc()
+
+    def observe_error(self, exc: BaseException) -> None:
+        """Count a request that failed because a dependency did."""
+        if isinstance(exc, DependencyError):
+            self.dependency_errors.labels(dependency_of(exc)).inc()
+
+
+def _fallen_back(trace: dict[str, Any]) -> list[str]:
+    """The dependencies a turn fell back from, as its trace tells."""
+    out = []
+    if any("error" in t for t in (trace.get("rewrite") or {}).get("tried") or []
+           if t.get("source") == "llm"):
+        out.append("llm")
+    for query in (trace.get("retrieval") or {}).get("queries") or []:
+        if str(query.get("dense", "")).startswith("skipped"):
+            out.append("embedder")
+        if str(query.get("cross_encoder", "")).startswith("failed"):
+            out.append("reranker")
+    return out

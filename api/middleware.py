@@ -1,0 +1,160 @@
+"""What every HTTP request goes through, as one plain ASGI middleware.
+
+- **Request id**: a valid ``X-Request-ID`` (1-128 characters from
+  ``A-Z a-z 0-9 . _ : @ / + = -``) is kept, anything else is replaced by a
+  fresh one; it is echoed on every response, put into problem bodies and
+  into every log line of the request.
+- **Body limit**: a body larger than the route's limit is refused with 413
+  before it is read to the end (at once when ``Content-Length`` says so).
+- **Access log and HTTP metrics**: one line and one observation per request,
+  by route template.
+- **Last resort**: an exception nothing else handled becomes a problem+json
+  500 that names the request id (the traceback goes to the log, not to the
+  caller).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api import log as request_log
+from api.errors import problem
+from api.metrics import Metrics
+
+REQUEST_ID_HEADER = "X-Request-ID"
+REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
+_PATH_LOGGED = 512
+
+access = logging.getLogger(request_log.ACCESS_LOGGER)
+log = logging.getLogger(__name__)
+
+
+def request_id(presented: str | None) -> str:
+    """The caller's request id when it is safe to echo and log, else a new one."""
+    if presented and REQUEST_ID_RE.fullmatch(presented):
+        return presented
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class BodyLimit:
+    bytes: int
+    setting: str  # the environment variable that changes it, for the 413's detail
+
+
+class BodyTooLargeError(HTTPException):
+    """413: the body is over the route's limit (handled like any HTTPException)."""
+
+    def __init__(self, limit: BodyLimit, length: int | None) -> None:
+        size = f"{length} bytes" if length is not None else f"more than {limit.bytes} bytes"
+        super().__init__(413, f"the request body is {size}; this route takes at most "
+                              f"{limit.bytes} bytes ({limit.setting})")
+
+
+def route_template(scope: Scope) -> str | None:
+    """The matched route's path template, or None when no route matched."""
+    route = scope.get("route")
+    return getattr(route, "path_format", None) or getattr(route, "path", None)
+
+
+class RequestMiddleware:
+    """Request ids, body limits, the access log, HTTP metrics and the last-resort 500.
+
+    Args:
+        metrics: where requests are counted.
+        default_limit: the body limit of every route not in ``body_limits``.
+        body_limits: route template → its own limit (the ontology import's).
+    """
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, default_limit: BodyLimit,
+                 body_limits: Mapping[str, BodyLimit] | None = None) -> None:
+        self.app = app
+        self._metrics = metrics
+        self._default_limit = default_limit
+        self._limits = dict(body_limits or {})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        context = request_log.RequestContext(
+            request_id=request_id(headers.get(REQUEST_ID_HEADER)), method=scope["method"],
+            path=scope["path"][:_PATH_LOGGED])
+        token = request_log.bind(context)
+        started = time.perf_counter()
+        status = 500
+        response_started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                response_started = True
+                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = context.request_id
+            await send(message)
+
+        try:
+            await self.app(scope, self._limited(scope, receive, headers), send_with_id)
+        except Exception:  # the last resort: whatever nothing else handled
+            log.exception("unhandled error")
+            if response_started:
+                raise
+            response = problem(500, "Internal Server Error",
+                               f"the server failed to answer; the log has the details under "
+                               f"request id {context.request_id}")
+            await response(scope, receive, send_with_id)
+        finally:
+            self._finish(scope, context, status, time.perf_counter() - started)
+            request_log.unbind(token)
+
+    def _limited(self, scope: Scope, receive: Receive, headers: Headers) -> Receive:
+        """``receive`` that refuses a body over the matched route's limit.
+
+        The limit is looked up on the first read, after routing, so each route can
+        have its own."""
+        limit: BodyLimit | None = None
+        received = 0
+
+        async def receive_limited() -> Message:
+            nonlocal limit, received
+            if limit is None:
+                limit = self._limits.get(route_template(scope) or "", self._default_limit)
+                length = _content_length(headers)
+                if length is not None and length > limit.bytes:
+                    raise BodyTooLargeError(limit, length)
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit.bytes:
+                    raise BodyTooLargeError(limit, None)
+            return message
+
+        return receive_limited
+
+    def _finish(self, scope: Scope, context: request_log.RequestContext, status: int,
+                seconds: float) -> None:
+        context.route = route_template(scope)
+        params = scope.get("path_params") or {}
+        context.kb = context.kb or params.get("kb")
+        context.session = context.session or params.get("session_id")
+        self._metrics.observe_request(context.route, context.method, status, seconds)
+        access.info("%s %s %s", context.method, context.path, status,
+                    extra={"status": status, "latency_ms": round(seconds * 1000, 2),
+                           **context.extra})
+
+
+def _content_length(headers: Headers) -> int | None:
+    try:
+        return int(headers["content-length"])
+    except (KeyError, ValueError):
+        return None
