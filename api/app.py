@@ -154,11 +154,12 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
     def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
+                  engine: Annotated[TurnEngine, Depends(get_engine)],
                   runtime: Annotated[Runtime, Depends(get_runtime)],
                   _: Annotated[Caller, Depends(any_caller)]) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question."""
-        result = runtime.engine.handle(kb, session_id, body.text, k=body.k)
+        result = engine.handle(kb, session_id, body.text, k=body.k)
         runtime.clarifications.observe(kb, session_id, result)  # analytics; never raises
         metrics.observe_turn(kb, result)
         context = log.current()

@@ -93,8 +93,9 @@ def test_metrics_after_real_turns(client, runtime, demo_kb):
     for action in ("clarify", "retrieve", "no_answer"):
         assert metric(text, "referent_turns_total", kb=demo_kb, action=action) == 1
     assert metric(text, "referent_clarification_answers_total", kb=demo_kb, kind="chosen") == 1
-    for stage, turns in (("session_load", 3), ("link", 3), ("rewrite", 2), ("retrieve", 2),
-                         ("session_save", 3), ("total", 3)):
+    # The clarification turn stops after "rewrite" (classify and clarify): no retrieve or pack.
+    for stage, turns in (("session_load", 3), ("detect", 3), ("link", 3), ("rewrite", 3),
+                         ("retrieve", 2), ("pack", 2), ("session_save", 3), ("total", 3)):
         assert metric(text, "referent_turn_stage_duration_seconds_count", stage=stage) == turns
     assert metric(text, "referent_alias_snapshot_version", kb=demo_kb) == \
         runtime.snapshots.peek(demo_kb).version
