@@ -43,6 +43,31 @@ def _glue(prefix: str, text: str) -> str:
     return prefix + text
 
 
+def _cjk(text: str) -> set[str]:
+    return {c for c in text if "\u4e00" <= c <= "\u9fff"}
+
+
+def _written_name(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot) -> str:
+    """The canonical name, plus what it would lose of the user's words:
+
+    - an alias that says more than the name (保修期 for 保修政策: the 期) stays
+      beside it, 保修政策（保修期）, so the asked-about part is still searched;
+    - in an English turn, a Chinese name gets the English words as well, 婚假
+      (marriage leave): the user's, or the entity's English alias for a pronoun.
+    """
+    name = snapshot.name(entity_id)
+    if said and _cjk(said) - _cjk(name) and snapshot.normalize(said) != snapshot.normalize(name):
+        return f"{name}（{said}）"
+    if lang == "en" and _cjk(name):
+        entity = snapshot.entities.get(entity_id)
+        english = said if said and said.isascii() else next(
+            (a for a in (entity.all_aliases if entity else ()) if a.isascii()
+             and any(c.isalpha() for c in a) and len(a) > 3), "")
+        if english:
+            return f"{name} ({english})"
+    return name
+
+
 class RuleRewriter:
     """Deterministic rewrite constrained by the resolved entities."""
 
@@ -86,8 +111,9 @@ class RuleRewriter:
             kind = link.mention.kind
             if kind not in (MentionKind.ALIAS, MentionKind.PRONOUN, MentionKind.ORDINAL):
                 continue
-            names = _join([snapshot.name(e) for e in link.entity_ids], lang)
             start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
+            names = _join([_written_name(e, text[start:end] if kind is MentionKind.ALIAS else "",
+                                         lang, snapshot) for e in link.entity_ids], lang)
             if kind is MentionKind.PRONOUN and text[end:end + 1] and names.endswith(text[end]):
                 end += 1  # 这个区 → 西南区, not 西南区区
             if kind is MentionKind.PRONOUN and text[end:].lstrip().startswith(names):

@@ -11,6 +11,7 @@ last listed together. Every candidate records its score and how it was found.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,6 +62,10 @@ class LinkResult:
 # the linker picks it instead of asking; tuned on the CLAQUA dev sets.
 DEFAULT_FIT_MARGIN = 1.0
 
+# 和 / 与 / 及 / 、 / 还是 / and / or between two names of one list.
+_COORDINATION_RE = re.compile(r"\s*(?:和|与|跟|及|以及|还有|还是|或|或者|、|,|，|and|or|vs\.?)\s*",
+                              re.IGNORECASE)
+
 
 class EntityLinker:
     """Links the mentions of one turn against one alias snapshot."""
@@ -98,11 +103,45 @@ class EntityLinker:
                     links.append(Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
                                       "ordinal over the entities last listed"))
         links = self._guard_fuzzy(links, snapshot)
+        links.extend(self._coordinated_variants(detection, snapshot, links))
         if focus and not any(link.mention.kind is MentionKind.ALIAS for link in links):
             variant = self._link_variant(detection, snapshot, focus)
             if variant is not None:
                 links.append(variant)
         return LinkResult(tuple(links))
+
+    @staticmethod
+    def _coordinated_variants(detection: Detection, snapshot: AliasSnapshot,
+                              links: Sequence[Link]) -> list[Link]:
+        """A产品个人版和企业版: a variant word right after a named entity and a
+        conjunction means that variant of the entity just named."""
+        taken = [(m.start, m.end) for m in detection.mentions]
+        out: list[Link] = []
+        for link in links:
+            if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
+                continue
+            entity_id = link.entity_ids[0]
+            rest = detection.text[link.mention.end:]
+            joiner = _COORDINATION_RE.match(rest)
+            if joiner is None:
+                continue
+            start = link.mention.end + joiner.end()
+            tail = snapshot.normalize_with_offsets(detection.text[start:start + 24])
+            for other, words in snapshot.variants(entity_id).items():
+                word = next((w for w in sorted(words, key=len, reverse=True)
+                             if tail.text.startswith(w)), None)
+                if word is None or other in link.entity_ids:
+                    continue
+                span = (start, start + tail.span(0, len(word))[1])
+                if any(span[0] < e and s < span[1] for s, e in taken):
+                    continue
+                mention = Mention(MentionKind.ALIAS, detection.text[span[0]:span[1]], *span,
+                                  (other,))
+                out.append(Link(mention, (Candidate(other, 0.9, "variant of the entity before"),),
+                                (other,), "names a variant of the entity just named"))
+                taken.append(span)
+                break
+        return out
 
     def _link_variant(self, detection: Detection, snapshot: AliasSnapshot,
                       focus: Sequence[str]) -> Link | None:

@@ -395,3 +395,20 @@ def test_a_long_conversation_keeps_the_stored_state_bounded(runtime, demo_kb):
     # Only the consumed window (at most 200 ids) may still grow; everything else is flat.
     assert len(state.consumed) <= 200
     assert max(sizes) < 16_000
+
+
+def test_two_editions_named_together_are_asked_separately_and_then_by_ordinal(runtime, demo_kb):
+    s = sid()
+    both = runtime.engine.handle(demo_kb, s, "A产品个人版和企业版分别怎么申请")
+    assert both.entities == ["prod.a.personal", "prod.a.enterprise"]
+    assert both.queries == ["A产品（个人版）怎么申请", "A产品（企业版）怎么申请"]
+    second = runtime.engine.handle(demo_kb, s, "第二个多少钱")
+    assert second.entities == ["prod.a.enterprise"]
+    assert second.standalone == "A产品（企业版）多少钱"
+
+
+def test_an_alias_that_says_more_than_the_name_stays_in_the_query(runtime, demo_kb):
+    result = runtime.engine.handle(demo_kb, sid(), "保修期多久")
+    assert result.entities == ["as.warranty"]
+    assert result.standalone == "保修政策（保修期）多久"
+    assert result.rewrite.source == "rules" and result.rewrite.accepted

@@ -128,3 +128,16 @@ def test_carried_times_are_never_repeated(snapshot):
     r = rewrite("导演是谁", snapshot, focus=["region.south"],
                 previous="华南区2004年2004年06月的销售额", previous_entities=["region.south"])
     assert r.standalone == "华南区2004年06月导演是谁"
+
+
+def test_english_turns_keep_the_english_words_beside_a_chinese_name(snapshot):
+    detection = detect_mentions("What does accident insurance not cover?", snapshot)
+    links = EntityLinker().link(detection, snapshot)
+    r = RuleRewriter().rewrite(detection, links, snapshot, entities=links.resolved,
+                               previous_standalone=None, previous_entities=())
+    assert r.standalone == "What does 意外险 (accident insurance) not cover?"
+    detection = detect_mentions("Is it expensive?", snapshot)
+    links = EntityLinker().link(detection, snapshot, focus=["ins.accident"])
+    r = RuleRewriter().rewrite(detection, links, snapshot, entities=links.resolved,
+                               previous_standalone=None, previous_entities=())
+    assert r.standalone == "Is 意外险 (accident insurance) expensive?"

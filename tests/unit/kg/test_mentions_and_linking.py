@@ -134,3 +134,14 @@ def test_fuzzy_never_lands_on_a_confusable_sibling_of_an_exact_mention(snapshot)
     result = link("意外险和综合意外保险", snapshot)
     assert result.resolved == ("ins.accident",)
     assert all(c.entity_id != "ins.accident.plus" for lk in result.links for c in lk.candidates)
+
+
+def test_a_variant_word_after_a_name_and_a_conjunction_is_that_variant(snapshot):
+    detection = detect_mentions("A产品个人版和企业版分别怎么申请", snapshot)
+    links = EntityLinker().link(detection, snapshot)
+    assert links.resolved == ("prod.a.personal", "prod.a.enterprise")
+    variant = [link for link in links.links if link.entity_ids == ("prod.a.enterprise",)][0]
+    assert variant.mention.text == "企业版"
+    # Without a conjunction before it, the word is not read as a second entity.
+    alone = EntityLinker().link(detect_mentions("A产品个人版企业用户能用吗", snapshot), snapshot)
+    assert alone.resolved == ("prod.a.personal",)
