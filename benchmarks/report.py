@@ -316,7 +316,7 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
             w(f"![turn latency vs corpus size]({images['turn-latency-vs-size']})\n")
         w("### By stage (the turn trace's `timings_ms`)\n")
         w("Median over runs of each stage's p50; the second table gives the means, which the plot "
-          "stacks (p50s do not add up to the turn's p50). `plan` is "
+          "stacks (p50s do not add up to the turn's p50). `rewrite` is "
           "classification, clarification or rewrite and validation; `retrieve` is every Milvus search "
           "of the turn (entity filter, consumed window excluded, relaxation when the filter starves) "
           "plus rerank and dedup; `session_load`/`session_save` are the session store.\n")

@@ -17,7 +17,7 @@ What it measures (each figure over ``--runs`` runs: the median with min and max)
      into a fresh Milvus Lite collection (chunks/s);
    - **turn latency** p50/p95/p99 through ``TurnEngine.handle`` (the HTTP route's path,
      no LLM) over scripted four-turn sessions, broken down by the stages the turn's
-     trace times (load state, detect, link, plan, retrieve, pack, save state), beside a
+     trace times (session_load, detect, link, rewrite, retrieve, pack, session_save), beside a
      bare Milvus BM25 search (``MilvusClient.search``, limit 5, no filter) of each
      turn's standalone query;
    - the **server** (uvicorn, one worker, on loopback): resident memory of the API
