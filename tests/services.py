@@ -14,8 +14,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -38,6 +39,20 @@ def port_open(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def ingest(data_dir: Path, kb: str, records: Iterable[dict[str, Any]] | Path) -> None:
+    """Ingest a corpus with `referent ingest` in a process of its own: Milvus Lite
+    keeps a file open until the process that opened it exits."""
+    if isinstance(records, Path):
+        corpus = records
+    else:
+        corpus = data_dir / "corpus.jsonl"
+        corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records),
+                          encoding="utf-8")
+    subprocess.run([str(Path(sys.executable).parent / "referent"), "ingest", "--kb", kb, str(corpus)],
+                   cwd=REPO, env={**os.environ, "REFERENT_DATA_DIR": str(data_dir)}, check=True,
+                   capture_output=True, timeout=300)
 
 
 class ApiServer:

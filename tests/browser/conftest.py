@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DEMO, REPO
-from tests.servers import Server, ingest
+from tests.services import ApiServer, ingest
 
 OPT_OUT = "REFERENT_SKIP_BROWSER_TESTS"
 
@@ -77,7 +77,7 @@ def console_server(tmp_path_factory, neo4j_store):
     neo4j_store.import_ontology(kb, lines)
     data_dir = tmp_path_factory.mktemp("console-server")
     ingest(data_dir, kb, DEMO / "corpus.jsonl")
-    server = Server(data_dir)
+    server = ApiServer(data_dir)
     try:
         yield kb, server
     finally:
