@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import FormatError
+from common.text import printable as is_printable
 
 # A \uD800-\uDFFF escape: only these can put a lone surrogate into parsed JSON.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -117,7 +118,7 @@ class Fields:
             raise self.error(field, "must not be empty")
         if max_len is not None and len(value) > max_len:
             raise self.error(field, f"is {len(value)} characters long; the limit is {max_len}")
-        if printable and not value.isprintable():
+        if printable and not is_printable(value):
             raise self.error(field, _NOT_PRINTABLE)
         return value
 
@@ -135,7 +136,7 @@ class Fields:
             if max_len is not None and len(item) > max_len:
                 raise self.error(f"{field}[{i}]",
                                  f"is {len(item)} characters long; the limit is {max_len}")
-            if printable and not item.isprintable():
+            if printable and not is_printable(item):
                 raise self.error(f"{field}[{i}]", _NOT_PRINTABLE)
             out.append(item)
         return out

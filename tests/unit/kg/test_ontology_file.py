@@ -57,3 +57,17 @@ def test_references_to_stored_entities_are_valid():
     parsed = parse_ontology(lines({"kind": "confusable", "a": "x", "b": "y"}),
                             known_entity_ids={"x", "y"})
     assert parsed.confusables[0].a == "x"
+
+
+def test_names_may_hold_any_space_but_no_control_character():
+    from common.errors import FormatError
+    from kg.ontology import parse_ontology
+
+    head = '{"kind": "type", "name": "Place", "attributes": []}'
+    ok = parse_ontology([head, '{"kind": "entity", "id": "p1", "name": "ONE\\u00a0STUDIO\\u3000画室", '
+                               '"type": "Place", "aliases": ["ONE\\u00a0STUDIO"]}'])
+    assert ok.entities[0].name == "ONE\u00a0STUDIO\u3000画室"
+    for bad in ("A\\nB", "A\\u0007B", "A\\u2028B"):
+        with pytest.raises(FormatError, match="line 2, field 'name'"):
+            parse_ontology([head, f'{{"kind": "entity", "id": "p1", "name": "{bad}", '
+                                  '"type": "Place"}'])

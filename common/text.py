@@ -1,0 +1,19 @@
+"""What counts as printable text in names, aliases and types.
+
+Python's ``str.isprintable`` also refuses every space but U+0020, among them
+the no-break space and the ideographic space (U+3000) that Chinese text is
+full of (KdConv has "ONE\\u00a0STUDIO"). Refused here are only the characters
+that break a line or a record: controls (Cc, tab and newline included),
+surrogates (Cs) and the line and paragraph separators (Zl, Zp).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_REFUSED = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def printable(text: str) -> bool:
+    """True when ``text`` has no control character, surrogate or line separator."""
+    return not any(unicodedata.category(ch) in _REFUSED for ch in text)
