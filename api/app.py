@@ -9,7 +9,6 @@ query key, the admin routes only an admin key (:mod:`api.auth`). ``/healthz``,
 # No `from __future__ import annotations` here: the turn request model is made per
 # app (its text limit is a setting), and FastAPI must see it in the route's signature.
 
-import unicodedata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -32,6 +31,7 @@ from api.middleware import BodyLimit, RequestMiddleware
 from api.openapi import install_openapi
 from api.runtime import Runtime
 from api.settings import Settings
+from common.text import first_unprintable
 from dialogue.engine import TurnEngine
 from dialogue.models import TurnResult
 
@@ -57,10 +57,10 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
         def _printable(cls, text: str) -> str:
             if not text.strip():
                 raise ValueError("text is blank; send the user's words")
-            for position, ch in enumerate(text):
-                if ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Cs"):
-                    raise ValueError(f"text has the control character U+{ord(ch):04X} at "
-                                     f"position {position}; send printable text")
+            position = first_unprintable(text, allowed="\t\n\r\u2028\u2029")  # line breaks are fine here
+            if position is not None:
+                raise ValueError(f"text has the control character U+{ord(text[position]):04X} "
+                                 f"at position {position}; send printable text")
             return text
 
     return TurnRequest

@@ -80,9 +80,8 @@ def stat(values: list[float], digits: int = 3) -> dict:
 # -- 1. linking -----------------------------------------------------------------------------
 
 def bench_linking(size: int, runs: int, n_utterances: int) -> dict:
+    from benchmarks.linking_bench import time_turns
     from kg.aliases import AliasSnapshot
-    from kg.linker import EntityLinker
-    from kg.mentions import detect_mentions
 
     ontology, names = synthetic_ontology(size)
     gc.collect()
@@ -95,21 +94,10 @@ def bench_linking(size: int, runs: int, n_utterances: int) -> dict:
     fuzzy = snapshot.fuzzy_index() is not None
     fuzzy_build = time.perf_counter() - started
     texts = utterances(names, n_utterances)
-    linker = EntityLinker()
-    focus = [next(iter(snapshot.entities))]
-
-    def one_pass(items: list[str]) -> list[float]:
-        out = []
-        for text in items:
-            t0 = time.perf_counter()
-            linker.link(detect_mentions(text, snapshot), snapshot, focus=focus)
-            out.append((time.perf_counter() - t0) * 1000)
-        return out
-
-    one_pass(texts[:200])  # warm the pipeline and the fit model
+    time_turns(snapshot, texts[:200])  # warm the pipeline and the fit model
     p50s, p99s = [], []
     for _ in range(runs):
-        times = one_pass(texts)
+        times = time_turns(snapshot, texts)
         p50s.append(pct(times, 50))
         p99s.append(pct(times, 99))
     result = {"aliases": sum(len(e.all_aliases) for e in ontology.entities),

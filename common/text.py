@@ -14,6 +14,16 @@ import unicodedata
 _REFUSED = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
+def first_unprintable(text: str, *, allowed: str = "") -> int | None:
+    """The position of the first control character, surrogate or line separator
+    of ``text`` that is not in ``allowed`` (a turn's text may hold tabs and line
+    breaks), or None."""
+    for position, ch in enumerate(text):
+        if ch not in allowed and unicodedata.category(ch) in _REFUSED:
+            return position
+    return None
+
+
 def printable(text: str) -> bool:
     """True when ``text`` has no control character, surrogate or line separator."""
-    return not any(unicodedata.category(ch) in _REFUSED for ch in text)
+    return first_unprintable(text) is None

@@ -44,15 +44,16 @@ def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
             and len(residue(detection, links)) <= 2)
 
 
-_CORRECTION_RE = re.compile(r"^\s*(?:不对|不是的|错了|我问的是|我说的是|我是说|我指的是)|不是.{1,20}?[，,、\s]*(?:而)?是"
-                            r"|^\s*(?:no[,.]?\s+)?i\s+meant?\b|\bnot\s+.{1,40}?,?\s+but\b",
-                            re.IGNORECASE)
-
-
+# A correction's cue: 不对 / 不是的 / 错了, then what the user asked (我问的是…), or
+# 不是A，是B, or "I meant B" / "not A but B". Classifying looks for one; the query
+# drops it (the cue's 不 is not a negation the rewrite must keep).
+_WRONG = r"(?:不对|不是的|错了)"
+_ASKED = r"(?:我问的是|我说的是|我是说|我指的是)"
+_ANYWHERE = (r"不是.{1,20}?[，,、\s]*(?:而)?是"
+             r"|^\s*(?:no[,.]?\s+)?i\s+meant?\b|\bnot\s+.{1,40}?,?\s+but\b")
+_CORRECTION_RE = re.compile(rf"^\s*(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
 _CORRECTION_STRIP_RE = re.compile(
-    r"^\s*(?:(?:不对|不是的|错了)[，,。!！\s]*)?(?:我问的是|我说的是|我是说|我指的是)"
-    r"|^\s*(?:不对|不是的|错了)[，,。!！\s]*|不是.{1,20}?[，,、\s]*(?:而)?是"
-    r"|^\s*(?:no[,.]?\s+)?i\s+meant?\b|\bnot\s+.{1,40}?,?\s+but\b", re.IGNORECASE)
+    rf"^\s*(?:{_WRONG}[，,。!！\s]*)?{_ASKED}|^\s*{_WRONG}[，,。!！\s]*|{_ANYWHERE}", re.IGNORECASE)
 
 
 def strip_correction_cue(text: str) -> str:
