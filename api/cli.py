@@ -364,8 +364,8 @@ def eval_suite(
 
 
 _METRICS = ["turns", "hit_at_k", "action_accuracy", "clarify_precision", "clarify_recall",
-            "clarify_options_ok", "entity_precision", "entity_recall", "not_entities_ok",
-            "must_contain_pass", "repeated_evidence_rate", "mean_context_tokens",
+            "clarify_options_ok", "option_index_ok", "entity_precision", "entity_recall",
+            "not_entities_ok", "must_contain_pass", "repeated_evidence_rate", "mean_context_tokens",
             "latency_p50_ms", "latency_p95_ms"]
 
 

@@ -13,7 +13,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from common.errors import FormatError, InvalidIdError
@@ -26,7 +26,8 @@ from retrieval.search import Retriever
 
 Baseline = Literal["raw", "concat"]
 _EXPECT_KEYS = {"action", "entities", "not_entities", "evidence", "must_contain",
-                "must_not_contain", "clarify_options"}
+                "must_not_contain", "clarify_options", "option_index"}
+_LIST_KEYS = _EXPECT_KEYS - {"action", "option_index"}
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class Expect:
     must_contain: tuple[str, ...] | None = None
     must_not_contain: tuple[str, ...] | None = None
     clarify_options: tuple[str, ...] | None = None
+    # An ordinal answer to the previous turn's clarification: the turn must resolve to
+    # the option the server offered at this (0-based) position, whatever its order.
+    option_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,17 @@ def _parse_expect(f: Fields, where: str, raw: Any) -> Expect | None:
     if action is not None and action not in ("retrieve", "clarify", "no_answer"):
         raise f.error(f"{where}.expect.action", "must be retrieve, clarify or no_answer")
     values["action"] = action
-    for key in _EXPECT_KEYS - {"action"}:
+    option_index = raw.get("option_index")
+    if option_index is not None:
+        if isinstance(option_index, bool) or not isinstance(option_index, int) or option_index < 0:
+            raise f.error(f"{where}.expect.option_index",
+                          "must be a 0-based option position (0 for the first option offered)")
+        if where == "turns[0]":
+            raise f.error(f"{where}.expect.option_index",
+                          "the first turn answers no clarification; put option_index on the "
+                          "turn after a clarify turn")
+        values["option_index"] = option_index
+    for key in _LIST_KEYS:
         value = raw.get(key)
         if value is None:
             continue
@@ -181,6 +195,8 @@ class _Tally:
     ent_pred_ok: int = 0
     not_ent_turns: int = 0
     not_ent_ok: int = 0
+    option_turns: int = 0
+    option_ok: int = 0
     contain_ok: int = 0
     contain_turns: int = 0
     evidence_items: int = 0
@@ -205,6 +221,7 @@ class _Tally:
             "entity_precision": rate(self.ent_pred_ok, self.ent_pred),
             "entity_recall": rate(self.ent_found, self.ent_gold),
             "not_entities_ok": rate(self.not_ent_ok, self.not_ent_turns),
+            "option_index_ok": rate(self.option_ok, self.option_turns),
             "must_contain_pass": rate(self.contain_ok, self.contain_turns),
             "repeated_evidence_rate": rate(self.repeated_items, self.evidence_items),
             "mean_context_tokens": round(statistics.fmean(self.context_tokens), 1)
@@ -235,19 +252,42 @@ def score(suite: Sequence[ScriptSession], results: Sequence[TurnResult], *, k: i
     = predicted ids that were expected / predicted ids, on turns with
     ``entities``; clarification precision/recall with "clarify" as the positive
     class, on turns with ``action``; repeated-evidence rate = evidence items
-    already returned earlier in the same session / all evidence items.
+    already returned earlier in the same session / all evidence items. An
+    ``option_index`` turn expects the option the previous turn's clarification
+    offered at that position: it joins the turn's expected entities (and counts
+    as missed when the previous turn offered no such option), and
+    ``option_index_ok`` is the share of those turns that resolved to it.
     """
     expected = {(s.session, i): t.expect for s in suite for i, t in enumerate(s.turns, start=1)}
     overall, buckets = _Tally(), {b: _Tally() for b in ("1", "2", "3+")}
     shown: dict[str, set[str]] = {}
+    previous: dict[str, TurnResult] = {}
     for r in results:
         ex = expected.get((r.session, r.turn))
+        if ex is not None and ex.option_index is not None:
+            ex = _with_offered_option(ex, previous.get(r.session), r.turn)
         seen = shown.setdefault(r.session, set())
         for tally in (overall, buckets[turn_bucket(r.turn)]):
             _score_turn(tally, r, ex, seen, k)
         seen.update(e.chunk_id for e in r.evidence)
+        previous[r.session] = r
     return {"k": k, "overall": overall.metrics(),
             "by_turn": {b: t.metrics() for b, t in buckets.items()}}
+
+
+# Stands for "the previous turn offered no option at that position": no result has it.
+_NOT_OFFERED = "(not offered)"
+
+
+def _with_offered_option(ex: Expect, before: TurnResult | None, turn: int) -> Expect:
+    """The expectation with the option the server offered at ``option_index`` added to
+    the expected entities."""
+    offered = ([o.id for o in before.clarification.options]
+               if before is not None and before.turn == turn - 1 and before.clarification else [])
+    assert ex.option_index is not None
+    chosen = offered[ex.option_index] if ex.option_index < len(offered) else _NOT_OFFERED
+    entities = tuple(dict.fromkeys((*(ex.entities or ()), chosen)))
+    return replace(ex, entities=entities)
 
 
 def _score_turn(t: _Tally, r: TurnResult, ex: Expect | None, seen: set[str], k: int) -> None:
@@ -281,6 +321,9 @@ def _score_turn(t: _Tally, r: TurnResult, ex: Expect | None, seen: set[str], k: 
         t.ent_found += len(gold & predicted)
         t.ent_pred += len(predicted)
         t.ent_pred_ok += len(predicted & gold)
+    if ex.option_index is not None:
+        t.option_turns += 1
+        t.option_ok += bool(ex.entities) and ex.entities[-1] in predicted
     if ex.not_entities is not None:
         t.not_ent_turns += 1
         t.not_ent_ok += not (set(ex.not_entities) & predicted)
