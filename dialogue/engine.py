@@ -1,8 +1,11 @@
 """The turn engine: one user turn in, one TurnResult out.
 
-load state → detect mentions → link → classify → clarify or rewrite →
-retrieve (entity filter, consumed excluded, one chunk per doc) → pack context
-→ save state. The HTTP route and `referent eval` both call :meth:`TurnEngine.handle`.
+A short pipeline: load the session → understand (detect mentions, link) →
+decide (dialogue/policy) → rewrite (dialogue/rewrite_chain.py) → retrieve
+(entity filter, consumed excluded, one chunk per doc) → pack context → apply
+(dialogue/transition.py) → save. A stage that fails falls back and the trace
+says so (dialogue/stages.py); only a store being down fails the turn. The HTTP
+route and `referent eval` both call :meth:`TurnEngine.handle`.
 """
 
 from __future__ import annotations
@@ -10,29 +13,32 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from common.errors import (ConflictError, DependencyError, InputError, NotFoundError,
-                           ReferentError)
+from common.errors import ConflictError, DependencyError, InputError, NotFoundError
 from common.ids import check_kb, check_session_id
-from dialogue.clarify import AnswerKind, build_clarification, read_answer
-from dialogue.classify import (TurnKind, classify, is_bare_mention, revisit_cue,
-                               strip_conversation_cues, strip_correction_cue)
+from dialogue.clarify import build_clarification
+from dialogue.classify import TurnKind, strip_conversation_cues, strip_correction_cue
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
+from dialogue.policy import (Clarify, Decision, DialoguePolicy, NoAnswer, PlanQueries, Resume,
+                             UnderstoodTurn, links_trace)
 from dialogue.rewrite import RuleRewriter
+from dialogue.rewrite_chain import RewriteChain, RewriteOutcome
+from dialogue.rewriter import Proposal, RewriteRequest
 from dialogue.session_store import TRACES_KEPT, SessionStore
-from dialogue.slots import fold_into_summary, update_slots
-from dialogue.state import PendingClarification, SessionState, TurnRecord
+from dialogue.stages import TurnRun
+from dialogue.state import SessionState, TurnRecord
 from dialogue.topic_shift import SimilarityShift
+from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.linker import EntityLinker, LinkResult
-from kg.mentions import Detection, MentionKind, detect_mentions
+from kg.mentions import Detection, detect_mentions
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
-from retrieval.search import Retriever
+from retrieval.search import Found, Retriever, SearchOutcome
 
 
 logger = logging.getLogger(__name__)
@@ -60,37 +66,44 @@ class EngineConfig:
 
 @dataclass(frozen=True)
 class _Plan:
-    """What the turn will do once linking and clarification have been settled."""
+    """A searched turn once decided and rewritten."""
 
     kind: TurnKind
     detection: Detection
     links: LinkResult
-    entities: tuple[str, ...]
-    queries: tuple[str, ...]
-    standalone: str
-    rewrite_how: str
-    note: str = ""
-    # A revisit ("再给我看看刚才那个") lifts the consumed window for this turn.
+    proposal: Proposal
     lift_consumed: bool = False
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        return self.proposal.queries
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        return self.proposal.entities
 
 
 class TurnEngine:
-    """Composes kg (linking) and retrieval around the session state."""
+    """Composes kg (linking), the dialogue policy, the rewriters and retrieval
+    around the session state."""
 
     def __init__(self, snapshots: SnapshotCache, retriever: Retriever, sessions: SessionStore,
                  config: EngineConfig = EngineConfig(), linker: EntityLinker | None = None,
                  rewriter: RuleRewriter | None = None, llm: LLMRewriter | None = None,
                  validator: RewriteValidator | None = None,
-                 shift: SimilarityShift | None = None) -> None:
+                 shift: SimilarityShift | None = None,
+                 policy: DialoguePolicy | None = None,
+                 rewrites: RewriteChain | None = None) -> None:
         self._snapshots = snapshots
         self._retriever = retriever
         self._sessions = sessions
         self._config = config
         self._linker = linker or EntityLinker()
-        self._rewriter = rewriter or RuleRewriter()
         self._llm = llm
-        self._validator = validator or RewriteValidator()
-        self._shift = shift  # similarity-based switch detection (needs an embedder)
+        self._policy = policy or DialoguePolicy(self._linker, shift=shift)
+        self._rewrites = rewrites or RewriteChain(rewriter or RuleRewriter(), llm, validator)
+        self._limits = Limits(recent_turns=config.recent_turns,
+                              consumed_window=config.consumed_window)
 
     def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None) -> TurnResult:
         """Process one user turn and persist the new session state.
@@ -102,13 +115,7 @@ class TurnEngine:
             DependencyError: Neo4j, Milvus or the session store failed; the
                 session is not advanced.
         """
-        check_kb(kb)
-        check_session_id(session_id)
-        if not text or not text.strip():
-            raise InputError("text must not be empty")
-        if len(text) > self._config.max_text_chars:
-            raise InputError(f"text is {len(text)} characters long; the limit is "
-                             f"{self._config.max_text_chars}")
+        self._check_input(kb, session_id, text)
         for attempt in range(self._config.save_attempts):
             started = time.perf_counter()
             state = self._sessions.load(kb, session_id)
@@ -130,145 +137,191 @@ class TurnEngine:
             return result
         raise AssertionError("unreachable")
 
-    # -- one turn ------------------------------------------------------------------
+    def _check_input(self, kb: str, session_id: str, text: str) -> None:
+        check_kb(kb)
+        check_session_id(session_id)
+        if not text or not text.strip():
+            raise InputError("text must not be empty")
+        if len(text) > self._config.max_text_chars:
+            raise InputError(f"text is {len(text)} characters long; the limit is "
+                             f"{self._config.max_text_chars}")
+
+    # -- one turn: understand → decide → rewrite → retrieve → pack → apply ----------
 
     def _turn(self, kb: str, state: SessionState, text: str, k: int) -> tuple[TurnResult, SessionState]:
+        snapshot = self._snapshot(kb)
+        run = TurnRun(self._trace_start(kb, state, snapshot))
+        turn_no = state.turn_count + 1
+        understood = self._understand(run, text, state, snapshot)
+        decision = self._decide(run, understood, state, snapshot)
+        if isinstance(decision, Clarify):
+            return self._ask(run, state, turn_no, text, decision, snapshot)
+        if isinstance(decision, NoAnswer):
+            return self._answer_nothing(run, state, turn_no, text, decision, snapshot)
+        plan, rewrite = self._rewrite(run, decision, state, snapshot, turn_no)
+        run.lap("rewrite")
+        negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
+                              lambda: list(state.negated), "the negated entities as they were")
+        plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
+        run.lap("retrieve")
+        result = self._answer(run, state, turn_no, text, plan, rewrite, found, weak)
+        run.lap("pack")
+        outcome = TurnOutcome(turn_no, text, decision, result.action, plan.proposal.standalone,
+                              plan.entities, plan.kind, plan.detection, plan.links, tuple(negated),
+                              tuple(e.chunk_id for e in result.evidence),
+                              tuple(e.doc_id for e in result.evidence))
+        new_state = self._apply(run, state, outcome, snapshot)
+        run.trace["slots"] = new_state.slots.as_trace()
+        result.trace = run.trace  # with what applying the turn added
+        return result, new_state
+
+    def _snapshot(self, kb: str) -> AliasSnapshot:
         snapshot = self._snapshots.get(kb)
         if snapshot is None:
             raise NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
                                 f"`referent ontology import --kb {kb} FILE`")
-        state = state.model_copy(deep=True)
-        turn_no = state.turn_count + 1
-        # Stage timings (ms) for the trace, the metrics and the benchmarks: detect, link,
-        # rewrite (classify, clarify or rewrite, validate), retrieve, pack; handle() adds
-        # session_load and session_save.
-        timings: dict[str, float] = {}
+        return snapshot
+
+    def _trace_start(self, kb: str, state: SessionState, snapshot: AliasSnapshot) -> dict[str, Any]:
         trace: dict[str, Any] = {"alias_version": snapshot.version,
-                                 "focus_before": list(state.focus), "timings_ms": timings}
+                                 "focus_before": list(state.focus), "timings_ms": {}}
         stale = self._snapshots.stale(kb)
         if stale is not None:
             # Neo4j is away: linked with the snapshot this process holds.
             trace["alias_snapshot_stale"] = stale
-        mark = time.perf_counter()
+        return trace
 
-        def lap(stage: str) -> None:
-            nonlocal mark
-            now = time.perf_counter()
-            timings[stage] = round(timings.get(stage, 0.0) + (now - mark) * 1000, 3)
-            mark = now
+    def _understand(self, run: TurnRun, text: str, state: SessionState,
+                    snapshot: AliasSnapshot) -> UnderstoodTurn:
+        detection = run.guarded("detect", lambda: detect_mentions(text, snapshot),
+                                lambda: Detection(text, (), False), "no mentions")
+        run.lap("detect")
+        links = run.guarded("link", lambda: self._linker.link(
+            detection, snapshot, focus=state.focus, listed=state.listed,
+            alternates=state.alternates), lambda: LinkResult(()), "nothing linked")
+        run.lap("link")
+        run.trace["mentions"] = [{"kind": m.kind.value, "text": m.text, "start": m.start,
+                                  "end": m.end} for m in detection.mentions]
+        run.trace["links"] = links_trace(links)
+        return UnderstoodTurn(text, detection, links)
 
-        detection = detect_mentions(text, snapshot)
-        lap("detect")
-        links = self._linker.link(detection, snapshot, focus=state.focus, listed=state.listed,
-                                  alternates=state.alternates)
-        lap("link")
-        trace["mentions"] = [{"kind": m.kind.value, "text": m.text, "start": m.start, "end": m.end}
-                             for m in detection.mentions]
-        trace["links"] = _links_trace(links)
+    def _decide(self, run: TurnRun, turn: UnderstoodTurn, state: SessionState,
+                snapshot: AliasSnapshot) -> Decision:
+        decision = run.guarded(
+            "policy", lambda: self._policy.decide(turn, state, snapshot),
+            lambda: PlanQueries(TurnKind.CONTINUATION, turn.detection, turn.links,
+                                reasons=("the policy failed: the turn as understood",)),
+            "the turn as understood, as a continuation")
+        run.trace.update(decision.trace)
+        return decision
 
-        plan = None
-        if state.pending is not None:
-            plan = self._answer_plan(state, detection, links, snapshot, trace)
-            state.pending = None
-        if plan is None:
-            kind = classify(detection, links, state.focus)
-            last = state.last_turn
-            if (kind is TurnKind.CONTINUATION and self._shift is not None and last is not None
-                    and self._shift.is_switch(detection, links, snapshot, focus=state.focus,
-                                              previous=last.standalone, trace=trace)):
-                kind = TurnKind.SWITCH
-            if kind is TurnKind.REVISIT and not any(
-                    link.mention.kind is MentionKind.ALIAS for link in links.links):
-                # 回到刚才那个产品: the references mean an earlier topic, most recent first.
-                links = self._linker.link(detection, snapshot, focus=_earlier_focus(state, text),
-                                          listed=state.listed)
-                trace["links"] = _links_trace(links)
-            if (kind in (TurnKind.CONTINUATION, TurnKind.REVISIT) and state.focus
-                    and not links.resolved and not links.ambiguous):
-                implicit = self._linker.implicit(detection, snapshot, focus=state.focus,
-                                                 alternates=state.alternates)
-                links = LinkResult((*links.links, implicit))
-                trace["links"] = _links_trace(links)
-            ambiguous = links.ambiguous
-            if ambiguous:
-                clarified = self._clarify(state, turn_no, text, ambiguous[0], links, snapshot, trace)
-                lap("rewrite")
-                return clarified
-            plan = self._plan(state, kind, detection, links, snapshot)
-        trace["classification"] = plan.kind.value
-        plan, rewrite_info = self._validated(plan, state, turn_no, snapshot, trace)
-        lap("rewrite")
-
-        granularity = self._config.granularity(kb)
-        exclude_chunks: list[str] = []
-        exclude_docs: list[str] = []
-        if plan.lift_consumed:
-            trace["consumed"] = {"granularity": granularity, "lifted": True}
+    def _rewrite(self, run: TurnRun, decision: PlanQueries | Resume, state: SessionState,
+                 snapshot: AliasSnapshot, turn_no: int) -> tuple[_Plan, RewriteInfo]:
+        if isinstance(decision, Resume):
+            request = RewriteRequest(TurnKind.ANSWER, decision.detection, decision.links, state,
+                                     snapshot, turn_no, readings=decision.readings,
+                                     neither=decision.neither)
         else:
-            if granularity == "doc":
-                exclude_docs = state.consumed_docs
-            else:
-                exclude_chunks = state.consumed
-            trace["consumed"] = {"granularity": granularity, "lifted": False,
-                                 "excluded": len(exclude_docs) + len(exclude_chunks)}
+            request = RewriteRequest(decision.kind, decision.detection, decision.links, state,
+                                     snapshot, turn_no)
+        run.trace["classification"] = request.kind.value
+        rewritten: RewriteOutcome = self._rewrites.run(request)
+        run.trace["rewrite"] = rewritten.trace
+        for fallback in rewritten.fallbacks:
+            run.fell_back(fallback["stage"], fallback["error"], fallback["fallback"])
+        plan = _Plan(request.kind, request.detection, request.links, rewritten.proposal,
+                     lift_consumed=getattr(decision, "lift_consumed", False))
+        return plan, rewritten.info
+
+    def _retrieve(self, run: TurnRun, kb: str, plan: _Plan, state: SessionState,
+                  snapshot: AliasSnapshot, k: int,
+                  negated: list[str]) -> tuple[_Plan, list[Found], bool]:
+        """The plan (with the user's own words when they were searched too), the
+        evidence (none only about negated entities) and whether it is too weak."""
+        exclude_chunks, exclude_docs = self._consumed(run, kb, plan, state)
         original = plan.detection.text
         if plan.kind is TurnKind.CORRECTION:
             original = strip_correction_cue(original)
-        outcome = dual_search(self._retriever, kb, plan.queries, strip_conversation_cues(original),
-                              k=k, weak_below=self._config.dual_path_below,
-                              entity_ids=plan.entities, exclude_chunk_ids=exclude_chunks,
-                              exclude_doc_ids=exclude_docs, confusable=dict(snapshot.confusable))
-        trace["retrieval"] = outcome.trace
-        lap("retrieve")
-        if outcome.trace.get("dual_path", {}).get("ran"):
+        outcome = run.guarded("retrieve", lambda: dual_search(
+            self._retriever, kb, plan.queries, strip_conversation_cues(original), k=k,
+            weak_below=self._config.dual_path_below, entity_ids=plan.entities,
+            exclude_chunk_ids=exclude_chunks, exclude_doc_ids=exclude_docs,
+            confusable=dict(snapshot.confusable)),
+            lambda: SearchOutcome(found=(), trace={"fallback": "no answer"}, no_answer=True),
+            "no answer")
+        run.trace["retrieval"] = outcome.trace
+        dual = outcome.trace.get("dual_path", {})
+        if dual.get("ran"):
             # Both were searched; each evidence item says which query found it.
-            plan = replace(plan, queries=tuple(dict.fromkeys(
-                (*plan.queries, outcome.trace["dual_path"]["original"]))))
-        if plan.kind is TurnKind.CORRECTION:
-            last = state.last_turn
-            corrected = [e for e in (last.entities if last else ()) if e not in plan.entities]
-            state.negated = list(dict.fromkeys([*state.negated, *corrected]))[-20:]
-        found = [f for f in outcome.found if not _only_negated(f.hit.entity_ids, state.negated,
-                                                               plan.entities)]
+            queries = tuple(dict.fromkeys((*plan.queries, dual["original"])))
+            plan = _Plan(plan.kind, plan.detection, plan.links,
+                         _with_queries(plan.proposal, queries), plan.lift_consumed)
+        found = [f for f in outcome.found
+                 if not _only_negated(f.hit.entity_ids, negated, plan.entities)]
         if len(found) < len(outcome.found):
-            trace["retrieval"]["dropped_negated"] = len(outcome.found) - len(found)
+            run.trace["retrieval"]["dropped_negated"] = len(outcome.found) - len(found)
+        return plan, found, outcome.no_answer
+
+    def _consumed(self, run: TurnRun, kb: str, plan: _Plan,
+                  state: SessionState) -> tuple[list[str], list[str]]:
+        """The chunk ids and doc ids this turn must not return again."""
+        granularity = self._config.granularity(kb)
+        if plan.lift_consumed:
+            run.trace["consumed"] = {"granularity": granularity, "lifted": True}
+            return [], []
+        chunks, docs = ([], state.consumed_docs) if granularity == "doc" else (state.consumed, [])
+        run.trace["consumed"] = {"granularity": granularity, "lifted": False,
+                                 "excluded": len(docs) + len(chunks)}
+        return list(chunks), list(docs)
+
+    def _answer(self, run: TurnRun, state: SessionState, turn_no: int, text: str, plan: _Plan,
+                rewrite: RewriteInfo, found: list[Found], weak: bool) -> TurnResult:
         evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id,
                                  score=f.hit.score, title=f.hit.title, text=f.hit.text,
                                  entity_ids=list(f.hit.entity_ids), query=f.query)
                     for f in found]
-        context, tokens = pack_context([f.hit for f in found],
-                                       budget_tokens=self._config.context_budget_tokens)
-        action = "no_answer" if outcome.no_answer or not evidence else "retrieve"
-        lap("pack")
+        context, tokens = run.guarded(
+            "pack", lambda: pack_context([f.hit for f in found],
+                                         budget_tokens=self._config.context_budget_tokens),
+            lambda: ("", 0), "no packed context")
+        action = "no_answer" if weak or not evidence else "retrieve"
+        return TurnResult(session=state.session_id, turn=turn_no, user=text, action=action,
+                          standalone=plan.proposal.standalone, queries=list(plan.queries),
+                          entities=list(plan.entities), evidence=evidence, rewrite=rewrite,
+                          context=context, context_tokens=tokens, trace=run.trace)
 
-        if plan.entities:
-            bare = plan.kind is not TurnKind.ANSWER and is_bare_mention(plan.detection, plan.links)
-            previous = [e for e in state.focus if e not in plan.entities]
-            state.alternates = previous if bare else []
-            state.focus = list(plan.entities)
-            if len(plan.entities) > 1:
-                state.listed = list(plan.entities)
-        elif plan.kind is TurnKind.SWITCH:
-            state.focus, state.listed, state.alternates = [], [], []
-        if plan.kind is TurnKind.SWITCH:
-            state.negated = []
-        state.slots = update_slots(state.slots, turn=turn_no, kind=plan.kind,
-                                   detection=plan.detection, links=plan.links,
-                                   entities=plan.entities, negated=state.negated)
-        trace["slots"] = state.slots.as_trace()
-        state.consume([e.chunk_id for e in evidence], window=self._config.consumed_window,
-                      doc_ids=[e.doc_id for e in evidence])
-        state.turn_count = turn_no
-        evicted = state.remember(TurnRecord(index=turn_no, user=text, standalone=plan.standalone,
-                                            action=action, entities=list(plan.entities)),
-                                 keep_turns=self._config.recent_turns)
-        fold_into_summary(state, evicted, snapshot)
-        result = TurnResult(session=state.session_id, turn=turn_no, user=text, action=action,
-                            standalone=plan.standalone, queries=list(plan.queries),
-                            entities=list(plan.entities), evidence=evidence,
-                            rewrite=rewrite_info, context=context, context_tokens=tokens,
-                            trace=trace)
-        return result, state
+    def _ask(self, run: TurnRun, state: SessionState, turn_no: int, text: str, decision: Clarify,
+             snapshot: AliasSnapshot) -> tuple[TurnResult, SessionState]:
+        clarification = build_clarification(decision.mention, list(decision.options), snapshot, text)
+        run.trace["classification"] = "needs_clarification"
+        outcome = TurnOutcome(turn_no, text, decision, "clarify", text, decision.resolved)
+        new_state = self._apply(run, state, outcome, snapshot)
+        run.lap("rewrite")
+        result = TurnResult(session=state.session_id, turn=turn_no, user=text, action="clarify",
+                            standalone=text, queries=[], entities=list(decision.resolved),
+                            clarification=clarification,
+                            rewrite=RewriteInfo(source="original", accepted=False), trace=run.trace)
+        return result, new_state
+
+    def _answer_nothing(self, run: TurnRun, state: SessionState, turn_no: int, text: str,
+                        decision: NoAnswer, snapshot: AliasSnapshot) -> tuple[TurnResult, SessionState]:
+        run.trace["classification"] = "no_answer"
+        run.trace["no_answer"] = {"reasons": list(decision.reasons)}
+        new_state = self._apply(run, state, TurnOutcome(turn_no, text, decision, "no_answer", text),
+                                snapshot)
+        run.lap("rewrite")
+        result = TurnResult(session=state.session_id, turn=turn_no, user=text, action="no_answer",
+                            standalone=text, queries=[], entities=[],
+                            rewrite=RewriteInfo(source="original", accepted=False), trace=run.trace)
+        return result, new_state
+
+    def _apply(self, run: TurnRun, state: SessionState, outcome: TurnOutcome,
+               snapshot: AliasSnapshot) -> SessionState:
+        return run.guarded("apply", lambda: apply_turn(state, outcome, snapshot, self._limits),
+                           lambda: _counted_only(state, outcome, self._limits),
+                           "the turn counted and remembered, nothing else changed")
+
+    # -- traces --------------------------------------------------------------------
 
     def trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any]:
         """What every stage of a recent turn saw and decided.
@@ -297,144 +350,21 @@ class TurnEngine:
         if self._llm is not None:
             self._llm.close()
 
-    def _validated(self, plan: _Plan, state: SessionState, turn_no: int, snapshot: AliasSnapshot,
-                   trace: dict[str, Any]) -> tuple[_Plan, RewriteInfo]:
-        """Accept the LLM rewrite if one is configured and it passes every check, else
-        the rules rewrite if it passes, else the user's own words."""
-        turn_text = plan.detection.text
-        asked = strip_correction_cue(turn_text) if plan.kind is TurnKind.CORRECTION else turn_text
-        allowed = {*plan.entities, *state.focus, *state.alternates,
-                   *(e for record in state.recent for e in record.entities),
-                   *(e for line in state.summary for e in line.entities)}
-        context = [*(line.text for line in state.summary),
-                   *(t for record in state.recent for t in (record.user, record.standalone))]
-        tried: list[dict[str, Any]] = []
 
-        def check(queries: tuple[str, ...], reference: tuple[str, ...] = ()):
-            return self._validator.check(asked, queries, snapshot, entities=plan.entities,
-                                         allowed=allowed, context=context, reference=reference)
-
-        if self._llm is not None and plan.kind in _REFERS_BACK:
-            try:
-                queries = self._llm.rewrite(
-                    kb=snapshot.kb, session_id=state.session_id, turn=turn_no, text=turn_text,
-                    history=[*(f"(earlier) {line.text}" for line in state.summary),
-                             *(record.user for record in state.recent)],
-                    allowed_names=[snapshot.name(e) for e in sorted(allowed)],
-                    resolved_names=[snapshot.name(e) for e in plan.entities])
-                verdict = check(queries, plan.queries)
-                tried.append({"source": "llm", "queries": list(queries), "checks": verdict.checks})
-                if verdict.accepted:
-                    trace["rewrite"] = {"how": "llm", "tried": tried}
-                    return (replace(plan, queries=queries, standalone=queries[0]),
-                            RewriteInfo(source="llm", accepted=True, checks=verdict.checks))
-            except ReferentError as exc:
-                tried.append({"source": "llm", "error": str(exc)})
-        verdict = check(plan.queries)
-        tried.append({"source": "rules", "queries": list(plan.queries), "checks": verdict.checks})
-        trace["rewrite"] = {"how": plan.rewrite_how, "note": plan.note, "tried": tried}
-        if verdict.accepted:
-            return plan, RewriteInfo(source="rules", accepted=True, checks=verdict.checks)
-        trace["rewrite"]["fallback"] = "the user's own words"
-        return (replace(plan, queries=(turn_text,), standalone=turn_text),
-                RewriteInfo(source="original", accepted=False, checks=verdict.checks))
-
-    def _plan(self, state: SessionState, kind: TurnKind, detection: Detection, links: LinkResult,
-              snapshot: AliasSnapshot) -> _Plan:
-        entities = links.resolved
-        last = state.last_turn
-        rewrite = self._rewriter.rewrite(
-            detection, links, snapshot, entities=entities,
-            previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
-            previous_entities=last.entities if last else (),
-            correction=kind is TurnKind.CORRECTION,
-            continuation=kind is TurnKind.CONTINUATION
-            or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"),
-            times=_slot_values(state, "time") if kind is not TurnKind.SWITCH else [],
-            compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [])
-        queries = tuple(strip_conversation_cues(q) for q in rewrite.queries)
-        return _Plan(kind, detection, links, rewrite.entities, queries,
-                     strip_conversation_cues(rewrite.standalone), rewrite.how,
-                     lift_consumed=kind is TurnKind.REVISIT)
-
-    def _answer_plan(self, state: SessionState, detection: Detection, links: LinkResult,
-                     snapshot: AliasSnapshot, trace: dict[str, Any]) -> _Plan | None:
-        """Resume the pending question when this turn answers it; None when it does not."""
-        pending = state.pending
-        answer = read_answer(detection, links, pending, snapshot)
-        trace["clarification_answer"] = {"kind": answer.kind.value, "entity_ids": list(answer.entity_ids),
-                                         "how": answer.how, "pending_question": pending.question_text}
-        if answer.kind is AnswerKind.NOT_AN_ANSWER:
-            trace["clarification_answer"]["note"] = "not an answer: pending question dropped"
-            return None
-        question = pending.question_text
-        q_detection = detect_mentions(question, snapshot)
-        last = state.last_turn
-        previous = last.standalone if last and last.action != "clarify" else None
-        if answer.kind is AnswerKind.NEITHER:
-            return _Plan(TurnKind.ANSWER, q_detection, LinkResult(()), (), (question,), question,
-                         "neither option: original question as asked", note="neither")
-        queries: list[str] = []
-        entities: list[str] = []
-        for chosen in answer.entity_ids:
-            # The chosen option becomes the focus, which settles the shared alias.
-            q_links = self._linker.link(q_detection, snapshot,
-                                        focus=[chosen] + [f for f in state.focus if f != chosen])
-            rw = self._rewriter.rewrite(q_detection, q_links, snapshot,
-                                        entities=q_links.resolved or (chosen,),
-                                        previous_standalone=previous,
-                                        previous_entities=last.entities if last else (),
-                                        times=_slot_values(state, "time"))
-            entities.extend(e for e in rw.entities if e not in entities)
-            queries.extend(q for q in rw.queries if q not in queries)
-        return _Plan(TurnKind.ANSWER, q_detection, links, tuple(entities), tuple(queries),
-                     queries[0], "clarification answered: pending question resumed")
-
-    def _clarify(self, state: SessionState, turn_no: int, text: str, link, links: LinkResult,
-                 snapshot: AliasSnapshot, trace: dict[str, Any]) -> tuple[TurnResult, SessionState]:
-        # Alias ambiguities list options by id (stable); pronoun ones in salience order.
-        options = ([c.entity_id for c in link.candidates] if link.mention.kind is not MentionKind.ALIAS
-                   else sorted(c.entity_id for c in link.candidates))
-        clarification = build_clarification(link.mention.text, options, snapshot, text)
-        state.pending = PendingClarification(turn=turn_no, question_text=text,
-                                             mention=link.mention.text, options=options)
-        state.listed = options
-        state.turn_count = turn_no
-        resolved = list(links.resolved)
-        evicted = state.remember(TurnRecord(index=turn_no, user=text, standalone=text,
-                                            action="clarify", entities=resolved),
-                                 keep_turns=self._config.recent_turns)
-        fold_into_summary(state, evicted, snapshot)
-        trace["classification"] = "needs_clarification"
-        result = TurnResult(session=state.session_id, turn=turn_no, user=text, action="clarify",
-                            standalone=text, queries=[], entities=resolved,
-                            clarification=clarification,
-                            rewrite=RewriteInfo(source="original", accepted=False),
-                            trace=trace)
-        return result, state
+def _with_queries(proposal: Proposal, queries: tuple[str, ...]) -> Proposal:
+    return Proposal(proposal.source, queries, proposal.standalone, proposal.entities,
+                    proposal.how, proposal.note)
 
 
-# Turns whose meaning depends on earlier ones: only these are worth an LLM call.
-_REFERS_BACK = frozenset({TurnKind.CONTINUATION, TurnKind.CORRECTION, TurnKind.REVISIT})
-
-
-def _slot_values(state: SessionState, name: str) -> list[str]:
-    slot = getattr(state.slots, name)
-    return list(slot.values) if slot is not None else []
-
-
-def _earlier_focus(state: SessionState, text: str) -> list[str]:
-    """Entities of the recent turns, then of the summarized older ones, most recent
-    first; for "回到刚才…" the current focus goes last, since the user is leaving it."""
-    seen: dict[str, None] = {}
-    for entity_ids in [*(r.entities for r in reversed(state.recent)),
-                       *(line.entities for line in reversed(state.summary))]:
-        for entity_id in entity_ids:
-            seen.setdefault(entity_id, None)
-    ordered = list(seen)
-    if revisit_cue(text) == "back":
-        ordered = [e for e in ordered if e not in state.focus] + [e for e in ordered if e in state.focus]
-    return ordered
+def _counted_only(state: SessionState, outcome: TurnOutcome, limits: Limits) -> SessionState:
+    """The fallback transition: the turn is counted and remembered, nothing else changes."""
+    state = state.model_copy(deep=True)
+    state.pending = None
+    state.turn_count = outcome.turn
+    state.remember(TurnRecord(index=outcome.turn, user=outcome.text, standalone=outcome.standalone,
+                              action=outcome.action, entities=list(outcome.entities)),
+                   keep_turns=limits.recent_turns)
+    return state
 
 
 def _ms(start: float, end: float) -> float:
@@ -444,11 +374,3 @@ def _ms(start: float, end: float) -> float:
 def _only_negated(tags: tuple[str, ...], negated: list[str], wanted: tuple[str, ...]) -> bool:
     """A chunk about nothing but entities the user corrected away from."""
     return bool(tags) and set(tags) <= set(negated) and not set(tags) & set(wanted)
-
-
-def _links_trace(links: LinkResult) -> list[dict[str, Any]]:
-    return [{"mention": link.mention.text, "kind": link.mention.kind.value,
-             "resolved": list(link.entity_ids), "reason": link.reason,
-             "candidates": [{"id": c.entity_id, "score": c.score, "source": c.source}
-                            for c in link.candidates]}
-            for link in links.links]

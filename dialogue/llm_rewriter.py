@@ -16,6 +16,7 @@ import openai
 
 from common.errors import DependencyError, RetryableDependencyError
 from dialogue.prompts import REWRITE_SYSTEM, REWRITE_USER
+from dialogue.rewriter import Proposal, RewriteRequest
 
 
 class LLMAnswerError(DependencyError):
@@ -36,6 +37,23 @@ class LLMRewriter:
 
     def close(self) -> None:
         self._client.close()
+
+    def propose(self, request: RewriteRequest) -> Proposal:
+        """The :class:`dialogue.rewriter.Rewriter` protocol: the LLM's rewrite of the
+        turn, about the entities of the rules proposal (``request.reference``).
+
+        Raises:
+            DependencyError: as :meth:`rewrite`.
+        """
+        state, snapshot = request.state, request.snapshot
+        entities = request.reference.entities if request.reference else request.links.resolved
+        queries = self.rewrite(
+            kb=snapshot.kb, session_id=state.session_id, turn=request.turn, text=request.text,
+            history=[*(f"(earlier) {line.text}" for line in state.summary),
+                     *(record.user for record in state.recent)],
+            allowed_names=[snapshot.name(e) for e in sorted(request.allowed(entities))],
+            resolved_names=[snapshot.name(e) for e in entities])
+        return Proposal("llm", queries, queries[0], entities, "llm")
 
     def rewrite(self, *, kb: str, session_id: str, turn: int, text: str, history: Sequence[str],
                 allowed_names: Sequence[str], resolved_names: Sequence[str]) -> tuple[str, ...]:

@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dialogue.classify import is_ellipsis
+from dialogue.classify import TurnKind, is_ellipsis, revisit_cue, strip_conversation_cues
+from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
@@ -70,6 +71,46 @@ def _written_name(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot)
 
 class RuleRewriter:
     """Deterministic rewrite constrained by the resolved entities."""
+
+    def propose(self, request: RewriteRequest) -> Proposal:
+        """The :class:`dialogue.rewriter.Rewriter` protocol: the rules rewrite of a
+        planned turn, or of a resumed question once per chosen option."""
+        if request.kind is TurnKind.ANSWER:
+            return self._resumed(request)
+        kind, detection, state = request.kind, request.detection, request.state
+        last = state.last_turn
+        rewrite = self.rewrite(
+            detection, request.links, request.snapshot, entities=request.links.resolved,
+            previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
+            previous_entities=last.entities if last else (),
+            correction=kind is TurnKind.CORRECTION,
+            continuation=kind is TurnKind.CONTINUATION
+            or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"),
+            times=_slot_values(state, "time") if kind is not TurnKind.SWITCH else [],
+            compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [])
+        return Proposal("rules", tuple(strip_conversation_cues(q) for q in rewrite.queries),
+                        strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how)
+
+    def _resumed(self, request: RewriteRequest) -> Proposal:
+        question = request.detection.text
+        if request.neither:
+            return Proposal("rules", (question,), question, (),
+                            "neither option: original question as asked", note="neither")
+        state = request.state
+        last = state.last_turn
+        previous = last.standalone if last and last.action != "clarify" else None
+        queries: list[str] = []
+        entities: list[str] = []
+        for reading in request.readings:
+            rw = self.rewrite(reading.detection, reading.links, request.snapshot,
+                              entities=reading.links.resolved or (reading.chosen,),
+                              previous_standalone=previous,
+                              previous_entities=last.entities if last else (),
+                              times=_slot_values(state, "time"))
+            entities.extend(e for e in rw.entities if e not in entities)
+            queries.extend(q for q in rw.queries if q not in queries)
+        return Proposal("rules", tuple(queries), queries[0], tuple(entities),
+                        "clarification answered: pending question resumed")
 
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
@@ -230,7 +271,11 @@ class RuleRewriter:
                 for alias in sorted(old.all_aliases, key=len, reverse=True):
                     if alias in out:
                         out = out.replace(alias, snapshot.name(new_id), 1)
-                        entities[entities.index(old_id)] = new_id
+                        if old_id in entities:
+                            entities[entities.index(old_id)] = new_id
+                        elif new_id not in entities:
+                            # An earlier mention of the turn already replaced old_id.
+                            entities.append(new_id)
                         swapped = True
                         break
         prev_detection = detect_mentions(previous, snapshot)
@@ -241,3 +286,8 @@ class RuleRewriter:
                 out = out.replace(old[0].text, new[0].text, 1)
                 swapped = True
         return (out, tuple(dict.fromkeys(entities))) if swapped else None
+
+
+def _slot_values(state, name: str) -> list[str]:
+    slot = getattr(state.slots, name)
+    return list(slot.values) if slot is not None else []

@@ -1,0 +1,134 @@
+"""The dialogue policy: given the understood turn and the session state, one decision.
+
+Stateless: it reads the state and the snapshot and changes neither (the
+transition applies the decision, dialogue/transition.py). In order:
+
+1. a pending clarification: an answer to it resumes the question (:class:`Resume`),
+   anything else drops it and the turn is read as a new one;
+2. the turn's kind (dialogue/classify.py), a cue-less topic switch by
+   similarity (dialogue/topic_shift.py, when an embedder is configured);
+3. a revisit's references relinked against the earlier focus, a turn that names
+   nothing linked to the focus;
+4. clarify or resolve: the first link the :class:`ClarifyGate` asks about
+   (:class:`Clarify`), else :class:`PlanQueries`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dialogue.clarify import AnswerKind, read_answer
+from dialogue.classify import TurnKind, classify, revisit_cue
+from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
+                                      UnderstoodTurn)
+from dialogue.policy.gate import AmbiguityGate, ClarifyGate
+from dialogue.state import SessionState
+from dialogue.topic_shift import SimilarityShift
+from kg.aliases import AliasSnapshot
+from kg.linker import EntityLinker, LinkResult
+from kg.mentions import MentionKind, detect_mentions
+
+
+class DialoguePolicy:
+    """Decides what a turn does; holds no session data of its own."""
+
+    def __init__(self, linker: EntityLinker | None = None, *, shift: SimilarityShift | None = None,
+                 gate: ClarifyGate | None = None) -> None:
+        self.linker = linker or EntityLinker()
+        self.shift = shift  # similarity-based switch detection (needs an embedder)
+        self.gate = gate or AmbiguityGate()
+
+    def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot) -> Decision:
+        trace: dict[str, Any] = {}
+        if state.pending is not None:
+            resumed = self.resume(turn, state, snapshot, trace)
+            if resumed is not None:
+                return resumed
+        kind = self.classify(turn, state, snapshot, trace)
+        links = self.settle_links(kind, turn, state, snapshot, trace)
+        for link in links.links:
+            verdict = self.gate.judge(link, turn, state, snapshot)
+            if verdict.ask:
+                trace["clarify_gate"] = {"mention": link.mention.text, "reasons": list(verdict.reasons),
+                                         "features": verdict.features}
+                return Clarify(link.mention.text, verdict.options, link, links,
+                               reasons=verdict.reasons, trace=trace)
+        return PlanQueries(kind, turn.detection, links, lift_consumed=kind is TurnKind.REVISIT,
+                           reasons=(f"classified as {kind.value}",), trace=trace)
+
+    def classify(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
+                 trace: dict[str, Any]) -> TurnKind:
+        """The turn's kind; a continuation far from the previous query may be a switch."""
+        kind = classify(turn.detection, turn.links, state.focus)
+        last = state.last_turn
+        if (kind is TurnKind.CONTINUATION and self.shift is not None and last is not None
+                and self.shift.is_switch(turn.detection, turn.links, snapshot, focus=state.focus,
+                                         previous=last.standalone, trace=trace)):
+            kind = TurnKind.SWITCH
+        return kind
+
+    def settle_links(self, kind: TurnKind, turn: UnderstoodTurn, state: SessionState,
+                     snapshot: AliasSnapshot, trace: dict[str, Any]) -> LinkResult:
+        """The links the turn is planned with: a revisit's references mean an earlier
+        topic; a continuation that names nothing is about the focus."""
+        links = turn.links
+        if kind is TurnKind.REVISIT and not any(
+                link.mention.kind is MentionKind.ALIAS for link in links.links):
+            # 回到刚才那个产品: the references mean an earlier topic, most recent first.
+            links = self.linker.link(turn.detection, snapshot,
+                                     focus=earlier_focus(state, turn.text), listed=state.listed)
+            trace["links"] = links_trace(links)
+        if (kind in (TurnKind.CONTINUATION, TurnKind.REVISIT) and state.focus
+                and not links.resolved and not links.ambiguous):
+            implicit = self.linker.implicit(turn.detection, snapshot, focus=state.focus,
+                                            alternates=state.alternates)
+            links = LinkResult((*links.links, implicit))
+            trace["links"] = links_trace(links)
+        return links
+
+    def resume(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
+               trace: dict[str, Any]) -> Resume | None:
+        """Resume the pending question when this turn answers it; None when it does not."""
+        pending = state.pending
+        answer = read_answer(turn.detection, turn.links, pending, snapshot)
+        trace["clarification_answer"] = {"kind": answer.kind.value,
+                                         "entity_ids": list(answer.entity_ids),
+                                         "how": answer.how, "pending_question": pending.question_text}
+        if answer.kind is AnswerKind.NOT_AN_ANSWER:
+            trace["clarification_answer"]["note"] = "not an answer: pending question dropped"
+            return None
+        question = pending.question_text
+        q_detection = detect_mentions(question, snapshot)
+        if answer.kind is AnswerKind.NEITHER:
+            return Resume("neither", (), question, q_detection, LinkResult(()),
+                          reasons=("neither option: the question as first asked",), trace=trace)
+        readings = tuple(
+            # The chosen option becomes the focus, which settles the shared alias.
+            QuestionReading(chosen, q_detection, self.linker.link(
+                q_detection, snapshot, focus=[chosen] + [f for f in state.focus if f != chosen]))
+            for chosen in answer.entity_ids)
+        return Resume(answer.kind.value, answer.entity_ids, question, q_detection, turn.links,
+                      readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
+
+
+def earlier_focus(state: SessionState, text: str) -> list[str]:
+    """Entities of the recent turns, then of the summarized older ones, most recent
+    first; for "回到刚才…" the current focus goes last, since the user is leaving it."""
+    seen: dict[str, None] = {}
+    for entity_ids in [*(r.entities for r in reversed(state.recent)),
+                       *(line.entities for line in reversed(state.summary))]:
+        for entity_id in entity_ids:
+            seen.setdefault(entity_id, None)
+    ordered = list(seen)
+    if revisit_cue(text) == "back":
+        ordered = [e for e in ordered if e not in state.focus] + [e for e in ordered if e in state.focus]
+    return ordered
+
+
+def links_trace(links: LinkResult) -> list[dict[str, Any]]:
+    """The links as the trace shows them (``trace["links"]``)."""
+    return [{"mention": link.mention.text, "kind": link.mention.kind.value,
+             "resolved": list(link.entity_ids), "reason": link.reason,
+             "candidates": [{"id": c.entity_id, "score": c.score, "source": c.source}
+                            for c in link.candidates]}
+            for link in links.links]
