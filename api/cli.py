@@ -358,6 +358,11 @@ def eval_suite(
             for r in results:
                 fh.write(json.dumps(r.results_line(), ensure_ascii=False) + "\n")
     _print_summary(summaries)
+    failed = [r for r in results if getattr(r, "error", None)]
+    if failed:
+        err.print(f"[bold yellow]warning:[/] {len(failed)} of {len(results)} turns failed and were "
+                  f"scored as no answer; the first: session {failed[0].session} turn "
+                  f"{failed[0].turn}: {failed[0].error}")
     if summary is not None:
         summary.write_text(json.dumps({"suite": str(suite), "kb": kb, "k": k, "systems": summaries},
                                       ensure_ascii=False, indent=2), encoding="utf-8")

@@ -18,6 +18,9 @@ What is counted, and from where:
   refused and the rules rewrite was used (``to="rules"``), or the rules
   rewrite was refused too and the user's own words were searched
   (``to="original"``).
+- ``referent_turn_fallbacks_total{stage}``: turn stages that failed and fell
+  back (``detect``, ``link``, ``policy``, ``rewrite``, ``retrieve``, ``pack``,
+  ``apply``), as ``trace["fallbacks"]`` lists them; the turn was still answered.
 - ``referent_dependency_errors_total{dependency}``: failures of ``neo4j``,
   ``milvus``, ``sessions`` (SQLite or Redis), ``llm``, ``embedder`` and
   ``reranker``: those that failed a request (answered 503) and those a turn
@@ -110,6 +113,10 @@ class Metrics:
             "referent_rewrite_fallbacks",
             "Rewrites refused or failed: to=rules after the LLM, to=original after the rules",
             ["kb", "to"], registry=r)
+        self.turn_fallbacks = Counter(
+            "referent_turn_fallbacks",
+            "Turn stages that failed and fell back (the turn was still answered)",
+            ["stage"], registry=r)
         self.dependency_errors = Counter(
             "referent_dependency_errors",
             "Dependency failures: those that failed a request and those a turn fell back from",
@@ -151,6 +158,8 @@ class Metrics:
             self.rewrite_fallbacks.labels(kb, "rules").inc()
         if "fallback" in rewrite:
             self.rewrite_fallbacks.labels(kb, "original").inc()
+        for fallback in trace.get("fallbacks") or []:
+            self.turn_fallbacks.labels(str(fallback.get("stage", "unknown"))).inc()
         for degraded in _fallen_back(trace):
             self.dependency_errors.labels(degraded).inc()
 

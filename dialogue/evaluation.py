@@ -136,18 +136,42 @@ def _parse_expect(f: Fields, where: str, raw: Any) -> Expect | None:
 def run_system(engine: TurnEngine, kb: str, suite: Sequence[ScriptSession], *, k: int,
                run_id: str | None = None,
                on_turn: Callable[[TurnResult], None] | None = None) -> list[TurnResult]:
-    """Replay every session through the turn engine, each in a fresh server session."""
+    """Replay every session through the turn engine, each in a fresh server session.
+
+    A turn the engine fails on (a store down, bad turn text) is recorded as an
+    error line (``action="no_answer"``, ``error`` says what was raised) and the
+    replay goes on."""
     run_id = run_id or uuid.uuid4().hex[:12]
     results = []
     for script in suite:
         server_sid = f"{run_id}-{script.session}"[:128]
-        for turn in script.turns:
-            result = engine.handle(kb, server_sid, turn.user, k=k)
+        for number, turn in enumerate(script.turns, start=1):
+            try:
+                result = engine.handle(kb, server_sid, turn.user, k=k)
+            except Exception as exc:  # noqa: BLE001 - one failing turn must not end the run
+                result = failed_turn(number, turn.user, exc)
             result = result.model_copy(update={"session": script.session})
             results.append(result)
             if on_turn:
                 on_turn(result)
     return results
+
+
+class FailedTurn(TurnResult):
+    """A turn the engine raised on: scored as no answer; its results line says
+    what was raised (``error``)."""
+
+    error: str
+
+    def results_line(self) -> dict[str, Any]:
+        return {**super().results_line(), "error": self.error}
+
+
+def failed_turn(number: int, user: str, exc: Exception) -> FailedTurn:
+    """The result of a turn the engine raised on."""
+    return FailedTurn(session="", turn=number, user=user, action="no_answer", standalone=user,
+                      queries=[], entities=[], rewrite=RewriteInfo(source="original", accepted=False),
+                      error=f"{type(exc).__name__}: {exc}")
 
 
 def run_baseline(retriever: Retriever, kb: str, suite: Sequence[ScriptSession], baseline: Baseline,

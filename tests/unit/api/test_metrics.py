@@ -96,3 +96,21 @@ def test_a_dependency_error_is_named_by_the_adapter_that_raised_it():
     named = DependencyError("said so")
     named.dependency = "milvus"
     assert dependency_of(named) == "milvus"
+
+
+def test_turn_stages_that_fell_back_are_counted_by_stage():
+    from api.metrics import Metrics
+    from dialogue.models import RewriteInfo, TurnResult
+
+    metrics = Metrics()
+    trace = {"fallbacks": [{"stage": "retrieve", "error": "KeyError", "fallback": "no answer"},
+                           {"stage": "pack", "error": "ValueError", "fallback": "no packed context"}]}
+    metrics.observe_turn("hr", TurnResult(session="s", turn=1, user="u", action="no_answer",
+                                          standalone="u", queries=[], entities=[],
+                                          rewrite=RewriteInfo(source="rules", accepted=True),
+                                          trace=trace))
+    metrics.observe_turn("hr", TurnResult(session="s", turn=2, user="u", action="retrieve",
+                                          standalone="u", queries=[], entities=[],
+                                          rewrite=RewriteInfo(source="rules", accepted=True)))
+    assert value(metrics, "referent_turn_fallbacks_total", stage="retrieve") == 1
+    assert value(metrics, "referent_turn_fallbacks_total", stage="pack") == 1

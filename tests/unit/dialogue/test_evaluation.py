@@ -72,3 +72,30 @@ def test_every_shared_suite_parses():
         pytest.skip("no shared development data beside the checkout")
     for path in suites:
         assert parse_suite(path.read_text(encoding="utf-8").splitlines(), path=str(path))
+
+
+class _EngineFailingOn:
+    """Answers every turn but one, on which it raises (as a crashing stage once did)."""
+
+    def __init__(self, failing: str) -> None:
+        self.failing = failing
+
+    def handle(self, kb, session_id, text, *, k):
+        if text == self.failing:
+            raise ValueError("'region.east' is not in list")
+        return TurnResult(session=session_id, turn=1, user=text, action="retrieve", standalone=text,
+                          queries=[text], entities=[], rewrite=RewriteInfo(source="rules", accepted=True))
+
+
+def test_a_turn_that_raises_is_recorded_as_an_error_line_and_the_replay_goes_on():
+    from dialogue.evaluation import run_system
+
+    suite = parse_suite(_suite({"user": "一"}, {"user": "二"}, {"user": "三"}))
+    results = run_system(_EngineFailingOn("二"), "kb", suite, k=5)
+    assert [r.user for r in results] == ["一", "二", "三"]
+    assert [r.action for r in results] == ["retrieve", "no_answer", "retrieve"]
+    line = results[1].results_line()
+    assert line["session"] == "S1" and line["turn"] == 2
+    assert line["error"] == "ValueError: 'region.east' is not in list"
+    assert "error" not in results[0].results_line()
+    assert score(suite, results, k=5)["overall"]["turns"] == 3
