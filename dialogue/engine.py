@@ -230,7 +230,7 @@ class TurnEngine:
         for fallback in rewritten.fallbacks:
             run.fell_back(fallback["stage"], fallback["error"], fallback["fallback"])
         plan = _Plan(request.kind, request.detection, request.links, rewritten.proposal,
-                     lift_consumed=getattr(decision, "lift_consumed", False))
+                     lift_consumed=isinstance(decision, PlanQueries) and decision.lift_consumed)
         return plan, rewritten.info
 
     def _retrieve(self, run: TurnRun, kb: str, plan: _Plan, state: SessionState,
