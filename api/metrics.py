@@ -6,8 +6,11 @@ What is counted, and from where:
   ``referent_http_request_duration_seconds{route,method}``: every answer, by
   route *template* (``/v1/kbs/{kb}/sessions/{session_id}/turns``), so session
   ids never become labels; a path that matches no route is ``unmatched``.
-- ``referent_turn_stage_duration_seconds{stage}``: the stage timings the turn
-  engine writes into each turn's trace (``session_load``, ``link``,
+Turn counts come from the typed events the engine emits beside each turn
+(dialogue/events.py), never from paths in its trace.
+
+- ``referent_turn_stage_duration_seconds{stage}``: the stage timings of each
+  turn (``session_load``, ``link``,
   ``rewrite`` — classifying, clarifying and rewriting —, ``retrieve``,
   ``session_save``) and the whole turn (``total``).
 - ``referent_turns_total{kb,action}``: turns by action; clarification
@@ -20,7 +23,7 @@ What is counted, and from where:
   (``to="original"``).
 - ``referent_turn_fallbacks_total{stage}``: turn stages that failed and fell
   back (``detect``, ``link``, ``policy``, ``rewrite``, ``retrieve``, ``pack``,
-  ``apply``), as ``trace["fallbacks"]`` lists them; the turn was still answered.
+  ``apply``), one per ``FallbackTaken`` event; the turn was still answered.
 - ``referent_dependency_errors_total{dependency}``: failures of ``neo4j``,
   ``milvus``, ``sessions`` (SQLite or Redis), ``llm``, ``embedder`` and
   ``reranker``: those that failed a request (answered 503) and those a turn
@@ -39,13 +42,14 @@ so keep the port off the public internet as for any metrics endpoint.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
                                generate_latest)
 from prometheus_client import gc_collector, platform_collector, process_collector
 
 from common.errors import DependencyError
+from dialogue.events import (ClarificationAnswered, DependencyDegraded, FallbackTaken,
+                             RewriteFellBack, StagesTimed)
 from dialogue.models import TurnResult
 
 log = logging.getLogger(__name__)
@@ -139,29 +143,25 @@ class Metrics:
         self.http_seconds.labels(route, method).observe(seconds)
 
     def observe_turn(self, kb: str, result: TurnResult) -> None:
-        """Count one answered turn from its result and the stage timings in its trace."""
-        trace = result.trace
+        """Count one answered turn from its result and the events it told (dialogue/events.py)."""
         self.turns.labels(kb, result.action).inc()
         self.stage_seconds.labels("total").observe(result.latency_ms / 1000)
-        for stage, ms in (trace.get("timings_ms") or {}).items():
-            if stage in STAGES:
-                self.stage_seconds.labels(stage).observe(ms / 1000)
-        if isinstance(trace.get("alias_version"), int):
-            self.alias_version.labels(kb).set(trace["alias_version"])
-        answer = trace.get("clarification_answer")
-        if answer:
-            self.clarification_answers.labels(kb, answer.get("kind", "unknown")).inc()
-        rewrite = trace.get("rewrite") or {}
-        tried = rewrite.get("tried") or []
-        llm_tried = [t for t in tried if t.get("source") == "llm"]
-        if llm_tried and result.rewrite.source != "llm":
-            self.rewrite_fallbacks.labels(kb, "rules").inc()
-        if "fallback" in rewrite:
-            self.rewrite_fallbacks.labels(kb, "original").inc()
-        for fallback in trace.get("fallbacks") or []:
-            self.turn_fallbacks.labels(str(fallback.get("stage", "unknown"))).inc()
-        for degraded in _fallen_back(trace):
-            self.dependency_errors.labels(degraded).inc()
+        for event in result.events:
+            match event:
+                case StagesTimed(timings_ms=timings, alias_version=version):
+                    for stage, ms in timings.items():
+                        if stage in STAGES:
+                            self.stage_seconds.labels(stage).observe(ms / 1000)
+                    if isinstance(version, int):
+                        self.alias_version.labels(kb).set(version)
+                case ClarificationAnswered(kind=kind):
+                    self.clarification_answers.labels(kb, kind).inc()
+                case RewriteFellBack(to=to):
+                    self.rewrite_fallbacks.labels(kb, to).inc()
+                case FallbackTaken(stage=stage):
+                    self.turn_fallbacks.labels(stage).inc()
+                case DependencyDegraded(dependency=dependency):
+                    self.dependency_errors.labels(dependency).inc()
 
     def observe_error(self, exc: BaseException) -> None:
         """Count a request that failed because a dependency did."""
@@ -169,15 +169,3 @@ class Metrics:
             self.dependency_errors.labels(dependency_of(exc)).inc()
 
 
-def _fallen_back(trace: dict[str, Any]) -> list[str]:
-    """The dependencies a turn fell back from, as its trace tells."""
-    out = []
-    if any("error" in t for t in (trace.get("rewrite") or {}).get("tried") or []
-           if t.get("source") == "llm"):
-        out.append("llm")
-    for query in (trace.get("retrieval") or {}).get("queries") or []:
-        if str(query.get("dense", "")).startswith("skipped"):
-            out.append("embedder")
-        if str(query.get("cross_encoder", "")).startswith("failed"):
-            out.append("reranker")
-    return out

@@ -22,6 +22,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from dialogue.trace import openapi_schemas as trace_schemas
+
 PROBLEM = "application/problem+json"
 NDJSON = "application/x-ndjson"
 A = "/v1/kbs/{kb}/admin"
@@ -291,7 +293,11 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
         "result": {"session": "s1", "turn": 2, "action": "retrieve",
                    "standalone": "A产品（个人版）怎么申请", "entities": ["prod.a.personal"]}},
         errors={404: _p(404, "Not found", "no trace of turn 9 in session 's1': the last 20 turns "
-                        "of a live session are kept")}),
+                        "of a live session are kept")},
+        schema={"type": "object", "required": ["turn", "user", "stages", "result"], "properties": {
+            "turn": {"type": "integer"}, "user": {"type": "string"},
+            "stages": _ref("TurnTrace"),
+            "result": {"type": "object", "description": "the turn's results line (docs: FORMATS §4)"}}}),
     ("GET", A): Examples(_KB_INFO, schema=_ref("KbInfo")),
     ("PUT", A): Examples(_write(12, 12, kb=_KB_INFO), status=200, also={201: "the kb was created"},
                          request={"normalization": {"case": False}},
@@ -399,6 +405,13 @@ def finish(doc: dict[str, Any]) -> dict[str, Any]:
     for generated in ("HTTPValidationError", "ValidationError"):
         schemas.pop(generated, None)
     schemas.update(SCHEMAS)
+    # The turn's trace, declared by dialogue.trace, instead of a bare object.
+    schemas.update(trace_schemas())
+    for name in ("TurnResult", "TurnRecord"):
+        props = schemas.get(name, {}).get("properties", {})
+        if "trace" in props:
+            props["trace"] = {"$ref": "#/components/schemas/TurnTrace",
+                              "description": "what every stage saw and decided"}
     components["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer", "description": "an API key"},
         "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}

@@ -2,7 +2,7 @@
 often, what users answered, and what to change in the alias table.
 
 :class:`ClarificationRecorder` reads each finished API turn (its clarification
-and trace: the engine itself is not involved) and records, in the background,
+events: the engine itself is not involved) and records, in the background,
 the question asked and, from the session's next turn, the answer. Recording
 is best-effort: a full queue or a Neo4j failure loses a record and logs a
 warning, and never delays or fails a turn.
@@ -18,13 +18,14 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from dialogue.events import ClarificationAnswered, ClarificationAsked
 from dialogue.models import TurnResult
 from kg.aliases import AliasSnapshot
 from kg.clarification_log import Answered, Asked, ClarificationLog, CountRow
@@ -46,37 +47,24 @@ _ANSWER_KINDS = {"chosen": "chosen", "both": "both", "neither": "neither",
 
 @dataclass(frozen=True)
 class _Seen:
-    """The parts of one turn the recorder needs, taken on the request thread (the
-    trace is not changed once the turn has returned)."""
+    """The parts of one turn the recorder needs: its clarification events."""
 
     kb: str
     session_id: str
     turn: int
     at: datetime
-    answer: Mapping[str, Any] | None  # trace["clarification_answer"]
-    mention: str | None  # the clarification asked by this turn, if any
-    options: tuple[str, ...]
-    link: Mapping[str, Any] | None  # the trace's link that was ambiguous
+    answer: ClarificationAnswered | None  # how this turn answered the previous question
+    asked: ClarificationAsked | None  # the question this turn asked
 
 
 def seen_in(kb: str, session_id: str, result: TurnResult,
             at: datetime | None = None) -> _Seen | None:
-    """What ``result`` says about clarifications, or None when nothing (most turns)."""
-    answer = result.trace.get("clarification_answer")
-    clarification = result.clarification
-    if answer is None and clarification is None:
+    """What ``result``'s events say about clarifications, or None when nothing (most turns)."""
+    answer = next((e for e in result.events if isinstance(e, ClarificationAnswered)), None)
+    asked = next((e for e in result.events if isinstance(e, ClarificationAsked)), None)
+    if answer is None and asked is None:
         return None
-    mention, options, link = None, (), None
-    if clarification is not None:
-        mention = clarification.mention
-        options = tuple(o.id for o in clarification.options)
-        for candidate in result.trace.get("links", ()):
-            ids = {c.get("id") for c in candidate.get("candidates", ())}
-            if candidate.get("mention") == mention and set(options) <= ids:
-                link = candidate
-                break
-    return _Seen(kb, session_id, result.turn, at or datetime.now(timezone.utc),
-                 dict(answer) if answer is not None else None, mention, options, link)
+    return _Seen(kb, session_id, result.turn, at or datetime.now(timezone.utc), answer, asked)
 
 
 def events(seen: _Seen, snapshot: AliasSnapshot | None) -> list[Asked | Answered]:
@@ -84,19 +72,16 @@ def events(seen: _Seen, snapshot: AliasSnapshot | None) -> list[Asked | Answered
     first, then the question this turn asked."""
     out: list[Asked | Answered] = []
     if seen.answer is not None and seen.turn > 1:
-        kind = _ANSWER_KINDS.get(str(seen.answer.get("kind")))
+        kind = _ANSWER_KINDS.get(seen.answer.kind)
         if kind is not None:
             out.append(Answered(seen.kb, seen.session_id, seen.turn - 1, seen.at, kind,
-                                tuple(seen.answer.get("entity_ids") or ()),
-                                str(seen.answer.get("how") or "")))
-    if seen.mention is not None:
-        kind = str(seen.link.get("kind")) if seen.link else "alias"
-        sources = [c.get("source", "") for c in seen.link.get("candidates", ())] if seen.link else []
-        match = sources[0].split(",")[0].strip() if sources else ""
-        alias = (_alias_of(seen.mention, match, seen.options, snapshot)
-                 if kind == "alias" else None)
-        out.append(Asked(seen.kb, seen.session_id, seen.turn, seen.at, kind, seen.mention,
-                         alias, match, tuple(sorted(seen.options))))
+                                tuple(seen.answer.entity_ids), seen.answer.how))
+    asked = seen.asked
+    if asked is not None:
+        alias = (_alias_of(asked.mention, asked.match, asked.options, snapshot)
+                 if asked.mention_kind == "alias" else None)
+        out.append(Asked(seen.kb, seen.session_id, seen.turn, seen.at, asked.mention_kind,
+                         asked.mention, alias, asked.match, tuple(sorted(asked.options))))
     return out
 
 

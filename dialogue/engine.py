@@ -19,6 +19,8 @@ from typing import Any, Literal
 from common.errors import ConflictError, DependencyError, InputError, NotFoundError
 from common.ids import check_kb, check_session_id
 from dialogue.clarify import build_clarification
+from dialogue.events import (ClarificationAnswered, ClarificationAsked, DependencyDegraded,
+                             StagesTimed)
 from dialogue.classify import TurnKind, strip_conversation_cues, strip_correction_cue
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
@@ -31,6 +33,7 @@ from dialogue.session_store import TRACES_KEPT, SessionStore
 from dialogue.stages import TurnRun
 from dialogue.state import SessionState, TurnRecord
 from dialogue.topic_shift import SimilarityShift
+from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
@@ -38,7 +41,7 @@ from kg.linker import EntityLinker, LinkResult
 from kg.mentions import Detection, detect_mentions
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
-from retrieval.search import Found, Retriever, SearchOutcome
+from retrieval.search import Found, Retriever, SearchOutcome, degraded_dependencies
 
 
 logger = logging.getLogger(__name__)
@@ -133,6 +136,7 @@ class TurnEngine:
             timings = result.trace.setdefault("timings_ms", {})
             timings["session_load"] = _ms(started, loaded)
             timings["session_save"] = _ms(saving, done)
+            result.events.append(StagesTimed(dict(timings), result.trace.get("alias_version")))
             self._keep_trace(kb, session_id, result)
             return result
         raise AssertionError("unreachable")
@@ -155,9 +159,10 @@ class TurnEngine:
         understood = self._understand(run, text, state, snapshot)
         decision = self._decide(run, understood, state, snapshot)
         if isinstance(decision, Clarify):
-            return self._ask(run, state, turn_no, text, decision, snapshot)
+            return self._told(run, decision, self._ask(run, state, turn_no, text, decision, snapshot))
         if isinstance(decision, NoAnswer):
-            return self._answer_nothing(run, state, turn_no, text, decision, snapshot)
+            return self._told(run, decision,
+                              self._answer_nothing(run, state, turn_no, text, decision, snapshot))
         plan, rewrite = self._rewrite(run, decision, state, snapshot, turn_no)
         run.lap("rewrite")
         negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
@@ -173,7 +178,24 @@ class TurnEngine:
         new_state = self._apply(run, state, outcome, snapshot)
         run.trace["slots"] = new_state.slots.as_trace()
         result.trace = run.trace  # with what applying the turn added
-        return result, new_state
+        return self._told(run, decision, (result, new_state))
+
+    @staticmethod
+    def _told(run: TurnRun, decision: Decision,
+              played: tuple[TurnResult, SessionState]) -> tuple[TurnResult, SessionState]:
+        """The played turn, with the events it tells the metrics and the analytics."""
+        result = played[0]
+        if decision.pending_answer is not None:
+            answer = decision.pending_answer
+            result.events.append(ClarificationAnswered(answer.kind.value, answer.entity_ids,
+                                                       answer.how))
+        if isinstance(decision, Clarify):
+            candidates = decision.link.candidates
+            result.events.append(ClarificationAsked(
+                decision.mention, decision.link.mention.kind.value,
+                candidates[0].match if candidates else "", tuple(decision.options)))
+        result.events.extend(run.events)
+        return played
 
     def _snapshot(self, kb: str) -> AliasSnapshot:
         snapshot = self._snapshots.get(kb)
@@ -200,8 +222,8 @@ class TurnEngine:
             detection, snapshot, focus=state.focus, listed=state.listed,
             alternates=state.alternates), lambda: LinkResult(()), "nothing linked")
         run.lap("link")
-        run.trace["mentions"] = [{"kind": m.kind.value, "text": m.text, "start": m.start,
-                                  "end": m.end} for m in detection.mentions]
+        run.trace["mentions"] = [MentionTrace(kind=m.kind.value, text=m.text, start=m.start,
+                                              end=m.end).dump() for m in detection.mentions]
         run.trace["links"] = links_trace(links)
         return UnderstoodTurn(text, detection, links)
 
@@ -226,9 +248,10 @@ class TurnEngine:
                                      snapshot, turn_no)
         run.trace["classification"] = request.kind.value
         rewritten: RewriteOutcome = self._rewrites.run(request)
-        run.trace["rewrite"] = rewritten.trace
+        run.trace["rewrite"] = RewriteTrace.model_validate(rewritten.trace).dump()
         for fallback in rewritten.fallbacks:
             run.fell_back(fallback["stage"], fallback["error"], fallback["fallback"])
+        run.events.extend(rewritten.events)
         plan = _Plan(request.kind, request.detection, request.links, rewritten.proposal,
                      lift_consumed=isinstance(decision, PlanQueries) and decision.lift_consumed)
         return plan, rewritten.info
@@ -250,6 +273,7 @@ class TurnEngine:
             lambda: SearchOutcome(found=(), trace={"fallback": "no answer"}, no_answer=True),
             "no answer")
         run.trace["retrieval"] = outcome.trace
+        run.events.extend(DependencyDegraded(d) for d in degraded_dependencies(outcome.trace))
         dual = outcome.trace.get("dual_path", {})
         if dual.get("ran"):
             # Both were searched; each evidence item says which query found it.
@@ -267,11 +291,11 @@ class TurnEngine:
         """The chunk ids and doc ids this turn must not return again."""
         granularity = self._config.granularity(kb)
         if plan.lift_consumed:
-            run.trace["consumed"] = {"granularity": granularity, "lifted": True}
+            run.trace["consumed"] = ConsumedTrace(granularity=granularity, lifted=True).dump()
             return [], []
         chunks, docs = ([], state.consumed_docs) if granularity == "doc" else (state.consumed, [])
-        run.trace["consumed"] = {"granularity": granularity, "lifted": False,
-                                 "excluded": len(docs) + len(chunks)}
+        run.trace["consumed"] = ConsumedTrace(granularity=granularity, lifted=False,
+                                              excluded=len(docs) + len(chunks)).dump()
         return list(chunks), list(docs)
 
     def _answer(self, run: TurnRun, state: SessionState, turn_no: int, text: str, plan: _Plan,

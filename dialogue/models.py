@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 Action = Literal["retrieve", "clarify", "no_answer"]
 
@@ -55,7 +55,15 @@ class TurnResult(BaseModel):
     context: str = ""
     context_tokens: int = 0
     latency_ms: float = 0.0
+    # Its shape is dialogue.trace.TurnTrace (so the OpenAPI document shows it).
     trace: dict[str, Any] = Field(default_factory=dict)
+    # What the turn tells the metrics and the analytics (dialogue/events.py); not serialized.
+    _events: list[Any] = PrivateAttr(default_factory=list)
+
+    @property
+    def events(self) -> list[Any]:
+        """The turn's typed events (dialogue.events.TurnEvent), in the order they happened."""
+        return self._events
 
     def results_line(self) -> dict[str, Any]:
         """The record `referent eval` writes (FORMATS.md §4)."""

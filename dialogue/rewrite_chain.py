@@ -12,6 +12,7 @@ from typing import Any
 
 from common.errors import ReferentError
 from dialogue.classify import TurnKind, strip_correction_cue
+from dialogue.events import DependencyDegraded, RewriteFellBack
 from dialogue.models import RewriteInfo
 from dialogue.rewrite import RuleRewriter
 from dialogue.rewriter import Proposal, RewriteRequest, Rewriter
@@ -30,6 +31,21 @@ class RewriteOutcome:
     info: RewriteInfo
     trace: dict[str, Any]
     fallbacks: tuple[dict[str, str], ...] = field(default=())
+
+    @property
+    def events(self) -> tuple[RewriteFellBack | DependencyDegraded, ...]:
+        """What the metrics count: a refused or failed LLM rewrite (the rules stood in),
+        the user's own words searched, an LLM endpoint that failed."""
+        tried = self.trace.get("tried") or []
+        llm = [t for t in tried if t.get("source") == "llm"]
+        out: list[RewriteFellBack | DependencyDegraded] = []
+        if any("error" in t for t in llm):
+            out.append(DependencyDegraded("llm"))
+        if llm and self.info.source != "llm":
+            out.append(RewriteFellBack("rules"))
+        if "fallback" in self.trace:
+            out.append(RewriteFellBack("original"))
+        return tuple(out)
 
 
 class RewriteChain:

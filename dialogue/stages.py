@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from common.errors import DependencyError
+from dialogue.events import FallbackTaken, TurnEvent
+from dialogue.trace import FallbackTrace
 
 logger = logging.getLogger("dialogue.engine")
 
@@ -29,6 +31,8 @@ class TurnRun:
         # Stage timings (ms): detect, link, rewrite (decide, clarify or rewrite,
         # validate), retrieve, pack; the engine's handle() adds session_load and session_save.
         self.timings: dict[str, float] = trace.setdefault("timings_ms", {})
+        # What the stages tell beside the trace (dialogue/events.py), fallbacks included.
+        self.events: list[TurnEvent] = []
         self._mark = time.perf_counter()
 
     def lap(self, stage: str) -> None:
@@ -49,5 +53,6 @@ class TurnRun:
             return fallback()
 
     def fell_back(self, stage: str, error: str, says: str) -> None:
+        self.events.append(FallbackTaken(stage, error, says))
         self.trace.setdefault("fallbacks", []).append(
-            {"stage": stage, "error": error, "fallback": says})
+            FallbackTrace(stage=stage, error=error, fallback=says).dump())

@@ -27,7 +27,13 @@ _PLURAL_PRONOUNS = {"它们", "他们", "她们", "这些", "那些", "这几个
 class Candidate:
     entity_id: str
     score: float
-    source: str  # exact | normalized | focus | listed
+    source: str  # exact | normalized | fuzzy | focus | listed, then how it was chosen
+
+    @property
+    def match(self) -> str:
+        """How the mention matched this candidate, without how it was chosen after:
+        ``exact``, ``normalized``, ``fuzzy``, ``focus``, ``listed``."""
+        return self.source.split(",", 1)[0].strip()
 
 
 @dataclass(frozen=True)

@@ -332,3 +332,15 @@ def _per_document(ranked: list[Found], cap: int) -> list[Found]:
         per_doc[f.hit.doc_id] = per_doc.get(f.hit.doc_id, 0) + 1
         out.append(f)
     return out
+
+
+def degraded_dependencies(trace: Mapping[str, Any]) -> list[str]:
+    """The optional endpoints a search went on without, as its trace records them:
+    ``embedder`` (BM25 only), ``reranker`` (the fused order kept)."""
+    out = []
+    for query in trace.get("queries") or []:
+        if str(query.get("dense", "")).startswith("skipped"):
+            out.append("embedder")
+        if str(query.get("cross_encoder", "")).startswith("failed"):
+            out.append("reranker")
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from dialogue.clarify import Answer
 from dialogue.classify import TurnKind
 from kg.linker import Link, LinkResult
 from kg.mentions import Detection
@@ -47,6 +48,8 @@ class Clarify:
     links: LinkResult  # every link of the turn (what else it resolved is remembered)
     reasons: tuple[str, ...] = ()
     trace: dict[str, Any] = field(default_factory=dict)
+    # How the turn read the pending clarification, when there was one.
+    pending_answer: Answer | None = None
 
     @property
     def resolved(self) -> tuple[str, ...]:
@@ -75,6 +78,8 @@ class Resume:
     readings: tuple[QuestionReading, ...] = ()  # one per chosen option
     reasons: tuple[str, ...] = ()
     trace: dict[str, Any] = field(default_factory=dict)
+    # How the turn read the pending clarification, when there was one.
+    pending_answer: Answer | None = None
 
     @property
     def neither(self) -> bool:
@@ -92,6 +97,8 @@ class PlanQueries:
     lift_consumed: bool = False
     reasons: tuple[str, ...] = ()
     trace: dict[str, Any] = field(default_factory=dict)
+    # How the turn read the pending clarification, when there was one.
+    pending_answer: Answer | None = None
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -104,6 +111,8 @@ class NoAnswer:
 
     reasons: tuple[str, ...] = ()
     trace: dict[str, Any] = field(default_factory=dict)
+    # How the turn read the pending clarification, when there was one.
+    pending_answer: Answer | None = None
 
 
 Decision = Union[Clarify, Resume, PlanQueries, NoAnswer]

@@ -15,15 +15,18 @@ transition applies the decision, dialogue/transition.py). In order:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from dialogue.clarify import AnswerKind, read_answer
+from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import TurnKind, classify, revisit_cue
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
 from dialogue.policy.gate import AmbiguityGate, ClarifyGate
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
+from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
+                            LinkTrace)
 from kg.aliases import AliasSnapshot
 from kg.linker import EntityLinker, LinkResult
 from kg.mentions import MentionKind, detect_mentions
@@ -40,17 +43,24 @@ class DialoguePolicy:
 
     def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot) -> Decision:
         trace: dict[str, Any] = {}
-        if state.pending is not None:
-            resumed = self.resume(turn, state, snapshot, trace)
-            if resumed is not None:
-                return resumed
+        if state.pending is None:
+            return self.plan(turn, state, snapshot, trace)
+        answer = read_answer(turn.detection, turn.links, state.pending, snapshot)
+        decision = (self.resume(turn, state, snapshot, trace, answer=answer)
+                    or self.plan(turn, state, snapshot, trace))
+        return replace(decision, pending_answer=answer)
+
+    def plan(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
+             trace: dict[str, Any]) -> Decision:
+        """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace)
         links = self.settle_links(kind, turn, state, snapshot, trace)
         for link in links.links:
             verdict = self.gate.judge(link, turn, state, snapshot)
             if verdict.ask:
-                trace["clarify_gate"] = {"mention": link.mention.text, "reasons": list(verdict.reasons),
-                                         "features": verdict.features}
+                trace["clarify_gate"] = ClarifyGateTrace(
+                    mention=link.mention.text, reasons=list(verdict.reasons),
+                    features=verdict.features).dump()
                 return Clarify(link.mention.text, verdict.options, link, links,
                                reasons=verdict.reasons, trace=trace)
         return PlanQueries(kind, turn.detection, links, lift_consumed=kind is TurnKind.REVISIT,
@@ -87,15 +97,17 @@ class DialoguePolicy:
         return links
 
     def resume(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
-               trace: dict[str, Any]) -> Resume | None:
+               trace: dict[str, Any], *, answer: Answer | None = None) -> Resume | None:
         """Resume the pending question when this turn answers it; None when it does not."""
         pending = state.pending
-        answer = read_answer(turn.detection, turn.links, pending, snapshot)
-        trace["clarification_answer"] = {"kind": answer.kind.value,
-                                         "entity_ids": list(answer.entity_ids),
-                                         "how": answer.how, "pending_question": pending.question_text}
-        if answer.kind is AnswerKind.NOT_AN_ANSWER:
-            trace["clarification_answer"]["note"] = "not an answer: pending question dropped"
+        if answer is None:
+            answer = read_answer(turn.detection, turn.links, pending, snapshot)
+        dropped = answer.kind is AnswerKind.NOT_AN_ANSWER
+        trace["clarification_answer"] = ClarificationAnswerTrace(
+            kind=answer.kind.value, entity_ids=list(answer.entity_ids), how=answer.how,
+            pending_question=pending.question_text,
+            note="not an answer: pending question dropped" if dropped else None).dump()
+        if dropped:
             return None
         question = pending.question_text
         q_detection = detect_mentions(question, snapshot)
@@ -127,8 +139,8 @@ def earlier_focus(state: SessionState, text: str) -> list[str]:
 
 def links_trace(links: LinkResult) -> list[dict[str, Any]]:
     """The links as the trace shows them (``trace["links"]``)."""
-    return [{"mention": link.mention.text, "kind": link.mention.kind.value,
-             "resolved": list(link.entity_ids), "reason": link.reason,
-             "candidates": [{"id": c.entity_id, "score": c.score, "source": c.source}
-                            for c in link.candidates]}
+    return [LinkTrace(mention=link.mention.text, kind=link.mention.kind.value,
+                      resolved=list(link.entity_ids), reason=link.reason,
+                      candidates=[CandidateTrace(id=c.entity_id, score=c.score, source=c.source)
+                                  for c in link.candidates]).dump()
             for link in links.links]

@@ -1,4 +1,5 @@
-"""Metrics read from a turn's result and trace, and dependency errors named by their adapter."""
+"""Metrics read from a turn's result and its typed events, and dependency errors named by
+their adapter."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 
 from api.metrics import Metrics, dependency_of
 from common.errors import DependencyError
+from dialogue.events import (ClarificationAnswered, DependencyDegraded, FallbackTaken,
+                             RewriteFellBack, StagesTimed)
 from dialogue.models import RewriteInfo, TurnResult
 
 
@@ -16,19 +19,19 @@ def value(metrics: Metrics, name: str, **labels: str) -> float:
     return 0.0 if found is None else found
 
 
-def result(action="retrieve", source="rules", **trace) -> TurnResult:
-    return TurnResult(session="s1", turn=2, user="那华南区呢", action=action,
-                      standalone="华南区7月的销售额是多少", queries=[], entities=[],
-                      rewrite=RewriteInfo(source=source, accepted=source != "original"),
-                      latency_ms=42.0, trace=trace)
+def result(action="retrieve", *events) -> TurnResult:
+    out = TurnResult(session="s1", turn=2, user="那华南区呢", action=action,
+                     standalone="华南区7月的销售额是多少", queries=[], entities=[],
+                     rewrite=RewriteInfo(source="rules", accepted=True), latency_ms=42.0)
+    out.events.extend(events)
+    return out
 
 
 def test_a_turn_counts_its_action_stages_and_alias_version():
     metrics = Metrics()
-    metrics.observe_turn("hr", result(alias_version=7, timings_ms={
-        "session_load": 1.0, "link": 2.0, "rewrite": 3.0, "retrieve": 30.0, "session_save": 4.0}))
-    metrics.observe_turn("hr", result(action="clarify", alias_version=8,
-                                      timings_ms={"link": 2.0}))
+    metrics.observe_turn("hr", result("retrieve", StagesTimed({
+        "session_load": 1.0, "link": 2.0, "rewrite": 3.0, "retrieve": 30.0, "session_save": 4.0}, 7)))
+    metrics.observe_turn("hr", result("clarify", StagesTimed({"link": 2.0}, 8)))
     assert value(metrics, "referent_turns_total", kb="hr", action="retrieve") == 1
     assert value(metrics, "referent_turns_total", kb="hr", action="clarify") == 1
     assert value(metrics, "referent_turn_stage_duration_seconds_count", stage="link") == 2
@@ -38,19 +41,29 @@ def test_a_turn_counts_its_action_stages_and_alias_version():
     assert value(metrics, "referent_alias_snapshot_version", kb="hr") == 8
 
 
-def test_fallbacks_are_counted_from_the_trace():
-    metrics = Metrics()
+def test_fallbacks_are_counted_from_the_events_the_stages_tell():
+    from dialogue.rewrite_chain import RewriteOutcome
+    from dialogue.rewriter import Proposal
+    from retrieval.search import degraded_dependencies
+
+    words = Proposal("rules", ("q",), "q", (), "rules")
     # The LLM failed (so the rules were used), the embedder and the reranker failed too.
-    metrics.observe_turn("hr", result(
-        rewrite={"tried": [{"source": "llm", "error": "timed out"}, {"source": "rules"}]},
-        retrieval={"queries": [{"dense": "skipped, BM25 only: refused",
-                                "cross_encoder": "failed, fused order kept: 500"}]}))
+    llm_failed = RewriteOutcome(words, RewriteInfo(source="rules", accepted=True), {
+        "how": "rules", "tried": [{"source": "llm", "error": "timed out"}, {"source": "rules"}]})
+    assert llm_failed.events == (DependencyDegraded("llm"), RewriteFellBack("rules"))
+    searched = {"queries": [{"dense": "skipped, BM25 only: refused",
+                             "cross_encoder": "failed, fused order kept: 500"}, {"bm25": 3}]}
+    assert degraded_dependencies(searched) == ["embedder", "reranker"]
     # The rules rewrite was refused: the user's own words were searched.
-    metrics.observe_turn("hr", result(source="original", rewrite={
-        "tried": [{"source": "rules", "checks": {"negation_kept": False}}],
-        "fallback": "the user's own words"}))
-    # A clarification answered with the second option.
-    metrics.observe_turn("hr", result(clarification_answer={"kind": "chosen"}))
+    refused = RewriteOutcome(words, RewriteInfo(source="original", accepted=False), {
+        "how": "rules", "tried": [{"source": "rules", "checks": {"negation_kept": False}}],
+        "fallback": "the user's own words"})
+    assert refused.events == (RewriteFellBack("original"),)
+    metrics = Metrics()
+    metrics.observe_turn("hr", result("retrieve", *llm_failed.events,
+                                      *(DependencyDegraded(d) for d in degraded_dependencies(searched))))
+    metrics.observe_turn("hr", result("retrieve", *refused.events))
+    metrics.observe_turn("hr", result("retrieve", ClarificationAnswered("chosen", ("x",), "ordinal")))
     assert value(metrics, "referent_rewrite_fallbacks_total", kb="hr", to="rules") == 1
     assert value(metrics, "referent_rewrite_fallbacks_total", kb="hr", to="original") == 1
     for dependency in ("llm", "embedder", "reranker"):
@@ -99,18 +112,9 @@ def test_a_dependency_error_is_named_by_the_adapter_that_raised_it():
 
 
 def test_turn_stages_that_fell_back_are_counted_by_stage():
-    from api.metrics import Metrics
-    from dialogue.models import RewriteInfo, TurnResult
-
     metrics = Metrics()
-    trace = {"fallbacks": [{"stage": "retrieve", "error": "KeyError", "fallback": "no answer"},
-                           {"stage": "pack", "error": "ValueError", "fallback": "no packed context"}]}
-    metrics.observe_turn("hr", TurnResult(session="s", turn=1, user="u", action="no_answer",
-                                          standalone="u", queries=[], entities=[],
-                                          rewrite=RewriteInfo(source="rules", accepted=True),
-                                          trace=trace))
-    metrics.observe_turn("hr", TurnResult(session="s", turn=2, user="u", action="retrieve",
-                                          standalone="u", queries=[], entities=[],
-                                          rewrite=RewriteInfo(source="rules", accepted=True)))
+    metrics.observe_turn("hr", result("no_answer", FallbackTaken("retrieve", "KeyError", "no answer"),
+                                      FallbackTaken("pack", "ValueError", "no packed context")))
+    metrics.observe_turn("hr", result("retrieve"))
     assert value(metrics, "referent_turn_fallbacks_total", stage="retrieve") == 1
     assert value(metrics, "referent_turn_fallbacks_total", stage="pack") == 1

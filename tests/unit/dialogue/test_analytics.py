@@ -10,6 +10,7 @@ import pytest
 
 from dialogue.analytics import (AnswerCounts, CandidateInfo, ClarificationGroup,
                                 ClarificationRecorder, events, seen_in, suggest, summarize)
+from dialogue.events import ClarificationAnswered, ClarificationAsked, StagesTimed
 from dialogue.models import Clarification, ClarifyOption, RewriteInfo, TurnResult
 from kg.aliases import AliasSnapshot
 from kg.clarification_log import Answered, Asked, CountRow
@@ -32,23 +33,23 @@ def snapshot() -> AliasSnapshot:
     return AliasSnapshot.from_ontology("t", 1, parse_ontology(ONTOLOGY.splitlines()))
 
 
-def result(turn: int, *, clarify: tuple[str, list[str]] | None = None, source: str = "exact",
-           answer: dict | None = None) -> TurnResult:
-    trace: dict = {"links": []}
+def result(turn: int, *, clarify: tuple[str, list[str]] | None = None, match: str = "exact",
+           answer: ClarificationAnswered | None = None) -> TurnResult:
+    """A turn as the engine returns it: the clarification it asked, and its events."""
     clarification = None
+    told: list = [StagesTimed({"link": 0.1}, 1)]
+    if answer is not None:
+        told.append(answer)
     if clarify is not None:
         mention, options = clarify
         clarification = Clarification(question="?", mention=mention,
                                       options=[ClarifyOption(id=o, name=o) for o in options])
-        trace["links"] = [{"mention": "别的", "kind": "alias", "resolved": ["x"], "candidates": [
-                              {"id": "x", "score": 1.0, "source": "exact"}]},
-                          {"mention": mention, "kind": "alias", "resolved": [], "candidates": [
-                              {"id": o, "score": 0.9, "source": source} for o in options]}]
-    if answer is not None:
-        trace["clarification_answer"] = answer
-    return TurnResult(session="s", turn=turn, user="u", action="clarify" if clarify else "retrieve",
-                      standalone="u", queries=[], entities=[], clarification=clarification,
-                      rewrite=RewriteInfo(source="rules", accepted=True), trace=trace)
+        told.append(ClarificationAsked(mention, "alias", match, tuple(options)))
+    out = TurnResult(session="s", turn=turn, user="u", action="clarify" if clarify else "retrieve",
+                     standalone="u", queries=[], entities=[], clarification=clarification,
+                     rewrite=RewriteInfo(source="rules", accepted=True))
+    out.events.extend(told)
+    return out
 
 
 def test_most_turns_tell_nothing():
@@ -64,19 +65,19 @@ def test_a_question_is_recorded_with_its_alias_key_and_sorted_candidates(snapsho
 
 def test_a_fuzzy_mention_is_recorded_with_the_shared_alias_it_was_taken_for(snapshot):
     seen = seen_in("t", "s", result(1, clarify=("星云数据分析平", ["cloud.home", "cloud.team"]),
-                                    source="fuzzy, context fit"), at=AT)
+                                    match="fuzzy"), at=AT)
     [asked] = events(seen, snapshot)
     assert (asked.mention, asked.alias, asked.match) == ("星云数据分析平", "星云数据分析平台", "fuzzy")
 
 
 def test_the_answer_goes_to_the_previous_turns_question_before_a_new_question(snapshot):
-    seen = seen_in("t", "s", result(5, clarify=("B云盘", ["b.one", "b.two"]), answer={
-        "kind": "not_an_answer", "entity_ids": [], "how": ""}), at=AT)
+    seen = seen_in("t", "s", result(5, clarify=("B云盘", ["b.one", "b.two"]), answer=ClarificationAnswered(
+        "not_an_answer")), at=AT)
     answered, asked = events(seen, snapshot)
     assert answered == Answered("t", "s", 4, AT, "new_question", (), "")
     assert asked.turn == 5 and asked.candidates == ("b.one", "b.two")
-    chosen = seen_in("t", "s", result(6, answer={"kind": "chosen", "entity_ids": ["b.two"],
-                                                 "how": "ordinal 第二个"}), at=AT)
+    chosen = seen_in("t", "s", result(6, answer=ClarificationAnswered(
+        "chosen", ("b.two",), "ordinal 第二个")), at=AT)
     assert events(chosen, snapshot) == [Answered("t", "s", 5, AT, "chosen", ("b.two",),
                                                  "ordinal 第二个")]
 
