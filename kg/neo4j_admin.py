@@ -28,7 +28,8 @@ from kg.admin import (AuditPage, AuditQuery, EntityView, KbInfo, WriteResult, au
                       checked_alias, checked_attributes, checked_description, checked_id,
                       checked_relation_type, checked_text, checked_type_def, checked_type_name,
                       entity_json)
-from kg.neo4j_store import Neo4jOntologyStore, entity_from_record, entity_row, record_change
+from kg.import_plan import entity_row
+from kg.neo4j_store import Neo4jOntologyStore, entity_from_record, record_change
 from kg.normalize import DEFAULT, Normalization
 from kg.ontology import MAX_ALIAS_LEN, ConfusableDef, EntityDef, RelationDef, TypeDef
 from kg.store import Actor

@@ -35,8 +35,8 @@ from common.errors import (ConfigurationError, DependencyError, NotFoundError,
 from common.ids import check_kb
 from kg import neo4j_queries as q
 from kg.normalize import DEFAULT, Normalization
-from kg.ontology import (ConfusableDef, EntityDef, Ontology, RelationDef, TypeDef,
-                         parse_ontology)
+from kg.ontology import ConfusableDef, EntityDef, Ontology, RelationDef, TypeDef
+from kg.import_plan import entity_row, plan_import
 from kg.store import Actor, AliasRow, ImportReport, KbState, LinkingData, LinkingDelta
 
 T = TypeVar("T")
@@ -360,28 +360,14 @@ class Neo4jOntologyStore:
         old_version = state["version"] if state else None
         stored, _ = read_ontology(tx, kb)
         stored_entities = {e.id: e for e in stored.entities}
-        ontology = parse_ontology(lines, path=path, known_entity_ids=stored_entities,
-                                  known_parents={e.id: e.parent for e in stored.entities})
-
-        stored_types = {t.name: t for t in stored.types}
-        types = [t for t in ontology.types if stored_types.get(t.name) != t]
-        added = [e for e in ontology.entities if e.id not in stored_entities]
-        changed = [e for e in ontology.entities
-                   if e.id in stored_entities and not _same_entity(e, stored_entities[e.id])]
-        stored_rel = set(stored.relations)
-        relations = [r for r in dict.fromkeys(ontology.relations) if r not in stored_rel]
-        stored_conf = {_pair_key(c): c for c in stored.confusables}
-        confusables = [c for c in {_pair_key(c): c for c in ontology.confusables}.values()
-                       if getattr(stored_conf.get(_pair_key(c)), "note", None) != c.note]
-        report = ImportReport(types_written=len(types), entities_added=len(added),
-                              entities_changed=len(changed),
-                              entities_unchanged=len(ontology.entities) - len(added) - len(changed),
-                              relations=len(relations), confusables=len(confusables),
-                              version=old_version or None)
+        plan = plan_import(stored, lines, path=path, old_version=old_version)
+        report = plan.report
         if not report.changed or not write:
             return report
 
-        entities = added + changed
+        types, changed, relations, confusables = (plan.types, plan.changed, plan.relations,
+                                                  plan.confusables)
+        entities = list(plan.entities)
         for rows in _batches([{"name": t.name, "attributes": list(t.attributes),
                                "parent": t.parent} for t in types]):
             tx.run(q.UPSERT_TYPES, kb=kb, rows=rows).consume()
@@ -454,18 +440,3 @@ class Neo4jOntologyStore:
                 for statement in q.DELETE_KB_LABELLED:
                     session.run(statement, kb=kb).consume()
 
-
-def entity_row(e: EntityDef) -> dict[str, Any]:
-    """The stored properties of an entity (attributes as JSON text: Neo4j has no map values)."""
-    return {"id": e.id, "name": e.name, "type": e.type, "description": e.description,
-            "parent": e.parent,
-            "attributes_json": json.dumps(dict(e.attributes), ensure_ascii=False)}
-
-
-def _same_entity(a: EntityDef, b: EntityDef) -> bool:
-    return (entity_row(a) == entity_row(b)
-            and a.all_aliases == b.all_aliases)
-
-
-def _pair_key(c: ConfusableDef) -> tuple[str, str]:
-    return (min(c.a, c.b), max(c.a, c.b))
