@@ -34,7 +34,7 @@ Filters. Milvus Lite 2.5.1 has no filter templates: a ``filter_params``
 placeholder (``{ents}``) is a lexer error there, which pymilvus retries as an
 unknown gRPC failure for minutes. Filters are therefore literals built here
 from checked values only: entity ids by ``common.ids.check_entity_id``,
-chunk and doc ids by ``_check_key``, quoted by ``_literal``. The Lite parser
+chunk and doc ids by ``retrieval.index.check_key``, quoted by ``_literal``. The Lite parser
 decodes only the ``\\\\`` and ``\\"`` escapes (``\\n``, ``\\u4e2d`` stay
 literal backslash sequences and raw line breaks are rejected), and Lite's own
 storage breaks on a ``'`` in a primary key, so keys with control characters
@@ -80,16 +80,23 @@ from common.errors import (
     NotFoundError,
     RetryableDependencyError,
 )
-from common.ids import check_entity_id, check_kb
+from common.ids import check_kb
+from retrieval.index import (
+    MAX_ENTITIES,
+    MAX_KEY_BYTES,
+    MAX_TEXT_BYTES,
+    MAX_TITLE_BYTES,
+    check_chunks,
+    check_filters,
+    check_key,
+    check_limit,
+    check_query_vector,
+    check_vectors,
+    dense_mismatch,
+)
 from retrieval.models import Chunk, DenseSpec, Hit
 
-MAX_KEY_BYTES = 256
-MAX_TITLE_BYTES = 2048
-MAX_TEXT_BYTES = 65535
-MAX_ENTITIES = 64
 MAX_ENTITY_ID_CHARS = 128
-# Milvus caps limit (topk) and query results at 16384.
-MAX_LIMIT = 16384
 _IDS_PER_QUERY = 1000
 
 _OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "auto_tagged", "metadata"]
@@ -193,15 +200,8 @@ class MilvusIndex:
     def check_dense(self, kb: str, dense: DenseSpec | None) -> None:
         """Raise ConfigurationError unless the kb was created for the embedder ``dense``."""
         recorded = self.dense_spec(kb)
-        if recorded == dense:
-            return
-        def say(spec: DenseSpec | None) -> str:
-            return "no embedder (BM25 only)" if spec is None else \
-                f"embedder {spec.embedder!r} ({spec.dim} dimensions)"
-        raise ConfigurationError(
-            f"knowledge base {kb!r} was ingested with {say(recorded)}, but {say(dense)} is "
-            "configured: set REFERENT_EMBED__BACKEND / __MODEL back to what the kb was built "
-            f"with, or re-ingest it into a fresh kb (`referent ingest --kb NEW FILE`)")
+        if recorded != dense:
+            raise dense_mismatch(kb, recorded, dense)
 
     def has_collection(self, kb: str) -> bool:
         """Whether ``kb`` has a collection."""
@@ -247,15 +247,10 @@ class MilvusIndex:
             NotFoundError: the kb has no collection (call ``ensure_collection``).
         """
         name = self._collection(kb)
+        check_chunks(chunks)
         rows = [_row(chunk) for chunk in chunks]
         if chunks:
-            self._attach_vectors(kb, rows, vectors)
-        seen: set[str] = set()
-        for row in rows:
-            if row["chunk_id"] in seen:
-                # Lite 2.5.1 stores both copies of a key repeated within one request.
-                raise InputError(f"chunk id {row['chunk_id']!r} appears twice in one upsert")
-            seen.add(row["chunk_id"])
+            self._attach_vectors(kb, chunks, rows, vectors)
         done = 0
         for batch in _batches(rows, self._batch_bytes, self._batch_rows):
             with self._errors("upsert chunks", kb):
@@ -275,7 +270,7 @@ class MilvusIndex:
         """
         vectors = None
         if chunks and self.dense_spec(kb) is not None:
-            wanted = [_check_key(c.chunk_id, "chunk id") for c in chunks]
+            wanted = [check_key(c.chunk_id, "chunk id") for c in chunks]
             stored: dict[str, list[float]] = {}
             for start in range(0, len(wanted), _IDS_PER_QUERY):
                 expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
@@ -291,32 +286,18 @@ class MilvusIndex:
             vectors = [stored[cid] for cid in wanted]
         return self.upsert(kb, chunks, vectors=vectors)
 
-    def _attach_vectors(self, kb: str, rows: list[dict[str, Any]],
+    def _attach_vectors(self, kb: str, chunks: Sequence[Chunk], rows: list[dict[str, Any]],
                         vectors: Sequence[Sequence[float]] | None) -> None:
-        spec = self.dense_spec(kb)
-        if spec is None:
-            if vectors is not None:
-                raise ConfigurationError(
-                    f"knowledge base {kb!r} was created without dense vectors; unset "
-                    "REFERENT_EMBED__BACKEND or re-ingest into a fresh kb")
-            return
-        if vectors is None:
-            raise ConfigurationError(
-                f"knowledge base {kb!r} holds dense vectors from {spec.embedder!r}: configure "
-                "that embedder (REFERENT_EMBED__*) to ingest into it")
-        if len(vectors) != len(rows):
-            raise InputError(f"{len(vectors)} vectors for {len(rows)} chunks")
-        for row, vector in zip(rows, vectors, strict=True):
-            if len(vector) != spec.dim:
-                raise InputError(f"chunk {row['chunk_id']!r}: a {len(vector)}-dimensional "
-                                 f"vector where the kb stores {spec.dim}")
-            row["dense"] = [float(v) for v in vector]
+        checked = check_vectors(kb, self.dense_spec(kb), chunks, vectors)
+        if checked is not None:
+            for row, vector in zip(rows, checked, strict=True):
+                row["dense"] = vector
 
     def delete_chunks(self, kb: str, chunk_ids: Sequence[str]) -> int:
         """Delete these chunks; ids not stored are ignored. Returns how many were asked
         to go that existed (Lite) or the server's delete count."""
         name = self._collection(kb)
-        wanted = [_check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
+        wanted = [check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
         deleted = 0
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
@@ -328,7 +309,7 @@ class MilvusIndex:
     def doc_chunk_ids(self, kb: str, doc_ids: Sequence[str]) -> dict[str, list[str]]:
         """The stored chunk ids of each of these documents (documents with none are left out)."""
         name = self._collection(kb)
-        wanted = [_check_key(doc_id, "doc id") for doc_id in doc_ids]
+        wanted = [check_key(doc_id, "doc id") for doc_id in doc_ids]
         found: dict[str, list[str]] = {}
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"doc_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
@@ -339,7 +320,7 @@ class MilvusIndex:
     def delete_document(self, kb: str, doc_id: str) -> int:
         """Delete all chunks of ``doc_id``; return how many were deleted (0 if none)."""
         name = self._collection(kb)
-        expr = f"doc_id == {_literal(_check_key(doc_id, 'doc id'))}"
+        expr = f"doc_id == {_literal(check_key(doc_id, 'doc id'))}"
         with self._errors("delete a document", kb):
             result = self._client.delete(name, filter=expr, timeout=self._timeout)
         # Lite returns the deleted primary keys, a server a {"delete_count": n} dict.
@@ -379,7 +360,7 @@ class MilvusIndex:
         """
         if not query.strip():
             self._collection(kb)
-            _check_limit(limit)
+            check_limit(limit)
             _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
             return []
         return self._search(kb, [query], "sparse", "BM25", limit=limit, entity_ids=entity_ids,
@@ -396,14 +377,8 @@ class MilvusIndex:
         Raises:
             ConfigurationError: the kb has no dense vectors, or of another length.
         """
-        spec = self.dense_spec(kb)
-        if spec is None:
-            raise ConfigurationError(f"knowledge base {kb!r} has no dense vectors; it was "
-                                     "ingested without an embedder")
-        if len(vector) != spec.dim:
-            raise ConfigurationError(f"a {len(vector)}-dimensional query vector for kb {kb!r}, "
-                                     f"whose vectors have {spec.dim} ({spec.embedder})")
-        return self._search(kb, [[float(v) for v in vector]], "dense", "COSINE", limit=limit,
+        checked = check_query_vector(kb, self.dense_spec(kb), vector)
+        return self._search(kb, [checked], "dense", "COSINE", limit=limit,
                             entity_ids=entity_ids, exclude_chunk_ids=exclude_chunk_ids,
                             exclude_doc_ids=exclude_doc_ids, group_by_doc=group_by_doc,
                             with_vectors=with_vectors)
@@ -413,7 +388,7 @@ class MilvusIndex:
                 exclude_doc_ids: Sequence[str], group_by_doc: bool,
                 with_vectors: bool) -> list[Hit]:
         name = self._collection(kb)
-        _check_limit(limit)
+        check_limit(limit)
         expr = _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
         grouping = {"group_by_field": "doc_id"} if group_by_doc else {}
         fields = _OUTPUT_FIELDS + (["dense"] if with_vectors and self.dense_spec(kb) else [])
@@ -436,7 +411,7 @@ class MilvusIndex:
     def get_chunks(self, kb: str, chunk_ids: Sequence[str]) -> list[Chunk]:
         """The chunks with these ids, in the order asked; ids not stored are skipped."""
         name = self._collection(kb)
-        wanted = [_check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
+        wanted = [check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
         found: dict[str, Chunk] = {}
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
@@ -515,11 +490,6 @@ def _is_transient(exc: BaseException) -> bool:
     return code in _TRANSIENT_GRPC or code in (ErrorCode.RATE_LIMIT, Status.CONNECT_FAILED)
 
 
-def _check_limit(limit: int) -> None:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InputError(f"search limit {limit} out of range: use 1-{MAX_LIMIT}")
-
-
 def _spec_of(description: dict[str, Any]) -> DenseSpec | None:
     """The DenseSpec recorded in a collection's description (None: BM25 only)."""
     try:
@@ -560,22 +530,8 @@ def _schema(dense: DenseSpec | None = None) -> Any:
     return schema
 
 
-def _check_key(value: str, what: str) -> str:
-    """Return a chunk or doc id usable as a Milvus key and filter literal, else raise.
-
-    Allowed: 1-256 UTF-8 bytes of printable characters (space included)
-    except ``'``; Chinese is fine. See the module docstring for why.
-    """
-    if (not isinstance(value, str) or not value or len(value.encode("utf-8")) > MAX_KEY_BYTES
-            or not value.isprintable() or "'" in value):
-        raise InvalidIdError(
-            f"invalid {what} {value!r}: use 1-{MAX_KEY_BYTES} bytes of printable characters "
-            "without ' or line breaks")
-    return value
-
-
 def _literal(value: str) -> str:
-    """A double-quoted Milvus string literal for a value already checked by ``_check_key``."""
+    """A double-quoted Milvus string literal for a value already checked by ``check_key``."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -585,41 +541,22 @@ def _list_literal(values: Iterable[str]) -> str:
 
 def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
                    exclude_doc_ids: Sequence[str] = ()) -> str:
+    ids, excluded, docs = check_filters(entity_ids, exclude_chunk_ids, exclude_doc_ids)
     clauses = []
-    if entity_ids:
-        ids = [check_entity_id(entity_id) for entity_id in entity_ids]
+    if ids:
         clauses.append(f"array_contains_any(entities, {_list_literal(ids)})")
-    if exclude_chunk_ids:
-        excluded = [_check_key(chunk_id, "chunk id") for chunk_id in exclude_chunk_ids]
+    if excluded:
         clauses.append(f"chunk_id not in {_list_literal(excluded)}")
-    if exclude_doc_ids:
-        docs = [_check_key(doc_id, "doc id") for doc_id in exclude_doc_ids]
+    if docs:
         clauses.append(f"doc_id not in {_list_literal(docs)}")
     return " and ".join(clauses)
 
 
 def _row(chunk: Chunk) -> dict[str, Any]:
-    """The Milvus row for ``chunk``, after checking it fits the schema."""
-    chunk_id = _check_key(chunk.chunk_id, "chunk id")
-    doc_id = _check_key(chunk.doc_id, "doc id")
-    if len(chunk.entity_ids) > MAX_ENTITIES:
-        raise InputError(f"chunk {chunk_id!r} has {len(chunk.entity_ids)} entity ids; "
-                         f"at most {MAX_ENTITIES} are stored")
-    entities = [check_entity_id(entity_id) for entity_id in chunk.entity_ids]
-    if len(chunk.title.encode("utf-8")) > MAX_TITLE_BYTES:
-        raise InputError(f"chunk {chunk_id!r}: title longer than {MAX_TITLE_BYTES} UTF-8 bytes")
-    bm25_text = f"{chunk.title}\n{chunk.text}"
-    if len(bm25_text.encode("utf-8")) > MAX_TEXT_BYTES:
-        raise InputError(f"chunk {chunk_id!r}: title and text exceed {MAX_TEXT_BYTES} UTF-8 "
-                         "bytes; split the text into smaller chunks")
-    if not isinstance(chunk.metadata, dict):
-        raise InputError(f"chunk {chunk_id!r}: metadata must be a JSON object")
-    try:
-        json.dumps(chunk.metadata)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"chunk {chunk_id!r}: metadata is not JSON-serialisable: {exc}") from exc
-    return {"chunk_id": chunk_id, "doc_id": doc_id, "title": chunk.title, "text": chunk.text,
-            "bm25_text": bm25_text, "entities": entities, "auto_tagged": bool(chunk.auto_tagged),
+    """The Milvus row for ``chunk`` (already checked by ``check_chunks``)."""
+    return {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "title": chunk.title,
+            "text": chunk.text, "bm25_text": f"{chunk.title}\n{chunk.text}",
+            "entities": list(chunk.entity_ids), "auto_tagged": bool(chunk.auto_tagged),
             "metadata": chunk.metadata}
 
 
