@@ -14,8 +14,8 @@ from typing import Any
 
 import redis
 
-from common.errors import ConflictError, DependencyError, RetryableDependencyError
-from dialogue.session_store import TRACES_KEPT
+from common.errors import DependencyError, RetryableDependencyError
+from dialogue.session_store import TRACES_KEPT, session_conflict
 from dialogue.state import SessionState
 
 # KEYS[1] = session key; ARGV = expected version, new version, state JSON, ttl ms.
@@ -74,8 +74,7 @@ class RedisSessionStore:
             ok = self._save(keys=[self._key(state.kb, state.session_id)],
                             args=[state.version, new.version, new.model_dump_json(), self._ttl_ms])
         if ok != 1:
-            raise ConflictError(f"session {state.session_id!r} was changed by another turn; "
-                                "reload it and retry")
+            raise session_conflict(state.session_id)
         return new
 
     def delete(self, kb: str, session_id: str) -> bool:

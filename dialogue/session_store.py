@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from common.errors import ConflictError
 from dialogue.state import SessionState
 
 
@@ -35,3 +36,24 @@ class SessionStore(Protocol):
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None: ...
 
     def close(self) -> None: ...
+
+
+def stored_state(kb: str, session_id: str, row: tuple[int, float, str] | None,
+                 now: float) -> SessionState:
+    """The state a stored ``(version, expires_at, state JSON)`` row stands for at ``now``.
+
+    No row: a new session. An expired row: a fresh state that keeps the stored
+    version, so that saving it still detects a concurrent writer.
+    """
+    if row is None:
+        return SessionState(kb=kb, session_id=session_id)
+    version, expires_at, payload = row
+    if expires_at <= now:
+        return SessionState(kb=kb, session_id=session_id, version=version)
+    return SessionState.model_validate_json(payload)
+
+
+def session_conflict(session_id: str) -> ConflictError:
+    """The error of a save that lost to another turn's save of the same session."""
+    return ConflictError(f"session {session_id!r} was changed by another turn; "
+                         "reload it and retry")

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common.errors import ConflictError, DependencyError
-from dialogue.session_store import TRACES_KEPT
+from common.errors import DependencyError
+from dialogue.session_store import TRACES_KEPT, session_conflict, stored_state
 from dialogue.state import SessionState
 
 _SCHEMA = """
@@ -72,14 +72,7 @@ class SQLiteSessionStore:
         except sqlite3.Error as exc:
             raise DependencyError(f"reading session {session_id!r} failed: {exc}",
                                   service="sqlite") from exc
-        if row is None:
-            return SessionState(kb=kb, session_id=session_id)
-        version, expires_at, payload = row
-        if expires_at <= self._clock():
-            # Expired: start fresh, but keep the stored version so the save below
-            # still detects a concurrent writer.
-            return SessionState(kb=kb, session_id=session_id, version=version)
-        return SessionState.model_validate_json(payload)
+        return stored_state(kb, session_id, row, self._clock())
 
     def save(self, state: SessionState) -> SessionState:
         new = state.model_copy(update={"version": state.version + 1})
@@ -101,8 +94,7 @@ class SQLiteSessionStore:
             raise DependencyError(f"saving session {state.session_id!r} failed: {exc}",
                                   service="sqlite") from exc
         if cur.rowcount != 1:
-            raise ConflictError(f"session {state.session_id!r} was changed by another turn; "
-                                "reload it and retry")
+            raise session_conflict(state.session_id)
         return new
 
     def delete(self, kb: str, session_id: str) -> bool:
