@@ -1,113 +1,13 @@
-"""One contract for every session store, run against real SQLite and real Redis:
-optimistic concurrency, TTL expiry, delete, bounded state."""
-
-import threading
-import time
-import uuid
+"""What is particular to each real session store (their common contract is
+tests/contract/test_session_store_contract.py): SQLite keeps state across a
+reopen, an unreachable Redis names its setting, state stays bounded."""
 
 import pytest
 
-from common.errors import ConflictError, RetryableDependencyError
+from common.errors import RetryableDependencyError
 from dialogue.redis_store import RedisSessionStore
 from dialogue.sqlite_store import SQLiteSessionStore
 from dialogue.state import SessionState, TurnRecord
-
-
-@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
-def make_store(request, tmp_path, settings):
-    opened = []
-
-    def make(ttl_seconds: int = 60):
-        if request.param == "sqlite":
-            store = SQLiteSessionStore(tmp_path / "sessions.sqlite3", ttl_seconds=ttl_seconds)
-        else:
-            store = RedisSessionStore(settings.sessions.redis_url, ttl_seconds=ttl_seconds,
-                                      prefix=f"test:{uuid.uuid4().hex[:8]}:")
-            store.ping()
-        opened.append(store)
-        return store
-
-    yield make
-    for store in opened:
-        store.close()
-
-
-@pytest.fixture
-def store(make_store):
-    return make_store()
-
-
-class TestSessionStoreContract:
-    def test_a_new_session_is_empty(self, store):
-        state = store.load("kb", "new")
-        assert state.version == 0 and state.turn_count == 0 and state.focus == []
-
-    def test_saved_state_comes_back(self, store):
-        state = store.load("kb", "s1")
-        state.focus = ["region.south"]
-        state.turn_count = 3
-        saved = store.save(state)
-        assert saved.version == 1
-        again = store.load("kb", "s1")
-        assert again.focus == ["region.south"] and again.turn_count == 3 and again.version == 1
-
-    def test_sessions_of_two_kbs_do_not_mix(self, store):
-        state = store.load("kb_a", "same")
-        state.focus = ["a"]
-        store.save(state)
-        assert store.load("kb_b", "same").focus == []
-
-    def test_a_stale_save_is_refused_and_loses_nothing(self, store):
-        a = store.load("kb", "s1")
-        b = store.load("kb", "s1")
-        a.focus = ["x"]
-        store.save(a)
-        b.focus = ["y"]
-        with pytest.raises(ConflictError, match="reload it and retry"):
-            store.save(b)
-        assert store.load("kb", "s1").focus == ["x"]
-
-    def test_concurrent_saves_let_exactly_one_win(self, store):
-        base = store.save(store.load("kb", "race"))
-        outcomes: list[str] = []
-        barrier = threading.Barrier(8)
-
-        def write(n: int) -> None:
-            state = base.model_copy(update={"focus": [f"e{n}"]})
-            barrier.wait()
-            try:
-                store.save(state)
-                outcomes.append("ok")
-            except ConflictError:
-                outcomes.append("conflict")
-
-        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert outcomes.count("ok") == 1 and outcomes.count("conflict") == 7
-        assert store.load("kb", "race").version == base.version + 1
-
-    def test_idle_sessions_expire_and_start_fresh(self, make_store):
-        store = make_store(ttl_seconds=1)
-        state = store.load("kb", "s1")
-        state.focus = ["x"]
-        store.save(state)
-        deadline = time.monotonic() + 5
-        while store.load("kb", "s1").focus and time.monotonic() < deadline:
-            time.sleep(0.2)
-        expired = store.load("kb", "s1")
-        assert expired.focus == [] and expired.turn_count == 0
-        expired.focus = ["new"]
-        store.save(expired)  # starting over an expired session is a normal save
-        assert store.load("kb", "s1").focus == ["new"]
-
-    def test_delete(self, store):
-        store.save(store.load("kb", "s1"))
-        assert store.delete("kb", "s1") is True
-        assert store.delete("kb", "s1") is False
-        assert store.load("kb", "s1").version == 0
 
 
 def test_state_stays_bounded_however_long_the_conversation():
@@ -138,16 +38,3 @@ def test_unreachable_redis_is_a_retryable_error_that_names_the_setting():
     with pytest.raises(RetryableDependencyError, match="REFERENT_SESSIONS__REDIS_URL"):
         store.load("kb", "s1")
     store.close()
-
-
-class TestTraceContract:
-    def test_traces_are_kept_for_the_recent_turns_only(self, store):
-        from dialogue.session_store import TRACES_KEPT
-
-        for turn in range(1, TRACES_KEPT + 6):
-            store.save_trace("kb", "s1", turn, {"turn": turn, "links": ["华南区"]})
-        assert store.load_trace("kb", "s1", TRACES_KEPT + 5) == {"turn": TRACES_KEPT + 5,
-                                                                  "links": ["华南区"]}
-        assert store.load_trace("kb", "s1", 5) is None
-        assert store.load_trace("kb", "s1", 6) is not None
-        assert store.load_trace("kb", "other", 6) is None

@@ -1,0 +1,87 @@
+"""An in-memory ``SessionStore``, for tests: the turn engine without SQLite or Redis.
+
+Nothing survives the object and nothing is shared between processes, so the
+server never uses it (its stores are ``SQLiteSessionStore`` and
+``RedisSessionStore``). It keeps the contract the others keep
+(``tests/contract/test_session_store_contract.py``): optimistic concurrency
+(a save must carry the version that was loaded), idle expiry after the TTL,
+delete, and the last ``TRACES_KEPT`` turn traces of each session. States and
+traces are stored serialised, so a caller changing a loaded state or a
+saved trace afterwards changes nothing stored, as with the real stores.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dialogue.session_store import TRACES_KEPT, session_conflict, stored_state
+from dialogue.state import SessionState
+
+
+class InMemorySessionStore:
+    """Sessions in a dict, with TTL and optimistic concurrency (tests only).
+
+    Args:
+        ttl_seconds: idle time after which a session is gone.
+        clock: seconds, monotonic; a test may pass its own to expire sessions at once.
+    """
+
+    def __init__(self, *, ttl_seconds: int = 3600,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        # (kb, session id) → (version, expires at, state JSON)
+        self._sessions: dict[tuple[str, str], tuple[int, float, str]] = {}
+        # (kb, session id) → turn → (expires at, trace JSON)
+        self._traces: dict[tuple[str, str], dict[int, tuple[float, str]]] = {}
+
+    def load(self, kb: str, session_id: str) -> SessionState:
+        with self._lock:
+            found = self._sessions.get((kb, session_id))
+        return stored_state(kb, session_id, found, self._clock())
+
+    def save(self, state: SessionState) -> SessionState:
+        """Store ``state`` as version + 1 if the stored version is still ``state.version``.
+
+        Raises:
+            ConflictError: another save came first; reload and retry.
+        """
+        new = state.model_copy(update={"version": state.version + 1})
+        key = (state.kb, state.session_id)
+        with self._lock:
+            found = self._sessions.get(key)
+            if (found[0] if found is not None else 0) != state.version:
+                raise session_conflict(state.session_id)
+            self._sessions[key] = (new.version, self._clock() + self._ttl,
+                                   new.model_dump_json())
+        return new
+
+    def delete(self, kb: str, session_id: str) -> bool:
+        with self._lock:
+            self._traces.pop((kb, session_id), None)
+            return self._sessions.pop((kb, session_id), None) is not None
+
+    def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        payload = json.dumps(trace, ensure_ascii=False, default=str)
+        with self._lock:
+            traces = self._traces.setdefault((kb, session_id), {})
+            traces[turn] = (self._clock() + self._ttl, payload)
+            for old in [n for n in traces if n <= turn - TRACES_KEPT]:
+                del traces[old]
+
+    def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._traces.get((kb, session_id), {}).get(turn)
+        if found is None or found[0] <= self._clock():
+            return None
+        return json.loads(found[1])
+
+    def close(self) -> None:
+        with self._lock:
+            self._sessions.clear()
+            self._traces.clear()
