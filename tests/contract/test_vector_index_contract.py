@@ -330,3 +330,14 @@ class TestVectorIndexContract:
             index.dense_search(corpus_kb, [1.0, 0.0, 0.0], limit=1)
         with pytest.raises(ConfigurationError, match="2-dimensional"):
             index.dense_search(dense_kb, [1.0, 0.0], limit=1)
+
+    def test_english_words_are_matched_whole_and_case_blind(self, index, kb):
+        index.upsert(kb, [
+            Chunk("en#0", "en-policy", "Accident Insurance", "A hospital allowance is paid per day."),
+            Chunk("en#1", "en-sales", "Sales report", "Sales in the east region grew by 12%."),
+        ])
+
+        assert [hit.doc_id for hit in index.search(kb, "hospital ALLOWANCE", limit=5)] == [
+            "en-policy"]
+        assert [hit.doc_id for hit in index.search(kb, "east sales", limit=5)][0] == "en-sales"
+        assert index.search(kb, "hospitals", limit=5) == []
