@@ -214,12 +214,13 @@ class InMemoryIndex:
     def get_chunks(self, kb: str, chunk_ids: Sequence[str]) -> list[Chunk]:
         store = self._kb(kb)
         wanted = [check_key(chunk_id, "chunk id") for chunk_id in chunk_ids]
-        return [store.chunks[cid].chunk for cid in wanted if cid in store.chunks]
+        return [_copy(store.chunks[cid].chunk) for cid in wanted if cid in store.chunks]
 
     def iter_chunks(self, kb: str, batch: int = 1000, *,
                     auto_tagged_only: bool = False) -> Iterator[Chunk]:
         rows = self._rows(kb)  # taken now, so a missing kb fails at the call like Milvus
-        return iter([row.chunk for row in rows if row.chunk.auto_tagged or not auto_tagged_only])
+        return iter([_copy(row.chunk) for row in rows
+                     if row.chunk.auto_tagged or not auto_tagged_only])
 
     # -- helpers -------------------------------------------------------------
 
@@ -237,11 +238,16 @@ class InMemoryIndex:
             return list(store.chunks.values())
 
 
+def _copy(chunk: Chunk) -> Chunk:
+    """The chunk as Milvus gives it back: a tuple of ids, metadata through JSON (so a
+    caller changing what it got changes nothing stored)."""
+    return replace(chunk, entity_ids=tuple(chunk.entity_ids),
+                   metadata=json.loads(json.dumps(chunk.metadata)),
+                   auto_tagged=bool(chunk.auto_tagged))
+
+
 def _stored(chunk: Chunk, vector: list[float] | None) -> _Stored:
-    # Stored as Milvus gives it back: a tuple of ids, metadata through JSON.
-    chunk = replace(chunk, entity_ids=tuple(chunk.entity_ids),
-                    metadata=json.loads(json.dumps(chunk.metadata)),
-                    auto_tagged=bool(chunk.auto_tagged))
+    chunk = _copy(chunk)
     terms = tokens(f"{chunk.title}\n{chunk.text}")
     return _Stored(chunk, Counter(terms), len(terms),
                    tuple(vector) if vector is not None else None)
@@ -288,7 +294,7 @@ def _ranked(scored: list[tuple[float, _Stored]], limit: int, group_by_doc: bool,
             docs.add(chunk.doc_id)
         hits.append(Hit(chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, title=chunk.title,
                         text=chunk.text, entity_ids=chunk.entity_ids, score=float(score),
-                        metadata=dict(chunk.metadata),
+                        metadata=json.loads(json.dumps(chunk.metadata)),
                         vector=row.vector if with_vectors else None))
         if len(hits) == limit:
             break

@@ -341,3 +341,13 @@ class TestVectorIndexContract:
             "en-policy"]
         assert [hit.doc_id for hit in index.search(kb, "east sales", limit=5)][0] == "en-sales"
         assert index.search(kb, "hospitals", limit=5) == []
+
+    def test_changing_what_was_read_changes_nothing_stored(self, index, own_corpus_kb):
+        [chunk] = index.get_chunks(own_corpus_kb, ["policy#0"])
+        chunk.metadata["version"] = "1999"
+        hit = index.search(own_corpus_kb, "意外伤害住院津贴", limit=1)[0]
+        hit.metadata["valid_from"] = "1999-01-01"
+
+        assert index.get_chunks(own_corpus_kb, ["policy#0"]) == [CORPUS[-1]]
+        assert index.search(own_corpus_kb, "意外伤害住院津贴", limit=1)[0].metadata == {
+            "version": "2025", "valid_from": "2025-01-01"}
