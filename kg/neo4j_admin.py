@@ -28,7 +28,7 @@ from kg.admin import (AuditPage, AuditQuery, EntityView, KbInfo, WriteResult, au
                       checked_alias, checked_attributes, checked_description, checked_id,
                       checked_relation_type, checked_text, checked_type_def, checked_type_name,
                       entity_json)
-from kg.import_plan import entity_row
+from kg.import_plan import entity_row, same_entity
 from kg.neo4j_store import Neo4jOntologyStore, entity_from_record, record_change
 from kg.normalize import DEFAULT, Normalization
 from kg.ontology import MAX_ALIAS_LEN, ConfusableDef, EntityDef, RelationDef, TypeDef
@@ -250,7 +250,7 @@ class Neo4jOntologyAdmin:
                     _must_exist(tx, kb, parent, "parent")
                     _check_no_cycle(tx, kb, entity_id, parent)
                 new = replace(new, parent=parent)
-            if entity_row(new) == entity_row(old) and new.all_aliases == old.all_aliases:
+            if same_entity(new, old):
                 return None
             shared: dict[str, list[str]] = {}
             if new.name != old.name:
