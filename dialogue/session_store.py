@@ -1,4 +1,6 @@
-"""The session store seam. Backends: SQLite (embedded default), Redis (shared)."""
+"""The session store seam. Backends: SQLite (embedded default), Redis (shared), and
+an in-memory one for tests (``dialogue.memory_store``); one contract test suite
+(``tests/contract/test_session_store_contract.py``) runs against all three."""
 
 from __future__ import annotations
 

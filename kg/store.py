@@ -1,4 +1,10 @@
-"""The ontology store seam: what the rest of Referent needs from a graph backend."""
+"""The ontology store seam: what the rest of Referent needs from a graph backend.
+
+Backends: ``kg.neo4j_store.Neo4jOntologyStore`` (the server's) and
+``kg.memory_store.InMemoryOntologyStore`` (for tests); both decide what an
+import changes with ``kg.import_plan`` and pass the same contract tests
+(``tests/contract/test_ontology_store_contract.py``).
+"""
 
 from __future__ import annotations
 

@@ -2,8 +2,10 @@
 
 ``VectorIndex`` is what ingest, search and re-tagging need from a chunk store;
 ``retrieval.milvus_index.MilvusIndex`` is the Milvus (and Milvus Lite)
-backend. Another backend plugs in by providing these methods; the contract
-tests run against each one.
+backend, ``retrieval.memory_index.InMemoryIndex`` one for tests. Another
+backend plugs in by providing these methods and refusing input with the
+checks below, so that every backend accepts the same corpus; the contract
+tests (``tests/contract/test_vector_index_contract.py``) run against each one.
 """
 
 from __future__ import annotations
