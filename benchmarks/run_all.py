@@ -326,11 +326,14 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
     lock = threading.Lock()
     counter = {"next": 0, "sent": 0}
     ok, errors, latencies, kinds = [0], [0], [], {}
-    deadline = time.perf_counter() + seconds
+    # The clock starts once every client is built: on a loaded machine building 16
+    # HTTP clients can take longer than a quick run's whole budget.
+    ready = threading.Barrier(clients + 1)
+    deadline = [float("inf")]
 
     def take() -> int | None:
         with lock:
-            if counter["sent"] >= max_requests or time.perf_counter() >= deadline:
+            if counter["sent"] >= max_requests or time.perf_counter() >= deadline[0]:
                 return None
             counter["sent"] += 1
             return counter["sent"]
@@ -338,6 +341,7 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
     def worker(w: int) -> None:
         with httpx.Client(base_url=base, timeout=60,
                           headers={"Authorization": f"Bearer {BENCH_KEY}"}) as http:
+            ready.wait()
             while True:
                 with lock:
                     n = counter["next"]
@@ -363,9 +367,11 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
                             kinds[kind] = kinds.get(kind, 0) + 1
 
     threads = [threading.Thread(target=worker, args=(w,)) for w in range(clients)]
-    started = time.perf_counter()
     for t in threads:
         t.start()
+    ready.wait()
+    started = time.perf_counter()
+    deadline[0] = started + seconds
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - started
