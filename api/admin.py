@@ -139,12 +139,12 @@ def _kb_json(info: KbInfo) -> dict[str, Any]:
 router = APIRouter(prefix="/v1/kbs/{kb}/admin", tags=["admin"])
 
 
-@router.get("", summary="The kb: version, sizes, normalization")
+@router.get("", operation_id="getKb", summary="The kb: version, sizes, normalization")
 def get_kb(kb: Kb, admin: AdminDep, _: CallerDep) -> dict[str, Any]:
     return _kb_json(admin.kb_info(kb))
 
 
-@router.put("", summary="Create the kb, or change its normalization")
+@router.put("", operation_id="putKb", summary="Create the kb, or change its normalization")
 def put_kb(kb: Kb, admin: AdminDep, caller: CallerDep,
            body: Annotated[KbPut | None, Body()] = None) -> JSONResponse:
     """Creates an empty kb (201), or with ``normalization`` changes how its aliases
@@ -156,7 +156,7 @@ def put_kb(kb: Kb, admin: AdminDep, caller: CallerDep,
     return JSONResponse(payload, status_code=201 if created else 200)
 
 
-@router.get("/version", summary="The alias table version")
+@router.get("/version", operation_id="getAliasVersion", summary="The alias table version")
 def get_version(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
     """``version``: the kb's version in Neo4j; ``snapshot_version``: the one this
     process links with (equal within a second of a write)."""
@@ -168,7 +168,8 @@ def get_version(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
             "snapshot_version": held.version if held is not None and held.uid == state.uid else None}
 
 
-@router.get("/search", summary="Find entities by alias: exact, prefix or fuzzy")
+@router.get("/search", operation_id="searchAliases",
+            summary="Find entities by alias: exact, prefix or fuzzy")
 def search(kb: Kb, runtime: RuntimeDep, _: CallerDep,
            q: Annotated[str, Query(min_length=1, max_length=128, description="alias text")],
            mode: Literal["exact", "prefix", "fuzzy"] = "exact",
@@ -190,7 +191,7 @@ def search(kb: Kb, runtime: RuntimeDep, _: CallerDep,
 
 # -- entities ----------------------------------------------------------------------------
 
-@router.post("/entities", status_code=201, summary="Create an entity")
+@router.post("/entities", operation_id="createEntity", status_code=201, summary="Create an entity")
 def create_entity(kb: Kb, body: EntityCreate, admin: AdminDep, caller: CallerDep) -> dict[str, Any]:
     """409 when the id exists, or when an alias already names another entity and
     is not listed in ``ambiguous_aliases`` (the answer names both entities)."""
@@ -202,12 +203,14 @@ def create_entity(kb: Kb, body: EntityCreate, admin: AdminDep, caller: CallerDep
     return _write_json(result, entity=_view_json(admin.get_entity(kb, body.id)))
 
 
-@router.get("/entities/{entity_id}", summary="Read an entity and what refers to it")
+@router.get("/entities/{entity_id}", operation_id="getEntity",
+            summary="Read an entity and what refers to it")
 def get_entity(kb: Kb, entity_id: str, admin: AdminDep, _: CallerDep) -> dict[str, Any]:
     return _view_json(admin.get_entity(kb, entity_id))
 
 
-@router.patch("/entities/{entity_id}", summary="Change some fields of an entity")
+@router.patch("/entities/{entity_id}", operation_id="patchEntity",
+              summary="Change some fields of an entity")
 def patch_entity(kb: Kb, entity_id: str, body: EntityPatch, admin: AdminDep,
                  caller: CallerDep) -> dict[str, Any]:
     """Only the fields sent change (``"parent": null`` clears the parent). A new
@@ -226,7 +229,7 @@ def patch_entity(kb: Kb, entity_id: str, body: EntityPatch, admin: AdminDep,
     return _write_json(result, entity=_view_json(admin.get_entity(kb, entity_id)))
 
 
-@router.delete("/entities/{entity_id}", summary="Delete an entity")
+@router.delete("/entities/{entity_id}", operation_id="deleteEntity", summary="Delete an entity")
 def delete_entity(kb: Kb, entity_id: str, admin: AdminDep, caller: CallerDep,
                   force: bool = False) -> dict[str, Any]:
     """409 listing every reference (children, relations, confusable pairs) unless
@@ -234,7 +237,8 @@ def delete_entity(kb: Kb, entity_id: str, admin: AdminDep, caller: CallerDep,
     return _write_json(admin.delete_entity(kb, entity_id, caller.actor, force=force))
 
 
-@router.post("/entities/{entity_id}/aliases", summary="Add an alias to an entity")
+@router.post("/entities/{entity_id}/aliases", operation_id="addAlias",
+             summary="Add an alias to an entity")
 def add_alias(kb: Kb, entity_id: str, body: AliasAdd, admin: AdminDep,
               caller: CallerDep) -> JSONResponse:
     """201 when added, 200 when the entity already had it. 409 naming both
@@ -243,7 +247,8 @@ def add_alias(kb: Kb, entity_id: str, body: AliasAdd, admin: AdminDep,
     return JSONResponse(_write_json(result), status_code=201 if result.changed else 200)
 
 
-@router.delete("/entities/{entity_id}/aliases", summary="Remove an alias from an entity")
+@router.delete("/entities/{entity_id}/aliases", operation_id="removeAlias",
+               summary="Remove an alias from an entity")
 def remove_alias(kb: Kb, entity_id: str, admin: AdminDep, caller: CallerDep,
                  alias: Annotated[str, Query(min_length=1, max_length=128)]) -> dict[str, Any]:
     return _write_json(admin.remove_alias(kb, entity_id, alias, caller.actor))
@@ -251,54 +256,58 @@ def remove_alias(kb: Kb, entity_id: str, admin: AdminDep, caller: CallerDep,
 
 # -- relations, confusable pairs, types ------------------------------------------------------
 
-@router.post("/relations", summary="Add a relation (PART_OF, IS_A or custom)")
+@router.post("/relations", operation_id="addRelation",
+             summary="Add a relation (PART_OF, IS_A or custom)")
 def add_relation(kb: Kb, body: RelationBody, admin: AdminDep, caller: CallerDep) -> JSONResponse:
     result = admin.add_relation(kb, RelationDef(body.from_, body.type, body.to), caller.actor)
     return JSONResponse(_write_json(result), status_code=201 if result.changed else 200)
 
 
-@router.delete("/relations", summary="Remove a relation")
+@router.delete("/relations", operation_id="removeRelation", summary="Remove a relation")
 def remove_relation(kb: Kb, admin: AdminDep, caller: CallerDep,
                     from_: Annotated[str, Query(alias="from")], type: str, to: str) -> dict[str, Any]:
     return _write_json(admin.remove_relation(kb, RelationDef(from_, type, to), caller.actor))
 
 
-@router.get("/confusables", summary="Every confusable pair of the kb")
+@router.get("/confusables", operation_id="listConfusables",
+            summary="Every confusable pair of the kb")
 def list_confusables(kb: Kb, admin: AdminDep, _: CallerDep) -> dict[str, Any]:
     return {"pairs": [{"a": c.a, "b": c.b, "note": c.note} for c in admin.list_confusables(kb)]}
 
 
-@router.post("/confusables", summary="Mark two entities as confusable")
+@router.post("/confusables", operation_id="addConfusable",
+             summary="Mark two entities as confusable")
 def add_confusable(kb: Kb, body: ConfusableBody, admin: AdminDep, caller: CallerDep) -> JSONResponse:
     result = admin.add_confusable(kb, ConfusableDef(body.a, body.b, body.note), caller.actor)
     return JSONResponse(_write_json(result), status_code=201 if result.changed else 200)
 
 
-@router.delete("/confusables", summary="Unmark a confusable pair")
+@router.delete("/confusables", operation_id="removeConfusable", summary="Unmark a confusable pair")
 def remove_confusable(kb: Kb, a: str, b: str, admin: AdminDep, caller: CallerDep) -> dict[str, Any]:
     return _write_json(admin.remove_confusable(kb, a, b, caller.actor))
 
 
-@router.get("/types", summary="The type schema")
+@router.get("/types", operation_id="listTypes", summary="The type schema")
 def list_types(kb: Kb, admin: AdminDep, _: CallerDep) -> dict[str, Any]:
     return {"types": [{"name": t.name, "attributes": list(t.attributes), "parent": t.parent}
                       for t in admin.list_types(kb)]}
 
 
-@router.put("/types/{name}", summary="Create or replace a type")
+@router.put("/types/{name}", operation_id="putType", summary="Create or replace a type")
 def put_type(kb: Kb, name: str, body: TypePut, admin: AdminDep, caller: CallerDep) -> dict[str, Any]:
     return _write_json(admin.put_type(kb, TypeDef(name, tuple(body.attributes), body.parent),
                                       caller.actor))
 
 
-@router.delete("/types/{name}", summary="Delete a type no entity uses")
+@router.delete("/types/{name}", operation_id="deleteType", summary="Delete a type no entity uses")
 def delete_type(kb: Kb, name: str, admin: AdminDep, caller: CallerDep) -> dict[str, Any]:
     return _write_json(admin.delete_type(kb, name, caller.actor))
 
 
 # -- bulk ---------------------------------------------------------------------------------
 
-@router.post("/import", summary="Import an ontology file (FORMATS.md §1)")
+@router.post("/import", operation_id="importOntology",
+             summary="Import an ontology file (docs/formats.md §1)")
 async def import_ontology(kb: Kb, request: Request, runtime: RuntimeDep, caller: CallerDep,
                           dry_run: bool = False) -> dict[str, Any]:
     """The body is the JSON Lines file itself. All of it or nothing: a bad line
@@ -317,7 +326,8 @@ async def import_ontology(kb: Kb, request: Request, runtime: RuntimeDep, caller:
     return {**report.__dict__, "changed": report.changed, "dry_run": dry_run}
 
 
-@router.get("/export", summary="Export the ontology (FORMATS.md §1)",
+@router.get("/export", operation_id="exportOntology",
+            summary="Export the ontology (docs/formats.md §1)",
             response_class=PlainTextResponse)
 def export_ontology(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> Response:
     lines = dump_ontology(runtime.ontology.export_ontology(kb))
@@ -326,7 +336,7 @@ def export_ontology(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> Response:
 
 # -- audit and re-tagging ---------------------------------------------------------------------
 
-@router.get("/audit", summary="The audit log, newest first")
+@router.get("/audit", operation_id="listAudit", summary="The audit log, newest first")
 def audit(kb: Kb, admin: AdminDep, _: CallerDep,
           who: str | None = None,
           action: Annotated[str | None, Query(description="e.g. alias or alias.add")] = None,
@@ -352,7 +362,7 @@ def _in_utc(value: datetime | None, field: str) -> datetime | None:
                          field=field) from exc
 
 
-@router.get("/retag", summary="What background re-tagging last did")
+@router.get("/retag", operation_id="getRetagStatus", summary="What background re-tagging last did")
 def retag_status(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
     status = runtime.retagger.status(kb)
     last = status.last
@@ -361,7 +371,8 @@ def retag_status(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
                                                "changed": last.changed, "stale": last.stale}}
 
 
-@router.post("/retag", status_code=202, summary="Queue a re-tagging pass")
+@router.post("/retag", operation_id="requestRetag",
+             status_code=202, summary="Queue a re-tagging pass")
 def retag_request(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
     if runtime.ontology.kb_state(kb) is None:
         raise NotFoundError(f"knowledge base {kb!r} does not exist")

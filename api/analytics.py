@@ -39,7 +39,8 @@ class ClarificationReport(BaseModel):
     recent: list[RecentClarification]
 
 
-@router.get("/clarifications", response_model=ClarificationReport,
+@router.get("/clarifications", operation_id="getClarificationReport",
+            response_model=ClarificationReport,
             summary="Which mentions needed a clarification, and what users chose")
 def clarifications(
         kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],

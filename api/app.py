@@ -22,6 +22,7 @@ from api.admin import INT64_MAX
 from api.admin import router as admin_router
 from api.analytics import router as analytics_router
 from api.console import router as console_router
+from api.formats import router as formats_router
 from api.auth import Caller, KeyRing, any_caller, build_keyring
 from api.errors import install_error_handlers, problem
 from api.health import Readiness, probes
@@ -123,13 +124,15 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     TurnRequest = turn_request_model(effective.limits.max_text_chars)
     include_text = effective.log.include_text
 
-    @app.get("/healthz", tags=["ops"], summary="Liveness: the process answers")
+    @app.get("/healthz", operation_id="getHealth",
+             tags=["ops"], summary="Liveness: the process answers")
     def healthz() -> dict[str, str]:
         """Always 200 while the process serves HTTP; checks no dependency (that is
         ``/readyz``)."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"], summary="Readiness: the dependencies answer")
+    @app.get("/readyz", operation_id="getReadiness",
+             tags=["ops"], summary="Readiness: the dependencies answer")
     def readyz(request: Request) -> Any:
         """200 when Milvus and the session store answer (``status`` is ``degraded``
         when Neo4j or a configured LLM, embedder or reranker does not: turns still
@@ -144,14 +147,15 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         degraded = any(c["status"] != "ok" for c in checks.values())
         return JSONResponse({"status": "degraded" if degraded else "ready", "checks": checks})
 
-    @app.get("/metrics", tags=["ops"], summary="Prometheus metrics",
+    @app.get("/metrics", operation_id="getMetrics", tags=["ops"], summary="Prometheus metrics",
              response_class=Response)
     def get_metrics() -> Response:
         """Prometheus text format. No key needed: it holds counts and timings by
         route template, kb and fixed labels, never a session id, user text or key."""
         return Response(metrics.render(), media_type=METRICS_CONTENT_TYPE)
 
-    @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", response_model=TurnResult,
+    @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", operation_id="playTurn",
+              response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
     def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
                   engine: Annotated[TurnEngine, Depends(get_engine)],
@@ -170,7 +174,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                 context.extra["text"] = body.text
         return result
 
-    @app.delete("/v1/kbs/{kb}/sessions/{session_id}", status_code=204, tags=["turns"],
+    @app.delete("/v1/kbs/{kb}/sessions/{session_id}", operation_id="deleteSession",
+                status_code=204, tags=["turns"],
                 summary="Forget a session")
     def delete_session(kb: KbPath, session_id: SessionPath,
                        runtime: Annotated[Runtime, Depends(get_runtime)],
@@ -178,7 +183,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         runtime.sessions.delete(kb, session_id)
         return Response(status_code=204)
 
-    @app.get("/v1/kbs/{kb}/sessions/{session_id}/turns/{turn}/trace", tags=["turns"],
+    @app.get("/v1/kbs/{kb}/sessions/{session_id}/turns/{turn}/trace", operation_id="getTrace",
+             tags=["turns"],
              summary="What each stage of a turn saw and decided")
     def get_trace(kb: KbPath, session_id: SessionPath,
                   turn: Annotated[int, Path(ge=1, le=INT64_MAX)],
@@ -196,6 +202,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     app.include_router(admin_router)
     app.include_router(analytics_router)
     app.include_router(console_router)
+    app.include_router(formats_router)
     install_openapi(app)
 
     return app

@@ -136,7 +136,7 @@ def milvus_serve(
 
 @ontology_app.command("import")
 def ontology_import(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)]) -> None:
-    """Import an ontology file (FORMATS.md §1): all of it, or nothing on a bad line."""
+    """Import an ontology file (docs/formats.md §1): all of it, or nothing on a bad line."""
     from api.runtime import open_ontology_store
 
     with reported_errors():
@@ -193,7 +193,7 @@ def ontology_export(kb: KbOption,
 def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
            recreate: Annotated[bool, typer.Option(
                help="drop the kb's collection first (all its chunks) and build it anew")] = False) -> None:
-    """Ingest a corpus file (FORMATS.md §2) into the kb's Milvus collection."""
+    """Ingest a corpus file (docs/formats.md §2) into the kb's Milvus collection."""
     from api.runtime import open_index, open_ontology_store
 
     with reported_errors():
@@ -319,8 +319,8 @@ def keys_new(name: Annotated[str, typer.Option(help="who the audit log names (le
 @app.command("eval")
 def eval_suite(
     kb: KbOption,
-    suite: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="conversation suite (FORMATS.md §3)")],
-    out: Annotated[Optional[Path], typer.Option(help="results file, one line per turn (FORMATS.md §4)")] = None,
+    suite: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="conversation suite (docs/formats.md §3)")],
+    out: Annotated[Optional[Path], typer.Option(help="results file, one line per turn (docs/formats.md §4)")] = None,
     summary: Annotated[Optional[Path], typer.Option(help="write the summary as JSON")] = None,
     k: Annotated[int, typer.Option(min=1, max=50, help="evidence depth for hit@k")] = 5,
     baseline: Annotated[Optional[list[str]], typer.Option(help="raw | concat (repeatable)")] = None,
@@ -385,7 +385,7 @@ def _print_summary(summaries: dict) -> None:
     for metric in _METRICS:
         table.add_row(metric, *(fmt(s["overall"][metric]) for s in summaries.values()))
     console.print(table)
-    # Every metric per turn index, the systems side by side (FORMATS.md §4).
+    # Every metric per turn index, the systems side by side (docs/formats.md §4).
     per_turn = Table(title="per turn index (1, 2, 3+)")
     per_turn.add_column("metric")
     per_turn.add_column("turn")

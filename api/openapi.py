@@ -28,13 +28,20 @@ PROBLEM = "application/problem+json"
 NDJSON = "application/x-ndjson"
 A = "/v1/kbs/{kb}/admin"
 SESSION = "/v1/kbs/{kb}/sessions/{session_id}"
+SCHEMA = "/v1/schemas/{name}"
 
 DESCRIPTION = """\
 Conversational retrieval that links each turn to canonical entities before it searches.
 
 **Keys.** Every `/v1` route needs an API key, as `Authorization: Bearer <key>` or
-`X-API-Key: <key>`: admin keys may use every route, query keys only the turn routes.
-`/healthz`, `/readyz` and `/metrics` need none.
+`X-API-Key: <key>`: admin keys may use every route, query keys the turn routes and
+`/v1/schemas`. `/healthz`, `/readyz` and `/metrics` need none.
+
+**Operation ids** are short and stable (`playTurn`, `deleteSession`, `searchAliases`, ...):
+generated clients may name their functions after them.
+
+**Formats.** The ontology, corpus, suite and results files are described in `docs/formats.md`;
+`GET /v1/schemas/{name}` gives the JSON Schema every line of them is checked against.
 
 **Errors** have one shape, `application/problem+json`: `title`, `status`, `detail` (what to
 change), `request_id`, and `field` (the input at fault), `line`, `errors` where they apply.
@@ -383,6 +390,14 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
                                      "last": {"version": 9, "scanned": 21, "changed": 2,
                                               "stale": False}}),
     ("POST", f"{A}/retag"): Examples({"state": "queued"}, status=202),
+    ("GET", "/v1/schemas"): Examples({"schemas": [
+        {"name": "suite", "title": "Referent conversation suite line (format 1)",
+         "id": "urn:referent:format:suite:1", "href": "/v1/schemas/suite"}]}),
+    ("GET", SCHEMA): Examples({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:referent:format:corpus:1", "title": "Referent corpus line (format 1)",
+        "type": "object", "required": ["doc_id", "text"], "additionalProperties": False,
+        "properties": {"doc_id": {"type": "string", "minLength": 1, "maxLength": 256}}}),
 }
 
 
@@ -453,7 +468,7 @@ def _success(method: str, path: str, op: dict[str, Any], examples: Examples) -> 
     status = str(examples.status)
     generated = responses.pop("200", None) or responses.get(status) or {}
     if path.endswith("/import"):
-        op["requestBody"] = {"required": True, "description": "the ontology file (FORMATS.md §1), "
+        op["requestBody"] = {"required": True, "description": "the ontology file (docs/formats.md §1), "
                              "UTF-8 JSON Lines", "content": {NDJSON: {
                                  "schema": {"type": "string"}, "example": examples.request}}}
     elif examples.request is not None:
@@ -465,6 +480,8 @@ def _success(method: str, path: str, op: dict[str, Any], examples: Examples) -> 
         return
     if path == "/metrics":
         media, schema = "text/plain", {"type": "string"}
+    elif path == SCHEMA:
+        media, schema = "application/schema+json", {"type": "object"}
     elif path.endswith("/export"):
         media, schema = NDJSON, {"type": "string"}
     else:
@@ -488,7 +505,9 @@ def _error_statuses(method: str, path: str, op: dict[str, Any]) -> list[int]:
     statuses = [500]
     if path == "/readyz":
         statuses.append(503)
-    if path.startswith("/v1/"):
+    if path.startswith("/v1/schemas"):
+        statuses += [401, 422]  # files shipped with the server: no store to be down
+    elif path.startswith("/v1/"):
         statuses += [401, 422, 503]
         if "/admin" in path:
             statuses.append(403)

@@ -164,7 +164,7 @@ def queries(n: int, size: int, seed: int = CORPUS_SEED + 1) -> list[tuple[str, s
 
 @dataclass(frozen=True)
 class TurnKb:
-    """A generated kb: ontology and corpus files (FORMATS.md §1, §2) and sessions of turns."""
+    """A generated kb: ontology and corpus files (docs/formats.md §1, §2) and sessions of turns."""
 
     ontology_lines: list[str]
     corpus_lines: list[str]

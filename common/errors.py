@@ -7,7 +7,7 @@ The API maps this tree onto HTTP status codes in one place (``api/errors.py``).
 
     ReferentError                     ``field``: the input field at fault, when there is one
     ├── InputError                    bad input from a user or a file (→ 422)
-    │   ├── FormatError               a line of an interchange file does not fit FORMATS.md
+    │   ├── FormatError               a line of an interchange file does not fit docs/formats.md
     │   ├── InvalidIdError            an id or kb name outside its allowed pattern
     │   └── NotFoundError             a kb, entity, session or turn that does not exist (→ 404)
     ├── ConflictError                 a concurrent write or an alias clash (→ 409)
@@ -43,7 +43,7 @@ class InputError(ReferentError):
 
 
 class FormatError(InputError):
-    """A line of an interchange file (FORMATS.md) is malformed.
+    """A line of an interchange file (docs/formats.md) is malformed.
 
     Attributes:
         path: the file, when known.

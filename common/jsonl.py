@@ -1,4 +1,4 @@
-"""Reading the interchange files (FORMATS.md): UTF-8 JSON Lines.
+"""Reading the interchange files (docs/formats.md): UTF-8 JSON Lines.
 
 Blank lines and lines starting with ``#`` are skipped; every other line must
 be one JSON object. Errors name the file and the 1-based line.

@@ -1,4 +1,4 @@
-"""Conversation suites (FORMATS.md §3), their replay, and the scores (§4).
+"""Conversation suites (docs/formats.md §3), their replay, and the scores (§4).
 
 The system is replayed through :meth:`TurnEngine.handle`, the very path the
 HTTP route takes, each scripted session in a fresh server session
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from common.errors import FormatError, InvalidIdError
+from common.formats import check_line
 from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl
 from dialogue.engine import TurnEngine
@@ -87,6 +88,7 @@ def parse_suite(lines: Iterable[str], *, path: str | None = None) -> list[Script
             if not isinstance(user, str) or not user.strip():
                 raise f.error(f"{where}.user", "must be a non-empty string")
             turns.append(ScriptTurn(user=user, expect=_parse_expect(f, where, raw.get("expect"))))
+        check_line("suite", obj, line=number, path=path)  # the published schema, docs/formats.md
         sessions.append(ScriptSession(session=sid, turns=tuple(turns)))
     return sessions
 

@@ -1,4 +1,4 @@
-"""What a turn returns (FORMATS.md §4 plus the fields the API adds)."""
+"""What a turn returns (docs/formats.md §4 plus the fields the API adds)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class RewriteInfo(BaseModel):
 
 
 class TurnResult(BaseModel):
-    """One turn's outcome. ``results_line`` gives exactly the FORMATS.md §4 record."""
+    """One turn's outcome. ``results_line`` gives exactly the docs/formats.md §4 record."""
 
     session: str
     turn: int
@@ -66,7 +66,7 @@ class TurnResult(BaseModel):
         return self._events
 
     def results_line(self) -> dict[str, Any]:
-        """The record `referent eval` writes (FORMATS.md §4)."""
+        """The record `referent eval` writes (docs/formats.md §4)."""
         return {
             "session": self.session, "turn": self.turn, "user": self.user,
             "action": self.action, "standalone": self.standalone, "queries": self.queries,

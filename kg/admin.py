@@ -128,7 +128,7 @@ def audit_entry(record: Mapping[str, Any]) -> AuditEntry:
 
 
 def entity_json(entity: EntityDef) -> dict[str, Any]:
-    """An entity as the audit log and the API show it (FORMATS §1 fields)."""
+    """An entity as the audit log and the API show it (docs/formats.md §1 fields)."""
     return {"id": entity.id, "name": entity.name, "type": entity.type,
             "aliases": [a for a in entity.aliases if a != entity.name],
             "description": entity.description, "parent": entity.parent,

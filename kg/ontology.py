@@ -1,4 +1,4 @@
-"""The ontology file format (FORMATS.md §1): typed records, parsing, validation, dumping.
+"""The ontology file format (docs/formats.md §1): typed records, parsing, validation, dumping.
 
 Parsing checks the whole file before anything is written, so a file with one
 bad line imports nothing. Every error names the line and the field.
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import FormatError, InvalidIdError
+from common.formats import check_line
 from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl
 
@@ -83,6 +84,13 @@ def _entity_id(f: Fields, name: str) -> str:
 
 
 def _parse_line(f: Fields) -> TypeDef | EntityDef | RelationDef | ConfusableDef:
+    record = _parse_record(f)
+    # The published schema (docs/formats.md) has the last word on every line.
+    check_line("ontology", f.obj, line=f.line, path=f.path)
+    return record
+
+
+def _parse_record(f: Fields) -> TypeDef | EntityDef | RelationDef | ConfusableDef:
     f.check_format_version()
     kind = f.obj.get("kind")
     if kind == "type":

@@ -1,4 +1,4 @@
-"""Corpus ingest (FORMATS.md §2): validate the whole file, chunk, tag, embed, upsert.
+"""Corpus ingest (docs/formats.md §2): validate the whole file, chunk, tag, embed, upsert.
 
 A file with one bad line ingests nothing. Lines with ``chunk_id`` are stored as
 they are; lines without are chunked into ``<doc_id>#<n>``. Lines without
@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from common.errors import FormatError, InvalidIdError
+from common.formats import check_line
 from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl
 from kg.aliases import AliasSnapshot
@@ -78,6 +79,7 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
             if eid not in snapshot.entities:
                 raise f.error(f"entity_ids[{i}]", f"unknown entity {eid!r}: import it with "
                               "`referent ontology import` first, or fix the id")
+        check_line("corpus", obj, line=number, path=path)
         pieces = [(chunk_id, text)] if chunk_id else [
             (f"{doc_id}#{n}", piece) for n, piece in enumerate(chunk_text(text, chunk_chars))]
         for cid, piece in pieces:

@@ -2,7 +2,7 @@
 
 Both are frozen so a hit handed to rerank, context packing or the turn trace
 cannot be changed behind the index's back. ``metadata`` stays a plain dict
-(the corpus file's free-form ``metadata`` object, FORMATS.md section 2); it is
+(the corpus file's free-form ``metadata`` object, docs/formats.md §2); it is
 left out of hashing so the dataclasses stay hashable.
 """
 
