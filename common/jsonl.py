@@ -98,7 +98,7 @@ class Fields:
     def error(self, field: str | None, message: str) -> FormatError:
         return FormatError(message, line=self.line, field=field, path=self.path)
 
-    def reject_unknown(self, allowed: set[str]) -> None:
+    def reject_unknown(self, allowed: set[str] | frozenset[str]) -> None:
         unknown = sorted(set(self.obj) - allowed)
         if unknown:
             raise self.error(unknown[0], f"unknown field; allowed fields are {sorted(allowed)}")

@@ -26,9 +26,13 @@ from retrieval.context import pack_context
 from retrieval.search import Retriever
 
 Baseline = Literal["raw", "concat"]
-_EXPECT_KEYS = {"action", "entities", "not_entities", "evidence", "must_contain",
-                "must_not_contain", "clarify_options", "option_index"}
-_LIST_KEYS = _EXPECT_KEYS - {"action", "option_index"}
+#: The keys a suite line, a scripted turn and its ``expect`` may have (docs/formats.md §3;
+#: a test keeps them, the schema and the doc the same).
+SESSION_KEYS = frozenset({"session", "turns", "format"})
+TURN_KEYS = frozenset({"user", "expect"})
+EXPECT_KEYS = frozenset({"action", "entities", "not_entities", "evidence", "must_contain",
+                         "must_not_contain", "clarify_options", "option_index"})
+_LIST_KEYS = EXPECT_KEYS - {"action", "option_index"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ def parse_suite(lines: Iterable[str], *, path: str | None = None) -> list[Script
     for number, obj in iter_jsonl(lines, path):
         f = Fields(obj, number, path)
         f.check_format_version()
-        f.reject_unknown({"session", "turns", "format"})
+        f.reject_unknown(SESSION_KEYS)
         sid = f.string("session", max_len=128)
         if sid in seen:
             raise f.error("session", f"session {sid!r} already defined on line {seen[sid]}")
@@ -81,7 +85,7 @@ def parse_suite(lines: Iterable[str], *, path: str | None = None) -> list[Script
             where = f"turns[{i}]"
             if not isinstance(raw, dict):
                 raise f.error(where, "must be an object with a 'user' field")
-            unknown = set(raw) - {"user", "expect"}
+            unknown = set(raw) - TURN_KEYS
             if unknown:
                 raise f.error(f"{where}.{sorted(unknown)[0]}", "unknown field; use 'user' and 'expect'")
             user = raw.get("user")
@@ -98,10 +102,10 @@ def _parse_expect(f: Fields, where: str, raw: Any) -> Expect | None:
         return None
     if not isinstance(raw, dict):
         raise f.error(f"{where}.expect", "must be an object")
-    unknown = set(raw) - _EXPECT_KEYS
+    unknown = set(raw) - EXPECT_KEYS
     if unknown:
         raise f.error(f"{where}.expect.{sorted(unknown)[0]}",
-                      f"unknown key; allowed keys are {sorted(_EXPECT_KEYS)}")
+                      f"unknown key; allowed keys are {sorted(EXPECT_KEYS)}")
     values: dict[str, Any] = {}
     action = raw.get("action")
     if action is not None and action not in ("retrieve", "clarify", "no_answer"):

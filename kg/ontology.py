@@ -72,6 +72,15 @@ class Ontology:
     confusables: tuple[ConfusableDef, ...] = ()
 
 
+#: The keys each kind of ontology line may have (docs/formats.md §1).
+RECORD_KEYS: dict[str, frozenset[str]] = {
+    "type": frozenset({"kind", "format", "name", "attributes", "parent"}),
+    "entity": frozenset({"kind", "format", "id", "name", "type", "aliases", "description",
+                         "parent", "attributes"}),
+    "relation": frozenset({"kind", "format", "from", "type", "to"}),
+    "confusable": frozenset({"kind", "format", "a", "b", "note"}),
+}
+
 _RELATION_TYPE_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -94,15 +103,14 @@ def _parse_record(f: Fields) -> TypeDef | EntityDef | RelationDef | ConfusableDe
     f.check_format_version()
     kind = f.obj.get("kind")
     if kind == "type":
-        f.reject_unknown({"kind", "format", "name", "attributes", "parent"})
+        f.reject_unknown(RECORD_KEYS["type"])
         return TypeDef(name=f.string("name", max_len=MAX_NAME_LEN, printable=True),
                        attributes=tuple(f.string_list("attributes", max_len=MAX_NAME_LEN,
                                                       printable=True)),
                        parent=f.string("parent", required=False, max_len=MAX_NAME_LEN,
                                        printable=True))
     if kind == "entity":
-        f.reject_unknown({"kind", "format", "id", "name", "type", "aliases", "description",
-                          "parent", "attributes"})
+        f.reject_unknown(RECORD_KEYS["entity"])
         entity_id = _entity_id(f, "id")
         parent = None
         if f.obj.get("parent") is not None:
@@ -118,13 +126,13 @@ def _parse_record(f: Fields) -> TypeDef | EntityDef | RelationDef | ConfusableDe
                          parent=parent,
                          attributes=f.mapping("attributes"))
     if kind == "relation":
-        f.reject_unknown({"kind", "format", "from", "type", "to"})
+        f.reject_unknown(RECORD_KEYS["relation"])
         rel_type = f.string("type", max_len=64)
         if not set(rel_type) <= _RELATION_TYPE_CHARS:
             raise f.error("type", "relation types use letters, digits and '_' only (e.g. PART_OF)")
         return RelationDef(from_id=_entity_id(f, "from"), type=rel_type, to_id=_entity_id(f, "to"))
     if kind == "confusable":
-        f.reject_unknown({"kind", "format", "a", "b", "note"})
+        f.reject_unknown(RECORD_KEYS["confusable"])
         a, b = _entity_id(f, "a"), _entity_id(f, "b")
         if a == b:
             raise f.error("b", "a confusable pair needs two different entities")

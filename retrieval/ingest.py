@@ -31,7 +31,8 @@ from retrieval.models import Chunk, DenseSpec
 MAX_ID_LEN = 256
 # Chunks embedded and stored per step: bounds memory and keeps the progress bar moving.
 STEP = 512
-_FIELDS = {"doc_id", "chunk_id", "title", "text", "entity_ids", "metadata", "format"}
+#: The keys a corpus line may have (docs/formats.md §2).
+CORPUS_KEYS = frozenset({"doc_id", "chunk_id", "title", "text", "entity_ids", "metadata", "format"})
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
     for number, obj in iter_jsonl(lines, path):
         f = Fields(obj, number, path)
         f.check_format_version()
-        f.reject_unknown(_FIELDS)
+        f.reject_unknown(CORPUS_KEYS)
         doc_id = f.string("doc_id", max_len=MAX_ID_LEN)
         chunk_id = f.string("chunk_id", required=False, max_len=MAX_ID_LEN)
         title = f.string("title", required=False, allow_empty=True) or ""
