@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jsonschema_rs
 import pytest
 
@@ -81,3 +83,17 @@ def test_the_import_body_is_the_ontology_file(doc):
     body = doc["paths"]["/v1/kbs/{kb}/admin/import"]["post"]["requestBody"]["content"]
     assert list(body) == ["application/x-ndjson"]
     assert body["application/x-ndjson"]["example"].count("\n") == 2
+
+
+def test_every_operation_has_a_short_unique_stable_operation_id(doc):
+    ids = [op.get("operationId") for _, _, op in operations(doc)]
+    assert all(ids), [(m, p) for m, p, op in operations(doc) if not op.get("operationId")]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for op_id in ids:
+        # lowerCamelCase verb + noun, nothing generated from the path
+        assert re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+", op_id) and len(op_id) <= 24, op_id
+    named = {(m, p): op["operationId"] for m, p, op in operations(doc)}
+    assert named[("POST", "/v1/kbs/{kb}/sessions/{session_id}/turns")] == "playTurn"
+    assert named[("DELETE", "/v1/kbs/{kb}/sessions/{session_id}")] == "deleteSession"
+    assert named[("GET", "/v1/kbs/{kb}/sessions/{session_id}/turns/{turn}/trace")] == "getTrace"
+    assert named[("GET", "/v1/kbs/{kb}/admin/search")] == "searchAliases"

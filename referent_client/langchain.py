@@ -1,0 +1,112 @@
+"""A LangChain retriever backed by Referent (extra ``langchain``).
+
+It carries one conversation: every query is a turn of ``session_id``, so "那华南区呢"
+after "华东区7月的销售额是多少" searches for 华南区 in July. When the server asks
+which entity was meant, the retriever raises :class:`ClarificationRequired`
+(never an empty list): show its ``question`` to the user and pass their answer
+("个人版", "第二个") as the next query; that turn returns the documents of the
+original question.
+
+    retriever = ReferentRetriever(kb="demo")          # REFERENT_URL, REFERENT_KEY
+    try:
+        docs = retriever.invoke("A产品怎么申请")
+    except ClarificationRequired as asked:
+        print(asked.question)                          # 您说的“A产品”指的是哪一个？…
+        docs = retriever.invoke("个人版")
+
+A query the kb has nothing good for returns ``[]`` (``last_result.action`` is
+``no_answer``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import Field, PrivateAttr, SecretStr
+
+from referent_client.client import AsyncReferentClient, ReferentClient
+from referent_client.errors import ClarificationRequired
+from referent_client.models import TurnResult
+
+try:
+    from langchain_core.callbacks import (AsyncCallbackManagerForRetrieverRun,
+                                          CallbackManagerForRetrieverRun)
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("the LangChain retriever needs the 'langchain' extra: pip install "
+                      "'referent-server[langchain]'") from exc
+
+__all__ = ["ClarificationRequired", "ReferentRetriever", "documents_of"]
+
+
+def documents_of(result: TurnResult) -> list[Document]:
+    """A turn's evidence as LangChain documents, or raise when the turn asked back."""
+    if result.action == "clarify":
+        raise ClarificationRequired(result)
+    return [Document(id=e.chunk_id, page_content=e.text, metadata={
+        "chunk_id": e.chunk_id, "doc_id": e.doc_id, "title": e.title, "score": e.score,
+        "entity_ids": e.entity_ids, "query": e.query, "session_id": result.session,
+        "turn": result.turn, "standalone": result.standalone, "entities": result.entities})
+        for e in result.evidence]
+
+
+class ReferentRetriever(BaseRetriever):
+    """Each query is the next user turn of one Referent session.
+
+    Attributes:
+        kb: the knowledge base.
+        session_id: the conversation (a new random one by default); set another to
+            start or continue a different conversation.
+        k: evidence items per turn (the server's default when None).
+        base_url, api_key: the server and a query key (default: ``$REFERENT_URL``,
+            ``$REFERENT_KEY``).
+        last_result: the last turn's whole result (action, standalone query, trace).
+    """
+
+    kb: str
+    session_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    k: int | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout: float = 30.0
+    last_result: TurnResult | None = None
+    _client: ReferentClient | None = PrivateAttr(default=None)
+    _aclient: AsyncReferentClient | None = PrivateAttr(default=None)
+
+    def _key(self) -> str | None:
+        return self.api_key.get_secret_value() if self.api_key is not None else None
+
+    def _get_relevant_documents(self, query: str, *,
+                                run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        if self._client is None:
+            self._client = ReferentClient(self.base_url, self._key(), timeout=self.timeout)
+        self.last_result = self._client.turn(self.kb, self.session_id, query, k=self.k)
+        return documents_of(self.last_result)
+
+    async def _aget_relevant_documents(
+            self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        if self._aclient is None:
+            self._aclient = AsyncReferentClient(self.base_url, self._key(), timeout=self.timeout)
+        self.last_result = await self._aclient.turn(self.kb, self.session_id, query, k=self.k)
+        return documents_of(self.last_result)
+
+    def close(self) -> None:
+        """Close the HTTP connections (the async one is closed by :meth:`aclose`)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        self.close()
+        if self._aclient is not None:
+            await self._aclient.aclose()
+            self._aclient = None
+
+    def __del__(self) -> Any:  # best effort; an explicit close() is better
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
