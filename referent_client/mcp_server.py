@@ -10,9 +10,10 @@ Tools:
   offered only when an admin key is configured (``REFERENT_ADMIN_KEY``).
 
 Transports: stdio (the default, for a desktop assistant that starts it) and
-streamable HTTP (``--transport http``, at ``/mcp``). The Referent server and
-keys come from ``REFERENT_URL``, ``REFERENT_KEY`` (a query key) and
-``REFERENT_ADMIN_KEY``, or the matching options.
+streamable HTTP (``--transport http``, at ``/mcp``). The Referent server comes
+from ``REFERENT_URL`` (or ``--url``); the keys only from the environment,
+``REFERENT_KEY`` (a query key) and ``REFERENT_ADMIN_KEY``, so that they never
+show in a process list.
 """
 
 from __future__ import annotations
