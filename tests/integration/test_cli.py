@@ -58,10 +58,13 @@ def test_import_ingest_eval_and_export(cli_env, kb):
     assert set(lines[0]) == {"session", "turn", "user", "action", "standalone", "queries",
                              "entities", "clarification", "evidence", "rewrite",
                              "context_tokens", "latency_ms"}
+    from common.formats import schema_error
+
+    assert [schema_error("results", line) for line in lines] == [None] * len(lines)
     systems = json.loads(summary.read_text(encoding="utf-8"))["systems"]
     assert set(systems) == {"referent", "raw", "concat"}
     assert set(systems["referent"]["by_turn"]) == {"1", "2", "3+"}
-    # Every FORMATS.md §4 metric, per turn index, for every system, printed and written.
+    # Every docs/formats.md §4 metric, per turn index, for every system, printed and written.
     from api.cli import _METRICS
 
     for name, summary_of in systems.items():
