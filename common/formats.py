@@ -45,7 +45,10 @@ def _validator(name: str) -> Any:
 def schema_error(name: str, obj: Any) -> tuple[str | None, str] | None:
     """The first place ``obj`` does not fit the schema: ``(field, message)``, the
     field written as the parsers write it (``turns[2].expect.action``), or None."""
-    for error in _validator(name).iter_errors(obj):
+    validator = _validator(name)
+    if validator.is_valid(obj):  # a quarter of the time of iter_errors on a valid line
+        return None
+    for error in validator.iter_errors(obj):
         return _field(error.instance_path), error.message
     return None
 
