@@ -6,7 +6,7 @@
     │                                show ``question``, send the answer as the next turn
     └── APIError                     the server answered a problem (application/problem+json):
         │                            ``status``, ``title``, ``detail``, ``field``, ``line``,
-        │                            ``request_id`` and the whole ``problem``
+        │                            ``request_id``, ``retryable`` and the whole ``problem``
         ├── ClientError              4xx: change the request (``detail`` says how)
         │   ├── BadRequestError          400 malformed JSON
         │   ├── AuthenticationError      401 no key, or not a valid one
@@ -66,6 +66,9 @@ class APIError(ReferentError):
         self.line: int | None = problem.get("line")
         self.request_id: str | None = problem.get("request_id") or request_id
         self.retry_after = retry_after
+        #: True for 429 and 503: the same call may succeed later (the client already
+        #: retried it ``RetryPolicy.attempts`` times).
+        self.retryable = status in (429, 503)
         where = f" (field '{self.field}')" if self.field else ""
         super().__init__(f"{status} {self.title}: {self.detail}{where}"
                          + (f" [request {self.request_id}]" if self.request_id else ""))

@@ -48,9 +48,9 @@ def test_a_conflict_is_not_retried(monkeypatch):
         return httpx.Response(409, json={"title": "Conflict", "status": 409,
                                          "detail": "the session kept changing"})
 
-    with _client(handler) as client, pytest.raises(ConflictError, match="kept changing"):
+    with _client(handler) as client, pytest.raises(ConflictError, match="kept changing") as raised:
         client.turn("demo", "s1", "你好")
-    assert len(calls) == 1
+    assert len(calls) == 1 and not raised.value.retryable
 
 
 def test_attempts_bound_the_retries(monkeypatch):
@@ -64,6 +64,7 @@ def test_attempts_bound_the_retries(monkeypatch):
     with _client(handler, attempts=3) as client, pytest.raises(ServiceUnavailableError) as raised:
         client.delete_session("demo", "s1")
     assert len(calls) == 3 and raised.value.detail == "upstream down"
+    assert raised.value.retryable
 
 
 def test_a_post_cut_after_sending_is_not_repeated_without_an_idempotency_key():
