@@ -39,6 +39,10 @@ __all__ = ["OPERATIONS", "AsyncReferentClient", "Operation", "ReferentClient", "
 
 VERSION = "0.1.0"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+#: The environment the client and its integrations read (not server settings, which the
+#: server ignores): the server, a query key, an admin key (the MCP server's alias search),
+#: and the kb the README's examples use.
+CLIENT_ENV = ("REFERENT_URL", "REFERENT_KEY", "REFERENT_ADMIN_KEY", "REFERENT_KB")
 
 
 @dataclass(frozen=True)
