@@ -304,7 +304,7 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
         schema={"type": "object", "required": ["turn", "user", "stages", "result"], "properties": {
             "turn": {"type": "integer"}, "user": {"type": "string"},
             "stages": _ref("TurnTrace"),
-            "result": {"type": "object", "description": "the turn's results line (docs: FORMATS §4)"}}}),
+            "result": {"type": "object", "description": "the turn's results line (docs/formats.md §4)"}}}),
     ("GET", A): Examples(_KB_INFO, schema=_ref("KbInfo")),
     ("PUT", A): Examples(_write(12, 12, kb=_KB_INFO), status=200, also={201: "the kb was created"},
                          request={"normalization": {"case": False}},

@@ -4,6 +4,7 @@ the same keys, the same files accepted, the same field blamed for a bad line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -223,3 +224,17 @@ def test_the_cli_help_points_at_docs_formats(command):
     out = CliRunner().invoke(cli, command, env={"COLUMNS": "200"}).output
     assert "docs/formats.md" in out
     assert "FORMATS.md §" not in out
+
+
+def test_nothing_points_at_the_design_note_any_more():
+    """docs/formats.md is the one description: code, docs and data name it."""
+    skip = {".venv", "var", ".git", "neo4j-launcher", "node_modules", "__pycache__"}
+    stale = []
+    for root, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in skip and not d.endswith(".egg-info")]
+        for name in files:
+            path = Path(root) / name
+            if path.suffix in (".py", ".md", ".jsonl", ".sh") and path != Path(__file__) \
+                    and "FORMATS" in path.read_text(encoding="utf-8", errors="replace"):
+                stale.append(str(path.relative_to(REPO)))
+    assert not stale
