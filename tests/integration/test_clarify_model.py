@@ -181,7 +181,7 @@ def test_a_kb_is_recalibrated_from_its_recorded_answers(bank, make_runtime, keyr
     names = {"card.gold": "Gold Card", "card.gold.biz": "Gold Business Card",
              "branch.gold": "Gold Street Branch"}
     questions = ["What is the annual fee of Gold?", "Tell me about Gold",
-                 "What are the opening hours of Gold?", "Gold credit limit for companies"]
+                 "Is Gold good for travel?", "Gold credit limit for companies"]
     with TestClient(create_app(runtime=runtime, keyring=keyring)) as client:
         scores = {q: decision(runtime.engine.handle(bank, session(), q)) for q in questions}
         ranked = sorted(questions, key=lambda q: scores[q]["score"])
