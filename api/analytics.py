@@ -81,10 +81,18 @@ class ClarifyParamsView(BaseModel):
     report: dict | None = Field(default=None, description="the recalibration's before/after")
 
 
-def _shipped_threshold(runtime: Runtime) -> float:
-    from dialogue.clarify_model import ClarifyParams
+def _uses_e5(runtime: Runtime) -> bool:
+    from api.runtime import bundled_e5
 
-    return runtime.settings.clarify.threshold or ClarifyParams.load().threshold
+    return bundled_e5(runtime.settings, None) is not None
+
+
+def _shipped_threshold(runtime: Runtime) -> float:
+    from dialogue.policy.clarify_model import ClarifyParams
+
+    if runtime.settings.clarify.threshold is not None:
+        return runtime.settings.clarify.threshold
+    return ClarifyParams.load().threshold_for(_uses_e5(runtime))
 
 
 @router.get("/clarify", response_model=ClarifyParamsView,
@@ -98,7 +106,10 @@ def clarify_params(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
         return ClarifyParamsView(kb=kb, source="shipped", threshold=_shipped_threshold(runtime))
     import json
 
-    return ClarifyParamsView(kb=kb, source="kb", threshold=json.loads(stored.params)["threshold"],
+    from dialogue.policy.clarify_model import ClarifyParams
+
+    own = ClarifyParams.from_json(json.loads(stored.params), f"kb {kb} clarify parameters")
+    return ClarifyParamsView(kb=kb, source="kb", threshold=own.threshold_for(_uses_e5(runtime)),
                              fitted_at=stored.fitted_at, report=json.loads(stored.report))
 
 
@@ -114,13 +125,13 @@ def clarify_recalibrate(
     and how users answered, chooses the threshold with the best F1 of "asked when
     needed" at or above the current one, stores it for the kb (unless ``dry_run``)
     and reports the figures before and after. 422 when too few answers are recorded."""
-    from dialogue.clarify_calibrate import recalibrate
-    from dialogue.clarify_model import ClarifyParams
+    from dialogue.policy.clarify_calibrate import recalibrate
+    from dialogue.policy.clarify_model import ClarifyParams
 
     if runtime.ontology.kb_state(kb) is None:
         raise NotFoundError(f"knowledge base {kb!r} does not exist")
     report = recalibrate(kb, runtime.clarifications.log, ClarifyParams.load(),
-                         current=_shipped_threshold(runtime), min_records=min_records,
+                         current=runtime.settings.clarify.threshold, min_records=min_records,
                          dry_run=dry_run)
     if runtime.clarify_evidence is not None:
         runtime.clarify_evidence.invalidate(kb)

@@ -412,10 +412,10 @@ def clarify_fit(
         exists=True, dir_okay=False, help="refit from examples kept by --features-out instead of "
         "replaying; repeatable")] = None,
     features_out: Annotated[Optional[Path], typer.Option(help="keep the examples (JSON lines)")] = None,
-    out: Annotated[Path, typer.Option(help="parameter file to write")] = Path("dialogue/clarify_params.json"),
+    out: Annotated[Path, typer.Option(help="parameter file to write")] = Path("dialogue/policy/clarify_params.json"),
 ) -> None:
     """Fit the clarify-or-resolve model on suites and write its parameter file (deterministic)."""
-    from dialogue.clarify_fit import collect, dump, fit, read_examples, write_examples
+    from dialogue.policy.clarify_fit import collect, dump, fit, read_examples, write_examples
     from dialogue.evaluation import parse_suite
 
     if bool(suite) == bool(from_features):
@@ -453,7 +453,7 @@ def clarify_fit(
 
 def _replay_for_fit(specs, collect, parse_suite):
     from api.runtime import Runtime, bundled_e5, chunk_search_for, engine_config
-    from dialogue.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
+    from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
     from dialogue.engine import TurnEngine
 
     settings = Settings()
@@ -492,8 +492,8 @@ def clarify_recalibrate(
 ) -> None:
     """Re-threshold the model for one kb from its recorded clarification answers."""
     from api.runtime import open_ontology_store
-    from dialogue.clarify_calibrate import recalibrate
-    from dialogue.clarify_model import ClarifyParams
+    from dialogue.policy.clarify_calibrate import recalibrate
+    from dialogue.policy.clarify_model import ClarifyParams
     from kg.clarification_log import ClarificationLog
 
     with reported_errors():
@@ -502,7 +502,7 @@ def clarify_recalibrate(
         try:
             base = ClarifyParams.load()
             report = recalibrate(kb, ClarificationLog(store), base,
-                                 current=settings.clarify.threshold or base.threshold,
+                                 current=settings.clarify.threshold,
                                  min_records=min_records, dry_run=dry_run)
         finally:
             store.close()
@@ -522,7 +522,7 @@ def clarify_show(kb: KbOption) -> None:
         finally:
             store.close()
     if stored is None:
-        console.print(f"{kb}: the shipped parameters (dialogue/clarify_params.json)")
+        console.print(f"{kb}: the shipped parameters (dialogue/policy/clarify_params.json)")
         return
     console.print_json(json.dumps({"kb": kb, "fitted_at": stored.fitted_at,
                                    "threshold": json.loads(stored.params)["threshold"],

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from api.settings import Settings
 from common.errors import ConfigurationError
 from dialogue.analytics import ClarificationRecorder
-from dialogue.clarify_calibrate import KbEvidence
-from dialogue.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
+from dialogue.policy.clarify_calibrate import KbEvidence
+from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
 from dialogue.llm_rewriter import LLMRewriter

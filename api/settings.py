@@ -153,7 +153,7 @@ class ClarifySettings(BaseModel):
     """The clarify-or-resolve decision for ambiguous mentions (`docs/linking.md`)."""
 
     model: bool = Field(default=True, description=(
-        "decide ambiguous mentions with the fitted model (`dialogue/clarify_params.json`); "
+        "decide ambiguous mentions with the fitted model (`dialogue/policy/clarify_params.json`); "
         "`false`: the older fit-margin rule"))
     threshold: float | None = Field(default=None, gt=0, lt=1, description=(
         "ask when the model's clarify probability is at least this; unset: the parameter "

@@ -375,7 +375,7 @@ RETURN count(*) AS deleted
 """
 
 
-# -- the clarify-or-resolve decision (dialogue.clarify_model) --------------------------------
+# -- the clarify-or-resolve decision (dialogue.policy.clarify_model) --------------------------------
 # The decisions that asked, with the features and score the turn recorded, and how users
 # answered them: the evidence a kb's recalibration is fitted on.
 CLARIFICATION_DECISIONS = """

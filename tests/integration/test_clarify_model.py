@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.runtime import Runtime, open_clarifier, open_session_store
-from dialogue.clarify_calibrate import KbEvidence
-from dialogue.clarify_model import FEATURES, ClarifyParams, DecisionInput
+from dialogue.policy.clarify_calibrate import KbEvidence
+from dialogue.policy.clarify_model import FEATURES, ClarifyParams, DecisionInput
 from dialogue.engine import EngineConfig, TurnEngine
 from kg.aliases import SnapshotCache
 from kg.clarification_log import ClarificationLog
@@ -61,7 +61,7 @@ def bank(kb, neo4j_store, milvus_index):
 def build(settings, neo4j_store, milvus_index, threshold: float | None = None) -> Runtime:
     """A runtime whose engine decides with the clarify model (threshold as given)."""
     settings = settings.model_copy(update={"clarify": settings.clarify.model_copy(
-        update={"threshold": threshold, "priors_ttl_seconds": 0.0})})
+        update={"threshold": threshold, "priors_ttl_seconds": 0.0, "semantic": "auto"})})
     sessions = open_session_store(settings)
     snapshots = SnapshotCache(neo4j_store, check_interval=0.0)
     retriever = Retriever(milvus_index)
@@ -92,8 +92,9 @@ def session() -> str:
 
 
 def decision(result) -> dict:
-    [verdict] = result.trace["clarify_decisions"]
-    return verdict
+    """The clarify model's verdict on the turn's one ambiguous link, as the trace shows it."""
+    [judged] = result.trace["clarify_decisions"]
+    return judged["features"]
 
 
 def test_features_come_from_the_kb_and_its_chunks(bank, make_runtime):
@@ -133,7 +134,7 @@ def test_relations_and_the_dialogue_shape_the_candidates(bank, make_runtime, neo
     assert per["card.gold"]["relation_fit"] == per["branch.gold"]["relation_fit"] == 0.0
 
     snapshot = runtime.snapshots.get(bank)
-    extractor = runtime.engine._clarifier.extractor
+    extractor = runtime.engine._policy.gate.model.extractor
     item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
                          candidates=CARDS, focus=("card.gold",),
                          recent=(("card.gold.biz",), ("card.gold",)), negated=("card.gold.biz",))
@@ -160,10 +161,11 @@ def test_the_threshold_decides_between_asking_and_resolving(bank, make_runtime):
     [link] = [link for link in resolves.trace["links"] if link["mention"] == "Gold"]
     assert link["resolved"] == [resolved["options"][0]]
     assert "clarify model resolved it" in link["reason"]
+    assert "clarify_gate" not in resolves.trace
     # The shipped threshold: the verdict follows the score.
     shipped = make_runtime().engine.handle(bank, session(), "What is the annual fee of Gold?")
     verdict = decision(shipped)
-    assert verdict["threshold"] == ClarifyParams.load().threshold
+    assert verdict["threshold"] == ClarifyParams.load().threshold_for(semantic=True)
     assert verdict["clarify"] == (verdict["score"] >= verdict["threshold"])
     assert (shipped.action == "clarify") == verdict["clarify"]
 
@@ -177,7 +179,7 @@ def turn(client, kb, sid, text):
 def test_a_kb_is_recalibrated_from_its_recorded_answers(bank, make_runtime, keyring):
     runtime = make_runtime(threshold=0.001)
     # Without the prior from the answers being recorded, each question keeps its score.
-    runtime.engine._clarifier.extractor.priors = None
+    runtime.engine._policy.gate.model.extractor.priors = None
     names = {"card.gold": "Gold Card", "card.gold.biz": "Gold Business Card",
              "branch.gold": "Gold Street Branch"}
     questions = ["What is the annual fee of Gold?", "Tell me about Gold",

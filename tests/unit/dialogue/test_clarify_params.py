@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from common.errors import ConfigurationError
-from dialogue.clarify_fit import dump, fit, read_examples
-from dialogue.clarify_model import (FEATURES, PARAMS_PATH, ClarifyParams, Coefficients,
+from dialogue.policy.clarify_fit import dump, fit, read_examples
+from dialogue.policy.clarify_model import (FEATURES, PARAMS_PATH, ClarifyParams, Coefficients,
                                     decision_features)
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "clarify_examples.jsonl"

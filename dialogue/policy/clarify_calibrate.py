@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from common.errors import InputError
-from dialogue.clarify_model import ClarifyParams, Prior
+from dialogue.policy.clarify_model import ClarifyParams, Prior
 from kg.clarification_log import ClarificationLog, RecordedDecision
 
 MIN_RECORDS = 20
@@ -155,15 +155,23 @@ def _point(labelled: Sequence[tuple[float, int]], threshold: float) -> Operating
                           sum(y for s, y in labelled if s < threshold))
 
 
-def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *, current: float,
-                min_records: int = MIN_RECORDS, dry_run: bool = False) -> Recalibration:
+def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *,
+                current: float | None = None, min_records: int = MIN_RECORDS,
+                dry_run: bool = False) -> Recalibration:
     """Choose the kb's threshold from its recorded answers and store it (unless ``dry_run``).
+
+    The threshold belongs to the coefficient set that scored the records (``semantic``
+    with the e5, ``lexical`` without); ``current`` is the threshold in force (None:
+    that set's own in ``base``).
 
     Raises:
         InputError: fewer than ``min_records`` usable answers.
     """
     records = log.decisions(kb)
     labelled = [x for x in (_label(r) for r in records) if x is not None]
+    semantic = sum(_set_of(r) == "semantic" for r in records) * 2 > len(records)
+    if current is None:
+        current = base.threshold_for(semantic)
     if len(labelled) < min_records:
         raise InputError(f"kb {kb!r} has {len(labelled)} answered clarifications with a recorded "
                          f"decision; recalibration needs at least {min_records}")
@@ -180,8 +188,10 @@ def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *, current:
     report = Recalibration(kb, len(records), len(labelled), sum(y for _, y in labelled), before,
                            best, changed, note)
     if not dry_run:
-        params = {"sets": {"semantic": _coef_json(base.semantic), "lexical": _coef_json(base.lexical)},
-                  "threshold": best.threshold,
+        sets = {"semantic": _coef_json(base.semantic), "lexical": _coef_json(base.lexical)}
+        sets["semantic" if semantic else "lexical"]["threshold"] = best.threshold
+        params = {"sets": sets,
+                  "threshold": sets["lexical"]["threshold"] or base.threshold,
                   "meta": {**dict(base.meta.get("meta", {})), "recalibrated_for": kb,
                            "from_threshold": before.threshold}}
         log.save_params(kb, json.dumps(params, sort_keys=True),
@@ -189,6 +199,13 @@ def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *, current:
     return report
 
 
-def _coef_json(c: Any) -> Mapping[str, Any]:
+def _coef_json(c: Any) -> dict[str, Any]:
     return {"features": list(c.features), "mean": list(c.mean), "scale": list(c.scale),
-            "coef": list(c.coef), "intercept": c.intercept}
+            "coef": list(c.coef), "intercept": c.intercept, "threshold": c.threshold}
+
+
+def _set_of(record: RecordedDecision) -> str:
+    try:
+        return str(json.loads(record.decision).get("params", "")).rsplit(":", 1)[-1]
+    except (ValueError, AttributeError):
+        return ""

@@ -135,7 +135,7 @@ class Prior:
 
 
 @dataclass(frozen=True)
-class ClarifyVerdict:
+class ModelVerdict:
     """The decision for one ambiguous mention.
 
     ``options`` are the candidates, most supported first; when ``clarify`` is
@@ -151,6 +151,13 @@ class ClarifyVerdict:
     support: Mapping[str, float]
     params: str
     notes: tuple[str, ...] = ()
+
+    def record(self) -> str:
+        """What the clarification log keeps of an asking verdict (JSON): a kb's
+        recalibration reads its score and most supported option."""
+        return json.dumps({"features": {k: round(v, 6) for k, v in self.features.items()},
+                           "score": round(self.score, 6), "params": self.params,
+                           "top": self.options[0] if self.options else None}, sort_keys=True)
 
     def as_trace(self) -> dict[str, Any]:
         return {"clarify": self.clarify, "score": round(self.score, 4),
@@ -174,6 +181,8 @@ class Coefficients:
     scale: tuple[float, ...]
     coef: tuple[float, ...]
     intercept: float
+    # The operating threshold chosen for this set when it was fitted (None: the file's).
+    threshold: float | None = None
 
     def logit(self, values: Mapping[str, float]) -> float:
         z = self.intercept
@@ -195,7 +204,8 @@ class Coefficients:
             features = tuple(str(f) for f in raw["features"])
             out = cls(features, tuple(float(x) for x in raw["mean"]),
                       tuple(float(x) for x in raw["scale"]), tuple(float(x) for x in raw["coef"]),
-                      float(raw["intercept"]))
+                      float(raw["intercept"]),
+                      None if raw.get("threshold") is None else float(raw["threshold"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"{where}: a coefficient set needs features, mean, scale, "
                                      f"coef and intercept ({exc})") from exc
@@ -206,6 +216,8 @@ class Coefficients:
             raise ConfigurationError(f"{where}: unknown features {sorted(unknown)}")
         if any(s <= 0 for s in out.scale):
             raise ConfigurationError(f"{where}: every scale must be positive")
+        if out.threshold is not None and not 0 < out.threshold < 1:
+            raise ConfigurationError(f"{where}: 'threshold' must be between 0 and 1")
         return out
 
 
@@ -217,6 +229,10 @@ class ClarifyParams:
     lexical: Coefficients
     threshold: float
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def threshold_for(self, semantic: bool) -> float:
+        own = (self.semantic if semantic else self.lexical).threshold
+        return self.threshold if own is None else own
 
     @classmethod
     def neutral(cls) -> ClarifyParams:
@@ -476,14 +492,15 @@ class ClarifyModel:
                  extractor: FeatureExtractor | None = None,
                  kb_params: Callable[[str], ClarifyParams | None] | None = None) -> None:
         self.params = params or ClarifyParams.load()
-        self.threshold = self.params.threshold if threshold is None else threshold
+        self.threshold = threshold  # the setting; None: each coefficient set's own
         self.extractor = extractor or FeatureExtractor()
         self._kb_params = kb_params
 
-    def decide(self, item: DecisionInput, snapshot: AliasSnapshot) -> ClarifyVerdict:
+    def decide(self, item: DecisionInput, snapshot: AliasSnapshot) -> ModelVerdict:
         """Never raises for missing evidence: what could not be measured is noted."""
         per, sets, notes, semantic = self.extractor.extract(item, snapshot)
-        params, threshold, which = self.params, self.threshold, "shipped"
+        params, which = self.params, "shipped"
+        threshold = params.threshold_for(semantic) if self.threshold is None else self.threshold
         if self._kb_params is not None:
             try:
                 own = self._kb_params(snapshot.kb)
@@ -491,14 +508,14 @@ class ClarifyModel:
                 own = None
                 notes.append(f"kb parameters unavailable: {exc}")
             if own is not None:
-                params, threshold, which = own, own.threshold, "kb"
+                params, threshold, which = own, own.threshold_for(semantic), "kb"
         coefficients = params.semantic if semantic else params.lexical
         features = decision_features(per, sets)
         score = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, coefficients.logit(features)))))
         support = _support(per, coefficients)
         options = tuple(sorted(per, key=lambda c: (-support[c], item.candidates.index(c))))
         clarify = len(options) > 1 and score >= threshold
-        return ClarifyVerdict(clarify=clarify, score=score, threshold=threshold, options=options,
+        return ModelVerdict(clarify=clarify, score=score, threshold=threshold, options=options,
                               features=features, candidates=per, support=support,
                               params=f"{which}:{'semantic' if semantic else 'lexical'}",
                               notes=tuple(notes))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import ConfigurationError, InputError
-from dialogue.clarify_model import FEATURES, ClarifyModel, ClarifyParams, uses_embedder
+from dialogue.policy.clarify_model import FEATURES, ClarifyModel, ClarifyParams, uses_embedder
 from dialogue.evaluation import ScriptSession, run_system
 
 FOLDS = 5
@@ -90,13 +90,14 @@ def collect(engine_for: Callable[[ClarifyModel], Any], kb: str, suite_name: str,
         scored += 1
         label = int(expect.action == "clarify")
         expect_clarify += label
-        decision = next((d for d in result.trace.get("clarify_decisions", ())
-                         if "features" in d), None)
+        # The gate's verdicts on the turn's ambiguous links; the first is the one asked about.
+        decision = next((d["features"] for d in result.trace.get("clarify_decisions") or ()
+                         if "features" in d.get("features", {})), None)
         if decision is None:
             missing += label
             continue
         examples.append(Example(suite_name, session, turn, label, decision["features"],
-                                decision.get("params", "").endswith("semantic")))
+                                str(decision.get("params", "")).endswith("semantic")))
     return examples, Coverage(suite_name, scored, expect_clarify, len(examples), missing)
 
 
@@ -177,30 +178,35 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = ()) -> dict[
                          f"fitting needs both labels and at least {2 * FOLDS} examples")
     ordered = sorted(examples, key=lambda e: (e.suite, e.session, e.turn))
     lexical_names = [n for n in FEATURES if not uses_embedder(n)]
-    semantic, oof_sem = _fit_set(ordered, FEATURES)
-    lexical, oof_lex = _fit_set(ordered, lexical_names)
-    suites = sorted({e.suite for e in ordered})
-    threshold = choose_threshold({s: [(p, e.label) for p, e in zip(oof_sem, ordered) if e.suite == s]
-                                  for s in suites})
+    # The e5 set learns only from examples whose e5 features were measured.
+    with_e5 = [e for e in ordered if e.semantic]
     report: dict[str, Any] = {}
-    for name, oof in (("semantic", oof_sem), ("lexical", oof_lex)):
-        per_suite = {}
-        for suite in sorted({e.suite for e in ordered}):
-            pairs = [(p, e.label) for p, e in zip(oof, ordered) if e.suite == suite]
-            per_suite[suite] = {"model": _prf(pairs, threshold),
-                                "always_clarify": _prf(((1.0, y) for _, y in pairs), 0.5)}
-        per_suite["all"] = {"model": _prf(zip(oof, (e.label for e in ordered)), threshold)}
+    sets: dict[str, Any] = {}
+    for name, names, rows in (("lexical", lexical_names, ordered), ("semantic", FEATURES, with_e5)):
+        if len(rows) < 2 * FOLDS or len({e.label for e in rows}) < 2:
+            raise InputError(f"the {name} set has {len(rows)} examples: too few to fit")
+        coef, oof = _fit_set(rows, names)
+        suites = sorted({e.suite for e in rows})
+        by_suite = {s: [(p, e.label) for p, e in zip(oof, rows) if e.suite == s] for s in suites}
+        coef["threshold"] = threshold = choose_threshold(by_suite)
+        per_suite = {s: {"model": _prf(by_suite[s], threshold),
+                         "always_clarify": _prf(((1.0, y) for _, y in by_suite[s]), 0.5)}
+                     for s in suites}
+        per_suite["all"] = {"model": _prf(zip(oof, (e.label for e in rows)), threshold)}
         report[name] = per_suite
+        sets[name] = coef
     return {
-        "threshold": threshold,
-        "sets": {"semantic": semantic, "lexical": lexical},
+        # Without an embedder the lexical set decides; its threshold is the default.
+        "threshold": sets["lexical"]["threshold"],
+        "sets": sets,
         "meta": {
             "model": f"logistic regression (scikit-learn lbfgs, C={C}), standardized features",
             "threshold_rule": "best mean F1 of the clarify class over the suites, on out-of-fold "
                               "probabilities (precision and recall weighed equally)",
             "weights": "each suite weighs the same",
             "cross_validation": f"GroupKFold({FOLDS}) by session",
-            "examples": {s: sum(1 for e in ordered if e.suite == s)
+            "examples": {s: {"all": sum(1 for e in ordered if e.suite == s),
+                             "with_e5": sum(1 for e in ordered if e.suite == s and e.semantic)}
                          for s in sorted({e.suite for e in ordered})},
             "coverage": {c.suite: {"scored_turns": c.scored_turns, "expect_clarify": c.expect_clarify,
                                    "examples": c.examples,
