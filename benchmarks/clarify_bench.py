@@ -3,8 +3,8 @@
     python benchmarks/clarify_bench.py --kb KB SUITE [--runs 3]
 
 Replays the suite through the engine (with the configured services, the model
-on) and reads each turn's ``timings_ms.clarify``: the time spent deciding
-(features, e5, chunk searches, scoring), 0 for a turn with nothing ambiguous.
+on) and reads the time each verdict in ``clarify_decisions`` took (features,
+e5, chunk searches, scoring), 0 for a turn with nothing ambiguous.
 One decision is made first so that loading the e5 model is not counted.
 Prints p50/p95 over all turns and over the turns that decided.
 """
@@ -44,9 +44,10 @@ def main() -> None:
         rows = []
         for run in range(args.runs):
             results = run_system(runtime.engine, args.kb, scripts, k=5, run_id=f"clarify-bench-{run}")
-            all_turns = [r.trace.get("timings_ms", {}).get("clarify", 0.0) for r in results]
-            decided = [r.trace["timings_ms"]["clarify"] for r in results
-                       if "clarify" in r.trace.get("timings_ms", {})]
+            spent = [sum(d.get("features", {}).get("ms", 0.0)
+                         for d in r.trace.get("clarify_decisions") or ()) for r in results]
+            all_turns = spent
+            decided = [ms for ms, r in zip(spent, results) if r.trace.get("clarify_decisions")]
             turn_ms = [r.latency_ms for r in results]
             rows.append({"run": run, "turns": len(results), "decided": len(decided),
                          "p50_all_ms": round(_pct(all_turns, 50), 3),
