@@ -70,3 +70,81 @@ def clarifications(
                                min_answers=min_answers, dominance=dominance,
                                asked=sum(g.asked for g in groups), groups=groups,
                                recent=log.recent(kb, since=since, limit=recent) if recent else [])
+
+
+# -- the clarify-or-resolve model's per-kb calibration ------------------------------------
+
+class ClarifyParamsView(BaseModel):
+    kb: str
+    source: str = Field(description="`kb`: recalibrated for this kb; `shipped`: the parameter file")
+    threshold: float
+    fitted_at: str | None = None
+    report: dict | None = Field(default=None, description="the recalibration's before/after")
+
+
+def _uses_e5(runtime: Runtime) -> bool:
+    from api.runtime import bundled_e5
+
+    return bundled_e5(runtime.settings, None) is not None
+
+
+def _shipped_threshold(runtime: Runtime) -> float:
+    from dialogue.policy.clarify_model import ClarifyParams
+
+    if runtime.settings.clarify.threshold is not None:
+        return runtime.settings.clarify.threshold
+    return ClarifyParams.load().threshold_for(_uses_e5(runtime))
+
+
+@router.get("/clarify", response_model=ClarifyParamsView,
+            summary="The clarify-or-resolve parameters this kb uses")
+def clarify_params(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
+                   _: Annotated[Caller, Depends(admin_caller)]) -> ClarifyParamsView:
+    if runtime.ontology.kb_state(kb) is None:
+        raise NotFoundError(f"knowledge base {kb!r} does not exist")
+    stored = runtime.clarifications.log.params(kb)
+    if stored is None:
+        return ClarifyParamsView(kb=kb, source="shipped", threshold=_shipped_threshold(runtime))
+    import json
+
+    from dialogue.policy.clarify_model import ClarifyParams
+
+    own = ClarifyParams.from_json(json.loads(stored.params), f"kb {kb} clarify parameters")
+    return ClarifyParamsView(kb=kb, source="kb", threshold=own.threshold_for(_uses_e5(runtime)),
+                             fitted_at=stored.fitted_at, report=json.loads(stored.report))
+
+
+@router.post("/clarify/recalibrate", summary="Re-threshold the clarify model from this kb's answers")
+def clarify_recalibrate(
+        kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
+        _: Annotated[Caller, Depends(admin_caller)],
+        dry_run: Annotated[bool, Query(description="report only; store nothing")] = False,
+        min_records: Annotated[int, Query(ge=1, le=100_000, description="answered questions "
+                                          "with a recorded decision needed")] = 20,
+) -> dict:
+    """Reads the questions this kb asked (with the features and score that asked them)
+    and how users answered, chooses the threshold with the best F1 of "asked when
+    needed" at or above the current one, stores it for the kb (unless ``dry_run``)
+    and reports the figures before and after. 422 when too few answers are recorded."""
+    from dialogue.policy.clarify_calibrate import recalibrate
+    from dialogue.policy.clarify_model import ClarifyParams
+
+    if runtime.ontology.kb_state(kb) is None:
+        raise NotFoundError(f"knowledge base {kb!r} does not exist")
+    report = recalibrate(kb, runtime.clarifications.log, ClarifyParams.load(),
+                         current=runtime.settings.clarify.threshold, min_records=min_records,
+                         dry_run=dry_run)
+    if runtime.clarify_evidence is not None:
+        runtime.clarify_evidence.invalidate(kb)
+    return {**report.as_json(), "stored": not dry_run}
+
+
+@router.delete("/clarify", summary="Back to the shipped clarify parameters")
+def clarify_reset(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
+                  _: Annotated[Caller, Depends(admin_caller)]) -> dict:
+    if runtime.ontology.kb_state(kb) is None:
+        raise NotFoundError(f"knowledge base {kb!r} does not exist")
+    removed = runtime.clarifications.log.delete_params(kb)
+    if runtime.clarify_evidence is not None:
+        runtime.clarify_evidence.invalidate(kb)
+    return {"kb": kb, "removed": removed}

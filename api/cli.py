@@ -33,6 +33,9 @@ app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(milvus_app, name="milvus")
 app.add_typer(ontology_app, name="ontology")
 app.add_typer(keys_app, name="keys")
+clarify_app = typer.Typer(help="The clarify-or-resolve model: fit it, recalibrate a kb, show it.",
+                          no_args_is_help=True)
+app.add_typer(clarify_app, name="clarify")
 
 console = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -397,6 +400,133 @@ def _print_summary(summaries: dict) -> None:
                              *(fmt(s["by_turn"][b][metric]) for s in summaries.values()),
                              end_section=b == "3+")
     console.print(per_turn)
+
+
+# -- clarify ---------------------------------------------------------------------------------
+
+@clarify_app.command("fit")
+def clarify_fit(
+    suite: Annotated[Optional[list[str]], typer.Option(
+        help="KB=SUITE_FILE: replay this suite against this (imported and ingested) kb; repeatable")] = None,
+    from_features: Annotated[Optional[list[Path]], typer.Option(
+        exists=True, dir_okay=False, help="refit from examples kept by --features-out instead of "
+        "replaying; repeatable")] = None,
+    features_out: Annotated[Optional[Path], typer.Option(help="keep the examples (JSON lines)")] = None,
+    out: Annotated[Path, typer.Option(help="parameter file to write")] = Path("dialogue/policy/clarify_params.json"),
+) -> None:
+    """Fit the clarify-or-resolve model on suites and write its parameter file (deterministic)."""
+    from dialogue.policy.clarify_fit import collect, dump, fit, read_examples, write_examples
+    from dialogue.evaluation import parse_suite
+
+    if bool(suite) == bool(from_features):
+        err.print("[bold red]error:[/] give --suite KB=FILE (one or more) or --from-features FILE")
+        raise typer.Exit(2)
+    with reported_errors():
+        coverage = []
+        if from_features:
+            examples = [e for f in from_features for e in read_examples(f)]
+        else:
+            examples = []
+            specs = []
+            for spec in suite or []:
+                kb, sep, file = spec.partition("=")
+                if not sep or not kb or not Path(file).is_file():
+                    err.print(f"[bold red]error:[/] --suite {spec!r}: expected KB=FILE with an "
+                              f"existing suite file")
+                    raise typer.Exit(2)
+                specs.append((kb, Path(file)))
+            examples, coverage = _replay_for_fit(specs, collect, parse_suite)
+            if features_out is not None:
+                write_examples(features_out, examples)
+        params = fit(examples, coverage)
+    out.write_text(dump(params), encoding="utf-8")
+    console.print(f"wrote {out}: threshold {params['threshold']}, {len(examples)} examples")
+    for name, per_suite in params["meta"]["cv"].items():
+        for suite_name, figures in per_suite.items():
+            m = figures["model"]
+            line = (f"{name:8} {suite_name:24} n={m['n']:4} P={m['precision']:.3f} "
+                    f"R={m['recall']:.3f} F1={m['f1']:.3f}")
+            if "always_clarify" in figures:
+                line += f"  (always clarify F1={figures['always_clarify']['f1']:.3f})"
+            console.print(line, highlight=False)
+
+
+def _replay_for_fit(specs, collect, parse_suite):
+    from api.runtime import Runtime, bundled_e5, chunk_search_for, engine_config
+    from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
+    from dialogue.engine import TurnEngine
+
+    settings = Settings()
+    # The engine's own model is replaced per suite below: the replay never reads the
+    # parameter file it is about to write.
+    runtime = Runtime.build(settings.model_copy(update={
+        "clarify": settings.clarify.model_copy(update={"model": False})}))
+    try:
+        # Always asks; no prior from recorded answers: the replay depends on the kb alone.
+        collector = ClarifyModel(ClarifyParams.neutral(), threshold=0.0, extractor=FeatureExtractor(
+            embedder=bundled_e5(settings, None), chunk_search=chunk_search_for(runtime.index)))
+        examples, coverage = [], []
+        for kb, file in specs:
+            scripts = parse_suite(file.read_text(encoding="utf-8").splitlines(), path=str(file))
+
+            def engine_for(model):
+                return TurnEngine(runtime.snapshots, runtime.retriever, runtime.sessions,
+                                  engine_config(settings), clarifier=model)
+
+            got, cov = collect(engine_for, kb, file.parent.name or file.stem, scripts, collector)
+            examples.extend(got)
+            coverage.append(cov)
+            console.print(f"{kb}: {cov.examples} examples from {cov.scored_turns} scored turns "
+                          f"({cov.clarify_without_decision} expected questions never reached the "
+                          f"decision)", highlight=False)
+        return examples, coverage
+    finally:
+        runtime.close()
+
+
+@clarify_app.command("recalibrate")
+def clarify_recalibrate(
+    kb: KbOption,
+    dry_run: Annotated[bool, typer.Option(help="report only; store nothing")] = False,
+    min_records: Annotated[int, typer.Option(min=1, help="answered questions needed")] = 20,
+) -> None:
+    """Re-threshold the model for one kb from its recorded clarification answers."""
+    from api.runtime import open_ontology_store
+    from dialogue.policy.clarify_calibrate import recalibrate
+    from dialogue.policy.clarify_model import ClarifyParams
+    from kg.clarification_log import ClarificationLog
+
+    with reported_errors():
+        settings = Settings()
+        store = open_ontology_store(settings)
+        try:
+            base = ClarifyParams.load()
+            report = recalibrate(kb, ClarificationLog(store), base,
+                                 current=settings.clarify.threshold,
+                                 min_records=min_records, dry_run=dry_run)
+        finally:
+            store.close()
+    console.print_json(json.dumps(report.as_json()))
+
+
+@clarify_app.command("show")
+def clarify_show(kb: KbOption) -> None:
+    """The parameters a kb uses: its own (recalibrated) or the shipped ones."""
+    from api.runtime import open_ontology_store
+    from kg.clarification_log import ClarificationLog
+
+    with reported_errors():
+        store = open_ontology_store(Settings())
+        try:
+            stored = ClarificationLog(store).params(kb)
+        finally:
+            store.close()
+    if stored is None:
+        console.print(f"{kb}: the shipped parameters (dialogue/policy/clarify_params.json)")
+        return
+    console.print_json(json.dumps({"kb": kb, "fitted_at": stored.fitted_at,
+                                   "threshold": json.loads(stored.params)["threshold"],
+                                   "report": json.loads(stored.report)}))
 
 
 # -- serve and demo ------------------------------------------------------------------------

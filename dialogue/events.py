@@ -36,6 +36,9 @@ class ClarificationAsked:
     mention_kind: str
     match: str
     options: tuple[str, ...]
+    # The clarify model's verdict that asked, for a kb's recalibration (JSON: its
+    # decision features, score, parameter set, most supported option); None without one.
+    decision: str | None = None
 
 
 @dataclass(frozen=True)

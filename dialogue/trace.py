@@ -111,6 +111,9 @@ class TurnTrace(_Part):
     classification: str | None = None
     topic_shift: dict[str, Any] | None = None
     clarify_gate: ClarifyGateTrace | None = None
+    clarify_decisions: list[ClarifyGateTrace] | None = Field(
+        None, description="every ambiguous link the clarify gate judged: ask or resolve, "
+        "with its features and score")
     clarification_answer: ClarificationAnswerTrace | None = None
     rewrite: RewriteTrace | None = None
     consumed: ConsumedTrace | None = None

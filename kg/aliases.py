@@ -136,6 +136,10 @@ class AliasSnapshot:
     # than fuzzy_max_aliases skip it (its index costs memory: see docs/linking.md).
     fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD
     fuzzy_max_aliases: int = 300_000
+    # For the clarify-or-resolve features: each type's parent type, and each entity's
+    # relations as (relation type, entity at the other end), both directions.
+    type_parents: Mapping[str, str | None] = field(default_factory=dict)
+    relations: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     # Derived structures built on first use (the snapshot itself never changes).
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -196,6 +200,10 @@ class AliasSnapshot:
         for entity in ontology.entities:
             if entity.parent is not None:
                 children.setdefault(entity.parent, []).append(entity.id)
+        relations: dict[str, list[tuple[str, str]]] = {}
+        for rel in ontology.relations:
+            relations.setdefault(rel.from_id, []).append((rel.type, rel.to_id))
+            relations.setdefault(rel.to_id, []).append((rel.type, rel.from_id))
         return cls(kb=kb, version=version,
                    entities={e.id: e for e in ontology.entities},
                    by_norm={k: tuple(sorted(v)) for k, v in by_norm.items()},
@@ -206,7 +214,9 @@ class AliasSnapshot:
                    attribute_matcher=LongestMatcher(attribute_by_norm),
                    attribute_by_norm=attribute_by_norm,
                    normalization=normalization, uid=uid,
-                   fuzzy_threshold=fuzzy_threshold, fuzzy_max_aliases=fuzzy_max_aliases)
+                   fuzzy_threshold=fuzzy_threshold, fuzzy_max_aliases=fuzzy_max_aliases,
+                   type_parents={t.name: t.parent for t in ontology.types},
+                   relations={k: tuple(v) for k, v in relations.items()})
 
     def patched(self, delta: LinkingDelta) -> AliasSnapshot:
         """A new snapshot: this one with ``delta`` applied (this one is left as it is).
@@ -288,7 +298,13 @@ class AliasSnapshot:
                                 attribute_by_norm=attribute_by_norm,
                                 normalization=self.normalization, uid=self.uid,
                                 fuzzy_threshold=self.fuzzy_threshold,
-                                fuzzy_max_aliases=self.fuzzy_max_aliases)
+                                fuzzy_max_aliases=self.fuzzy_max_aliases,
+                                # A patch carries no relations: those of deleted entities go,
+                                # new ones arrive with the next full load.
+                                type_parents=({t.name: t.parent for t in delta.types}
+                                              if delta.types is not None else self.type_parents),
+                                relations={k: v for k, v in self.relations.items()
+                                           if k in entities})
         # The fuzzy index is the one derived structure too slow to rebuild after every
         # write (seconds at 100,000 aliases): patch it too when this snapshot built one.
         fuzzy = self._derived.get("fuzzy")

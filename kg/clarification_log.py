@@ -25,6 +25,7 @@ from typing import Any
 
 import neo4j
 
+from common.errors import NotFoundError
 from common.ids import check_kb
 from kg import neo4j_queries as q
 from kg.neo4j_store import Neo4jOntologyStore
@@ -50,6 +51,8 @@ class Asked:
     alias: str | None
     match: str
     candidates: tuple[str, ...]
+    # The clarify model's verdict that asked (JSON: features, score, params, top option).
+    decision: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,22 @@ class RecentClarification:
     how: str | None
 
 
+@dataclass(frozen=True)
+class RecordedDecision:
+    """An answered question and the verdict that asked it (JSON, see :class:`Asked`)."""
+
+    decision: str
+    answer: str
+    chosen: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StoredParams:
+    params: str  # JSON parameter file
+    report: str  # JSON report of the recalibration
+    fitted_at: str | None
+
+
 class ClarificationLog:
     """Writes and reads of the clarification log, through the ontology store's driver."""
 
@@ -106,6 +125,8 @@ class ClarificationLog:
         asked = {"asked_at": event.at, "kind": event.kind, "mention": event.mention,
                  "alias": event.alias, "match": event.match,
                  "candidates": sorted(event.candidates)}
+        if event.decision is not None:
+            asked["decision"] = event.decision
         self._write("record a clarification", q.CLARIFICATION_ASKED, kb=event.kb,
                     session=session_key(event.kb, event.session_id), turn=event.turn, asked=asked)
 
@@ -146,6 +167,47 @@ class ClarificationLog:
                     for r in tx.run(q.CLARIFICATION_RECENT, kb=kb, since=since, limit=limit)]
 
         return self._store._read_tx("read the clarification log", work)
+
+    def decisions(self, kb: str, *, limit: int = 100_000) -> list[RecordedDecision]:
+        """The answered questions whose asking verdict was recorded, oldest first."""
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> list[RecordedDecision]:
+            return [RecordedDecision(decision=r["decision"], answer=r["answer"],
+                                     chosen=tuple(r["chosen"]))
+                    for r in tx.run(q.CLARIFICATION_DECISIONS, kb=kb, limit=limit)]
+
+        return self._store._read_tx("read the clarification decisions", work)
+
+    def save_params(self, kb: str, params: str, report: str) -> None:
+        """Store the kb's own clarify parameters (JSON) and the report of their fit."""
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            if tx.run(q.CLARIFY_PARAMS_SAVE, kb=kb, params=params, report=report).single() is None:
+                raise NotFoundError(f"knowledge base {kb!r} does not exist")
+
+        self._store._write_tx("store the clarify parameters", work)
+
+    def params(self, kb: str) -> StoredParams | None:
+        """The kb's own clarify parameters, or None when it uses the shipped ones."""
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> StoredParams | None:
+            r = tx.run(q.CLARIFY_PARAMS_GET, kb=kb).single()
+            return None if r is None else StoredParams(r["params"], r["report"],
+                                                       _iso(r["fitted_at"]))
+
+        return self._store._read_tx("read the clarify parameters", work)
+
+    def delete_params(self, kb: str) -> bool:
+        """Back to the shipped parameters; True when the kb had its own."""
+        check_kb(kb)
+
+        def work(tx: neo4j.ManagedTransaction) -> bool:
+            return tx.run(q.CLARIFY_PARAMS_DELETE, kb=kb).single()["deleted"] > 0
+
+        return self._store._write_tx("delete the clarify parameters", work)
 
     def prune(self, before: datetime, *, limit: int = 10_000) -> int:
         """Delete up to ``limit`` questions (of every kb) asked before ``before``."""

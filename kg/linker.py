@@ -76,12 +76,18 @@ _COORDINATION_RE = re.compile(r"\s*(?:和|与|跟|及|以及|还有|还是|或|�
 class EntityLinker:
     """Links the mentions of one turn against one alias snapshot."""
 
-    def __init__(self, *, fit_margin: float = DEFAULT_FIT_MARGIN) -> None:
+    def __init__(self, *, fit_margin: float = DEFAULT_FIT_MARGIN, defer_fit: bool = False) -> None:
+        """Args:
+            fit_margin: how far the best context fit must lead to resolve by it.
+            defer_fit: leave what only the context fit could settle ambiguous (the
+                candidates ranked by fit) for a clarify-or-resolve model to decide.
+        """
         self.fit_margin = fit_margin
+        self.defer_fit = defer_fit
 
     def link(self, detection: Detection, snapshot: AliasSnapshot, *,
              focus: Sequence[str] = (), listed: Sequence[str] = (),
-             alternates: Sequence[str] = ()) -> LinkResult:
+             alternates: Sequence[str] = (), recent: Sequence[str] = ()) -> LinkResult:
         """Resolve every alias, pronoun and ordinal mention of ``detection``.
 
         Args:
@@ -91,6 +97,9 @@ class EntityLinker:
             listed: entities the previous turn listed together (for 前者/后者).
             alternates: earlier entities still in play (a bare name was said after
                 them), which a pronoun may mean as well as the focus.
+            recent: entities the recent turns named; with ``defer_fit``, a shared
+                name whose other candidates were named there too is left open
+                although one of them is the focus.
         """
         text_norm = snapshot.normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
@@ -98,7 +107,7 @@ class EntityLinker:
         for mention in self._credible(detection, snapshot):
             if mention.kind is MentionKind.ALIAS:
                 links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus,
-                                              detection.text))
+                                              detection.text, recent))
             elif mention.kind is MentionKind.PRONOUN and focus:
                 links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
                                                 detection.text))
@@ -222,13 +231,16 @@ class EntityLinker:
                        question: str, *, source: str) -> Link:
         scores = snapshot.context_fit().scores(question, ids, ignore=[mention.text])
         candidates = tuple(Candidate(e, scores[e], f"{source}, context fit") for e in ids)
+        if self.defer_fit:
+            return Link(mention, candidates, (), "left to the clarify-or-resolve decision")
         chosen = decide(scores, margin=self.fit_margin)
         if chosen is None:
             return Link(mention, candidates, (), "several candidates fit the question")
         return Link(mention, candidates, (chosen,), "fits the question clearly best")
 
     def _link_alias(self, mention: Mention, snapshot: AliasSnapshot, text_norm: str,
-                    attributes: list[str], focus: Sequence[str], question: str) -> Link:
+                    attributes: list[str], focus: Sequence[str], question: str,
+                    recent: Sequence[str] = ()) -> Link:
         exact = any(mention.text == alias for eid in mention.entity_ids
                     for alias in snapshot.entities[eid].all_aliases)
         if mention.similarity < 100:
@@ -248,7 +260,8 @@ class EntityLinker:
             return Link(mention, candidates, (marked[0],), "distinguishing word in the turn")
         # One of them is what the dialogue is about.
         in_focus = [eid for eid in ids if eid in focus]
-        if len(in_focus) == 1:
+        others_in_play = self.defer_fit and any(e in recent for e in ids if e not in in_focus)
+        if len(in_focus) == 1 and not others_in_play:
             return Link(mention, candidates, (in_focus[0],), "already the dialogue's focus")
         # The asked attribute exists for only one candidate's type.
         if attributes:
@@ -260,6 +273,7 @@ class EntityLinker:
     def _link_pronoun(self, mention: Mention, snapshot: AliasSnapshot, attributes: list[str],
                       focus: Sequence[str], alternates: Sequence[str], question: str) -> Link:
         ranked = list(focus)
+        fitting: list[str] = []
         if attributes:
             # Salience: an entity whose type has the asked attribute beats a more recent one.
             fitting = [eid for eid in ranked if any(snapshot.has_attribute(eid, a)
@@ -269,6 +283,10 @@ class EntityLinker:
                            for i, eid in enumerate(ranked))
         if mention.text.lower() in _PLURAL_PRONOUNS:
             return Link(mention, candidates, tuple(ranked), "plural pronoun → all focus entities")
+        if self.defer_fit and len(ranked) > 1 and not (
+                attributes and len(fitting) == 1):
+            # 它 after two entities were listed together: which one is for the decision.
+            return Link(mention, candidates, (), "left to the clarify-or-resolve decision")
         others = [a for a in alternates if a not in ranked]
         if others:
             return self._choose_by_fit(mention, [ranked[0], *others], snapshot, question,

@@ -25,6 +25,8 @@ SCHEMA = (
     "FOR (c:Clarification) REQUIRE (c.kb, c.session, c.turn) IS UNIQUE",
     "CREATE INDEX referent_clarification_asked IF NOT EXISTS "
     "FOR (c:Clarification) ON (c.kb, c.asked_at)",
+    "CREATE CONSTRAINT referent_clarify_params IF NOT EXISTS "
+    "FOR (p:ClarifyParams) REQUIRE p.kb IS UNIQUE",
 )
 
 KB_VERSION = "MATCH (k:KnowledgeBase {id: $kb}) RETURN k.alias_version AS version"
@@ -317,7 +319,7 @@ RETURN a.norm AS norm, a.text AS text, e.id AS id
 # kb of a million aliases does not need a million-node transaction.
 DELETE_KB_LABELLED = tuple(
     f"MATCH (n:{label} {{kb: $kb}}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS"
-    for label in ("AuditEntry", "Alias", "Entity", "EntityType", "Clarification"))
+    for label in ("AuditEntry", "Alias", "Entity", "EntityType", "Clarification", "ClarifyParams"))
 
 DELETE_KB_NODE = "MATCH (k:KnowledgeBase {id: $kb}) DETACH DELETE k"
 
@@ -369,5 +371,36 @@ MATCH (c:Clarification)
 WHERE coalesce(c.asked_at, c.answered_at) < $before
 WITH c LIMIT $limit
 DETACH DELETE c
+RETURN count(*) AS deleted
+"""
+
+
+# -- the clarify-or-resolve decision (dialogue.policy.clarify_model) --------------------------------
+# The decisions that asked, with the features and score the turn recorded, and how users
+# answered them: the evidence a kb's recalibration is fitted on.
+CLARIFICATION_DECISIONS = """
+MATCH (c:Clarification {kb: $kb})
+WHERE c.asked_at IS NOT NULL AND c.decision IS NOT NULL AND c.answer IS NOT NULL
+RETURN c.decision AS decision, c.answer AS answer, coalesce(c.chosen, []) AS chosen
+ORDER BY c.asked_at
+LIMIT $limit
+"""
+
+# One (:ClarifyParams {kb}) per recalibrated kb: its parameter file and the report of the fit.
+CLARIFY_PARAMS_SAVE = """
+MATCH (:KnowledgeBase {id: $kb})
+MERGE (p:ClarifyParams {kb: $kb})
+SET p.params = $params, p.report = $report, p.fitted_at = datetime()
+RETURN p.kb AS kb
+"""
+
+CLARIFY_PARAMS_GET = """
+MATCH (p:ClarifyParams {kb: $kb})
+RETURN p.params AS params, p.report AS report, p.fitted_at AS fitted_at
+"""
+
+CLARIFY_PARAMS_DELETE = """
+MATCH (p:ClarifyParams {kb: $kb})
+DETACH DELETE p
 RETURN count(*) AS deleted
 """

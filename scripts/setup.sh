@@ -27,6 +27,6 @@ stamp=.venv/.referent-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing Python dependencies into .venv"
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test,local-embed,bench,langchain,llamaindex,mcp]"
+  .venv/bin/python -m pip install --quiet -e ".[test,local-embed,bench,langchain,llamaindex,mcp,fit]"
   touch "$stamp"
 fi

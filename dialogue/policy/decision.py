@@ -36,6 +36,10 @@ class ClarifyVerdict:
     options: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     features: dict[str, Any] = field(default_factory=dict)
+    # Not asking about an ambiguous link: the entity the gate resolved it to.
+    resolved: str | None = None
+    # What the clarification log keeps of an asking verdict (JSON), for recalibration.
+    record: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class Clarify:
     trace: dict[str, Any] = field(default_factory=dict)
     # How the turn read the pending clarification, when there was one.
     pending_answer: Answer | None = None
+    # The gate's verdict as the clarification log keeps it (JSON), if it gave one.
+    record: str | None = None
 
     @property
     def resolved(self) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
                             LinkTrace)
 from kg.aliases import AliasSnapshot
-from kg.linker import EntityLinker, LinkResult
+from kg.linker import EntityLinker, Link, LinkResult
 from kg.mentions import MentionKind, detect_mentions
 
 
@@ -55,14 +55,28 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace)
         links = self.settle_links(kind, turn, state, snapshot, trace)
-        for link in links.links:
+        settled: list[Link] = []
+        for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
+            if link.ambiguous:
+                trace.setdefault("clarify_decisions", []).append(ClarifyGateTrace(
+                    mention=link.mention.text, reasons=list(verdict.reasons),
+                    features=verdict.features).dump())
             if verdict.ask:
                 trace["clarify_gate"] = ClarifyGateTrace(
                     mention=link.mention.text, reasons=list(verdict.reasons),
                     features=verdict.features).dump()
+                links = LinkResult((*settled, *links.links[i:]))
                 return Clarify(link.mention.text, verdict.options, link, links,
-                               reasons=verdict.reasons, trace=trace)
+                               reasons=verdict.reasons, trace=trace, record=verdict.record)
+            if verdict.resolved is not None and link.ambiguous:
+                # The gate weighed the candidates and resolved the link without asking.
+                link = Link(link.mention, link.candidates, (verdict.resolved,),
+                            "; ".join(verdict.reasons) or "resolved by the clarify gate")
+            settled.append(link)
+        if any(a is not b for a, b in zip(settled, links.links)):
+            links = LinkResult(tuple(settled))
+            trace["links"] = links_trace(links)
         return PlanQueries(kind, turn.detection, links, lift_consumed=kind is TurnKind.REVISIT,
                            reasons=(f"classified as {kind.value}",), trace=trace)
 

@@ -1,0 +1,246 @@
+"""Fitting the clarify-or-resolve model: ``referent clarify fit``.
+
+1. Replay each suite (FORMATS.md §3) through the real turn engine against its
+   kb, with a collecting model that always asks (so every ambiguous mention's
+   features are measured, and the dialogue state before each scored turn does
+   not depend on the parameters being fitted). The prior from recorded answers
+   is left out, so the replay depends on the kb alone.
+2. Every scored turn (one with ``expect``) that reached the decision is an
+   example: features from the trace, label ``expect.action == "clarify"``.
+3. A logistic regression (scikit-learn, the ``fit`` extra) per coefficient set
+   (``semantic``: every feature; ``lexical``: without the e5 ones), on
+   standardized features, each suite weighing the same. Cross-validated by
+   session (GroupKFold, 5 folds): the out-of-fold probabilities choose the
+   threshold with the best mean F1 of the clarify class over the suites
+   (precision and recall weighed equally; ties: the lower threshold), and give
+   the per-suite figures in the report.
+4. The file is written with sorted keys and rounded numbers: the same examples
+   give the same bytes.
+
+The examples can be kept (``--features-out``) and refitted without replaying
+(``--from-features``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from common.errors import ConfigurationError, InputError
+from dialogue.policy.clarify_model import FEATURES, ClarifyModel, ClarifyParams, uses_embedder
+from dialogue.evaluation import ScriptSession, run_system
+
+FOLDS = 5
+C = 1.0
+ROUND = 6
+
+
+@dataclass(frozen=True)
+class Example:
+    suite: str
+    session: str
+    turn: int
+    label: int
+    features: Mapping[str, float]
+    semantic: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"suite": self.suite, "session": self.session, "turn": self.turn,
+                "label": self.label, "semantic": self.semantic,
+                "features": {k: round(float(self.features.get(k, 0.0)), ROUND) for k in FEATURES}}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], where: str) -> Example:
+        try:
+            return cls(str(raw["suite"]), str(raw["session"]), int(raw["turn"]),
+                       int(raw["label"]), {k: float(v) for k, v in raw["features"].items()},
+                       bool(raw.get("semantic", True)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{where}: an example needs suite, session, turn, label and "
+                             f"features ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the replay of one suite gave."""
+
+    suite: str
+    scored_turns: int
+    expect_clarify: int
+    examples: int
+    clarify_without_decision: int  # expected a question the linker never left open
+
+
+def collect(engine_for: Callable[[ClarifyModel], Any], kb: str, suite_name: str,
+            scripts: Sequence[ScriptSession], collector: ClarifyModel
+            ) -> tuple[list[Example], Coverage]:
+    """Replay ``scripts`` and take the decision features of every scored turn."""
+    engine = engine_for(collector)
+    results = run_system(engine, kb, scripts, k=5, run_id="clarify-fit")
+    expects = [(s.session, i + 1, t.expect) for s in scripts for i, t in enumerate(s.turns)]
+    examples: list[Example] = []
+    scored = expect_clarify = missing = 0
+    for (session, turn, expect), result in zip(expects, results, strict=True):
+        if expect is None or expect.action is None:
+            continue
+        scored += 1
+        label = int(expect.action == "clarify")
+        expect_clarify += label
+        # The gate's verdicts on the turn's ambiguous links; the first is the one asked about.
+        decision = next((d["features"] for d in result.trace.get("clarify_decisions") or ()
+                         if "features" in d.get("features", {})), None)
+        if decision is None:
+            missing += label
+            continue
+        examples.append(Example(suite_name, session, turn, label, decision["features"],
+                                str(decision.get("params", "")).endswith("semantic")))
+    return examples, Coverage(suite_name, scored, expect_clarify, len(examples), missing)
+
+
+def _sklearn():
+    try:
+        import numpy as np
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.model_selection import GroupKFold
+    except ImportError as exc:
+        raise ConfigurationError("fitting needs scikit-learn: pip install "
+                                 "'referent-server[fit]'") from exc
+    return np, LogisticRegression, GroupKFold
+
+
+def _fit_set(examples: Sequence[Example], names: Sequence[str]) -> tuple[dict[str, Any], list[float]]:
+    """Coefficients on every example, and the out-of-fold probabilities."""
+    np, LogisticRegression, GroupKFold = _sklearn()
+    x = np.array([[e.features.get(n, 0.0) for n in names] for e in examples], dtype=float)
+    y = np.array([e.label for e in examples])
+    groups = [f"{e.suite}/{e.session}" for e in examples]
+    # Each suite weighs the same, however many examples it has: a small enterprise
+    # suite is not drowned by a large public one.
+    sizes = {s: sum(1 for e in examples if e.suite == s) for s in {e.suite for e in examples}}
+    w = np.array([len(examples) / (len(sizes) * sizes[e.suite]) for e in examples])
+
+    def standardize(rows):
+        mean = rows.mean(axis=0)
+        scale = rows.std(axis=0)
+        scale[scale < 1e-9] = 1.0
+        return mean, scale
+
+    def model():
+        return LogisticRegression(C=C, max_iter=10_000, solver="lbfgs")
+
+    oof = np.zeros(len(examples))
+    for train, test in GroupKFold(n_splits=FOLDS).split(x, y, groups):
+        mean, scale = standardize(x[train])
+        m = model().fit((x[train] - mean) / scale, y[train], sample_weight=w[train])
+        oof[test] = m.predict_proba((x[test] - mean) / scale)[:, 1]
+    mean, scale = standardize(x)
+    m = model().fit((x - mean) / scale, y, sample_weight=w)
+    coef = {"features": list(names),
+            "mean": [round(float(v), ROUND) for v in mean],
+            "scale": [round(float(v), ROUND) for v in scale],
+            "coef": [round(float(v), ROUND) for v in m.coef_[0]],
+            "intercept": round(float(m.intercept_[0]), ROUND)}
+    return coef, [float(p) for p in oof]
+
+
+def _prf(pairs: Iterable[tuple[float, int]], threshold: float) -> dict[str, Any]:
+    pairs = list(pairs)
+    tp = sum(1 for p, y in pairs if p >= threshold and y)
+    fp = sum(1 for p, y in pairs if p >= threshold and not y)
+    fn = sum(1 for p, y in pairs if p < threshold and y)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"n": len(pairs), "positives": tp + fn, "precision": round(precision, 4),
+            "recall": round(recall, 4), "f1": round(f1, 4)}
+
+
+def choose_threshold(by_suite: Mapping[str, Sequence[tuple[float, int]]]) -> float:
+    """The threshold (0.05-0.95, step 0.01) with the best mean F1 over the suites
+    (each suite weighs the same; precision and recall weigh the same); ties: the lower."""
+    best_t, best_f1 = 0.5, -1.0
+    for i in range(5, 96):
+        t = i / 100
+        f1 = sum(_prf(p, t)["f1"] for p in by_suite.values()) / max(len(by_suite), 1)
+        if f1 > best_f1 + 1e-12:
+            best_t, best_f1 = t, f1
+    return best_t
+
+
+def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = ()) -> dict[str, Any]:
+    """The parameter file's content (see :class:`ClarifyParams`) with its report."""
+    if len(examples) < 2 * FOLDS or len({e.label for e in examples}) < 2:
+        raise InputError(f"{len(examples)} examples with labels {sorted({e.label for e in examples})}: "
+                         f"fitting needs both labels and at least {2 * FOLDS} examples")
+    ordered = sorted(examples, key=lambda e: (e.suite, e.session, e.turn))
+    lexical_names = [n for n in FEATURES if not uses_embedder(n)]
+    # The e5 set learns only from examples whose e5 features were measured.
+    with_e5 = [e for e in ordered if e.semantic]
+    report: dict[str, Any] = {}
+    sets: dict[str, Any] = {}
+    for name, names, rows in (("lexical", lexical_names, ordered), ("semantic", FEATURES, with_e5)):
+        if len(rows) < 2 * FOLDS or len({e.label for e in rows}) < 2:
+            raise InputError(f"the {name} set has {len(rows)} examples: too few to fit")
+        coef, oof = _fit_set(rows, names)
+        suites = sorted({e.suite for e in rows})
+        by_suite = {s: [(p, e.label) for p, e in zip(oof, rows) if e.suite == s] for s in suites}
+        coef["threshold"] = threshold = choose_threshold(by_suite)
+        per_suite = {s: {"model": _prf(by_suite[s], threshold),
+                         "always_clarify": _prf(((1.0, y) for _, y in by_suite[s]), 0.5)}
+                     for s in suites}
+        per_suite["all"] = {"model": _prf(zip(oof, (e.label for e in rows)), threshold)}
+        report[name] = per_suite
+        sets[name] = coef
+    return {
+        # Without an embedder the lexical set decides; its threshold is the default.
+        "threshold": sets["lexical"]["threshold"],
+        "sets": sets,
+        "meta": {
+            "model": f"logistic regression (scikit-learn lbfgs, C={C}), standardized features",
+            "threshold_rule": "best mean F1 of the clarify class over the suites, on out-of-fold "
+                              "probabilities (precision and recall weighed equally)",
+            "weights": "each suite weighs the same",
+            "cross_validation": f"GroupKFold({FOLDS}) by session",
+            "examples": {s: {"all": sum(1 for e in ordered if e.suite == s),
+                             "with_e5": sum(1 for e in ordered if e.suite == s and e.semantic)}
+                         for s in sorted({e.suite for e in ordered})},
+            "coverage": {c.suite: {"scored_turns": c.scored_turns, "expect_clarify": c.expect_clarify,
+                                   "examples": c.examples,
+                                   "clarify_without_decision": c.clarify_without_decision}
+                         for c in coverage},
+            "cv": report,
+        },
+    }
+
+
+def dump(params: Mapping[str, Any]) -> str:
+    """The file's bytes: sorted keys, two-space indent, newline at the end."""
+    text = json.dumps(params, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    ClarifyParams.from_json(json.loads(text), "fitted parameters")  # loadable, or fail here
+    return text
+
+
+def read_examples(path: Path) -> list[Example]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                raw = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}:{n}: not JSON ({exc})") from exc
+            out.append(Example.from_json(raw, f"{path}:{n}"))
+    return out
+
+
+def write_examples(path: Path, examples: Iterable[Example]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for e in examples:
+            fh.write(json.dumps(e.as_json(), sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def _finite(values: Iterable[float]) -> bool:
+    return all(math.isfinite(v) for v in values)

@@ -1,0 +1,533 @@
+"""Clarify or resolve: one decision per ambiguous mention, from evidence about each candidate.
+
+The linker settles what is certain (one entity per alias, a distinguishing word
+in the turn, exactly one candidate in focus, an asked attribute only one
+candidate's type has). What it leaves open comes here: a shared name, a
+pronoun or an unnamed subject with several entities in play. For each
+candidate the extractor measures, from whatever kb is loaded:
+
+==================  =========================================================
+feature             what it measures (larger = the question fits it better)
+==================  =========================================================
+attribute_fit       share of the asked attributes that the candidate's type has
+relation_fit        IDF overlap of the question with its relations (relation
+                    type words, the names of the entities at the other end)
+chunk_fit           log(1 + BM25) of the best chunk tagged with it for the
+                    question (mention removed): do its chunks speak of this?
+chunk_attribute     1 when a chunk tagged with it names an asked attribute
+semantic_profile    e5 cosine of the question with "name. type. description"
+semantic_type       e5 cosine of the question with its type and the type's
+                    attributes
+lexical_fit         log(1 + IDF overlap) with its type, attributes and
+                    description (:mod:`kg.fit`)
+focus               1 for the dialogue's most salient entity, 0.5 for another
+                    focus entity, else 0
+recency             1 / (1 + turns since the dialogue last named it), 0 if never
+corrected_away      1 when the user corrected away from it (larger = worse)
+prior_choice        (times chosen + 1) / (times offered + 2) in this kb's
+                    recorded clarification answers
+==================  =========================================================
+
+The decision does not look at one candidate but at how the candidates
+compare: for every candidate feature ``low_<f>`` (the weakest candidate's
+value: does the question fit even the less likely one?) and ``gap_<f>`` (best
+minus weakest: does one stand out?), plus the features of the set itself:
+``attributes_asked``, ``same_type``, ``type_overlap`` (Jaccard of the type
+ancestries), ``confusable`` (a declared confusable pair), ``profile_similarity``
+(e5 cosine of the two most supported candidates' profiles), ``n_candidates``,
+``pronoun``, ``implicit``, ``fuzzy`` and ``prior_asked`` (log of how often this
+candidate set was asked before).
+
+A logistic model (coefficients in ``clarify_params.json``, fitted offline by
+``referent clarify fit``; no scikit-learn at run time) turns them into the
+probability that the question needs a clarification; at or above the
+threshold the turn asks. Two coefficient sets are shipped: ``semantic`` (with
+the bundled e5) and ``lexical`` (without an embedder, the e5 features absent).
+When the model resolves, it picks the candidate with the most *support*: the
+sum of its standardized features, each signed by its polarity and weighted by
+how much the model's ``gap`` coefficient trusts it to tell candidates apart.
+Every verdict carries its features and score into the turn's trace.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from common.errors import ConfigurationError, ReferentError
+from kg.aliases import AliasSnapshot
+from kg.fit import tokens
+
+logger = logging.getLogger(__name__)
+
+PARAMS_PATH = Path(__file__).with_name("clarify_params.json")
+
+CANDIDATE_FEATURES: tuple[str, ...] = (
+    "attribute_fit", "relation_fit", "chunk_fit", "chunk_attribute", "semantic_profile",
+    "semantic_type", "lexical_fit", "focus", "recency", "corrected_away", "prior_choice")
+# +1: more of it means the question fits the candidate better; -1: worse.
+POLARITY: Mapping[str, int] = {f: (-1 if f == "corrected_away" else 1) for f in CANDIDATE_FEATURES}
+SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type"})
+SET_FEATURES: tuple[str, ...] = (
+    "attributes_asked", "same_type", "type_overlap", "confusable", "profile_similarity",
+    "n_candidates", "pronoun", "implicit", "fuzzy", "prior_asked")
+FEATURES: tuple[str, ...] = (*(f"low_{f}" for f in CANDIDATE_FEATURES),
+                             *(f"gap_{f}" for f in CANDIDATE_FEATURES), *SET_FEATURES)
+
+
+def uses_embedder(name: str) -> bool:
+    """Whether a decision feature needs the embedder (absent from the lexical set)."""
+    return name == "profile_similarity" or name.split("_", 1)[-1] in SEMANTIC_FEATURES
+
+
+# -- what the decision is told -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class DecisionInput:
+    """One ambiguous mention and the dialogue around it.
+
+    Attributes:
+        question: the turn's text.
+        mention: the ambiguous text ("" for an unnamed subject).
+        kind: alias | pronoun | implicit.
+        candidates: entity ids in the order the linker offers them.
+        fuzzy: the alias was matched approximately.
+        attributes: the attributes the turn asks (kb attribute names).
+        focus: the dialogue's focus, most salient first.
+        recent: entities of the recent turns, oldest turn first.
+        negated: entities the user corrected away from.
+    """
+
+    question: str
+    mention: str
+    kind: str
+    candidates: tuple[str, ...]
+    fuzzy: bool = False
+    attributes: tuple[str, ...] = ()
+    focus: tuple[str, ...] = ()
+    recent: tuple[tuple[str, ...], ...] = ()
+    negated: tuple[str, ...] = ()
+
+
+class Embedder(Protocol):
+    def embed_query(self, text: str) -> Sequence[float]: ...
+    def embed_passages(self, texts: Sequence[str]) -> list[Sequence[float]]: ...
+
+
+# (kb, query, entity id) → the tagged chunks' best (score, text) pairs, best first.
+ChunkSearch = Callable[[str, str, str], Sequence[tuple[float, str]]]
+
+
+@dataclass(frozen=True)
+class Prior:
+    """How often each candidate was offered and chosen in the kb's recorded answers."""
+
+    offered: Mapping[str, int] = field(default_factory=dict)
+    chosen: Mapping[str, int] = field(default_factory=dict)
+    asked_sets: Mapping[tuple[str, ...], int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelVerdict:
+    """The decision for one ambiguous mention.
+
+    ``options`` are the candidates, most supported first; when ``clarify`` is
+    False the first is the one resolved to.
+    """
+
+    clarify: bool
+    score: float
+    threshold: float
+    options: tuple[str, ...]
+    features: Mapping[str, float]
+    candidates: Mapping[str, Mapping[str, float]]
+    support: Mapping[str, float]
+    params: str
+    notes: tuple[str, ...] = ()
+
+    def record(self) -> str:
+        """What the clarification log keeps of an asking verdict (JSON): a kb's
+        recalibration reads its score and most supported option."""
+        return json.dumps({"features": {k: round(v, 6) for k, v in self.features.items()},
+                           "score": round(self.score, 6), "params": self.params,
+                           "top": self.options[0] if self.options else None}, sort_keys=True)
+
+    def as_trace(self) -> dict[str, Any]:
+        return {"clarify": self.clarify, "score": round(self.score, 4),
+                "threshold": self.threshold, "params": self.params,
+                "options": list(self.options),
+                "support": {k: round(v, 4) for k, v in self.support.items()},
+                "features": {k: round(v, 4) for k, v in self.features.items()},
+                "candidates": {e: {k: round(v, 4) for k, v in f.items()}
+                               for e, f in self.candidates.items()},
+                **({"notes": list(self.notes)} if self.notes else {})}
+
+
+# -- the parameters ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Coefficients:
+    """One fitted logistic model: standardization, weights and intercept."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    # The operating threshold chosen for this set when it was fitted (None: the file's).
+    threshold: float | None = None
+
+    def logit(self, values: Mapping[str, float]) -> float:
+        z = self.intercept
+        for name, m, s, w in zip(self.features, self.mean, self.scale, self.coef):
+            z += w * (values.get(name, 0.0) - m) / s
+        return z
+
+    def gap_weight(self, feature: str) -> float:
+        """How much a larger gap in ``feature`` pushes toward resolving (≥ 0)."""
+        try:
+            i = self.features.index(f"gap_{feature}")
+        except ValueError:
+            return 0.0
+        return max(0.0, -self.coef[i]) / self.scale[i]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], where: str) -> Coefficients:
+        try:
+            features = tuple(str(f) for f in raw["features"])
+            out = cls(features, tuple(float(x) for x in raw["mean"]),
+                      tuple(float(x) for x in raw["scale"]), tuple(float(x) for x in raw["coef"]),
+                      float(raw["intercept"]),
+                      None if raw.get("threshold") is None else float(raw["threshold"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"{where}: a coefficient set needs features, mean, scale, "
+                                     f"coef and intercept ({exc})") from exc
+        if not (len(out.features) == len(out.mean) == len(out.scale) == len(out.coef)):
+            raise ConfigurationError(f"{where}: features, mean, scale and coef differ in length")
+        unknown = set(out.features) - set(FEATURES)
+        if unknown:
+            raise ConfigurationError(f"{where}: unknown features {sorted(unknown)}")
+        if any(s <= 0 for s in out.scale):
+            raise ConfigurationError(f"{where}: every scale must be positive")
+        if out.threshold is not None and not 0 < out.threshold < 1:
+            raise ConfigurationError(f"{where}: 'threshold' must be between 0 and 1")
+        return out
+
+
+@dataclass(frozen=True)
+class ClarifyParams:
+    """The shipped (or a kb's own) parameter file."""
+
+    semantic: Coefficients
+    lexical: Coefficients
+    threshold: float
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def threshold_for(self, semantic: bool) -> float:
+        own = (self.semantic if semantic else self.lexical).threshold
+        return self.threshold if own is None else own
+
+    @classmethod
+    def neutral(cls) -> ClarifyParams:
+        """All weights zero (score 0.5, support from equal weights): the model that
+        collects features for fitting, with a threshold of 0 it always asks."""
+        lexical = tuple(f for f in FEATURES if not uses_embedder(f))
+
+        def zero(names: tuple[str, ...]) -> Coefficients:
+            n = len(names)
+            return Coefficients(names, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0)
+
+        return cls(zero(FEATURES), zero(lexical), 0.5, {"meta": {"neutral": True}})
+
+    @classmethod
+    def load(cls, path: Path = PARAMS_PATH) -> ClarifyParams:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigurationError(f"clarify parameters {path}: {exc}") from exc
+        return cls.from_json(raw, str(path))
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], where: str = "clarify parameters") -> ClarifyParams:
+        if not isinstance(raw, Mapping) or "sets" not in raw:
+            raise ConfigurationError(f"{where}: expected an object with 'sets' and 'threshold'")
+        sets = raw["sets"]
+        try:
+            threshold = float(raw["threshold"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"{where}: 'threshold' must be a number") from exc
+        if not 0 < threshold < 1:
+            raise ConfigurationError(f"{where}: 'threshold' must be between 0 and 1")
+        return cls(Coefficients.from_json(sets.get("semantic", {}), f"{where} sets.semantic"),
+                   Coefficients.from_json(sets.get("lexical", {}), f"{where} sets.lexical"),
+                   threshold, {k: v for k, v in raw.items() if k not in ("sets", "threshold")})
+
+
+# -- the features ------------------------------------------------------------------------
+
+def _cos(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def _words(name: str) -> str:
+    """A type or relation name as words: music.artist → music artist, HAS_VARIANT → has variant."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    return re.sub(r"[._/\-]+", " ", spaced).strip().lower()
+
+
+class _KbCache:
+    """What the features need from one snapshot, built once per snapshot."""
+
+    def __init__(self, snapshot: AliasSnapshot) -> None:
+        self.snapshot = snapshot
+        self.lock = threading.Lock()
+        self.profile_vectors: dict[str, Sequence[float]] = {}
+        self.type_vectors: dict[str, Sequence[float]] = {}
+        parents: dict[str, str | None] = getattr(snapshot, "type_parents", {}) or {}
+        self.ancestry: dict[str, frozenset[str]] = {}
+        for type_name in {e.type for e in snapshot.entities.values()}:
+            chain, seen = [type_name], {type_name}
+            while parents.get(chain[-1]) and parents[chain[-1]] not in seen:
+                chain.append(parents[chain[-1]])
+                seen.add(chain[-1])
+            self.ancestry[type_name] = frozenset(chain)
+        self.relation_words: dict[str, frozenset[str]] = {}
+
+    def relation_tokens(self, entity_id: str) -> frozenset[str]:
+        got = self.relation_words.get(entity_id)
+        if got is None:
+            snap = self.snapshot
+            parts = []
+            for rel_type, other in getattr(snap, "relations", {}).get(entity_id, ()):
+                parts.append(_words(rel_type))
+                parts.append(snap.name(other))
+            own = set(tokens(" ".join(snap.entities[entity_id].all_aliases)))
+            got = frozenset(t for t in tokens(" ".join(parts)) if t not in own)
+            self.relation_words[entity_id] = got
+        return got
+
+    def profile_text(self, entity_id: str) -> str:
+        e = self.snapshot.entities[entity_id]
+        return ". ".join(p for p in (e.name, _words(e.type), e.description) if p)
+
+    def type_text(self, type_name: str) -> str:
+        attrs = self.snapshot.type_attributes.get(type_name, ())
+        return _words(type_name) + (": " + ", ".join(attrs) if attrs else "")
+
+
+class FeatureExtractor:
+    """Computes the candidate and set features of one decision."""
+
+    def __init__(self, *, embedder: Embedder | None = None,
+                 chunk_search: ChunkSearch | None = None,
+                 priors: Callable[[str], Prior] | None = None) -> None:
+        self.embedder = embedder
+        self.chunk_search = chunk_search
+        self.priors = priors
+        self._caches: dict[tuple[str, str, int], _KbCache] = {}
+        self._lock = threading.Lock()
+
+    def _cache(self, snapshot: AliasSnapshot) -> _KbCache:
+        key = (snapshot.kb, snapshot.uid, snapshot.version)
+        cache = self._caches.get(key)
+        if cache is None:
+            with self._lock:
+                cache = self._caches.get(key)
+                if cache is None:
+                    for old in [k for k in self._caches if k[0] == snapshot.kb]:
+                        del self._caches[old]
+                    cache = self._caches[key] = _KbCache(snapshot)
+        return cache
+
+    def extract(self, item: DecisionInput, snapshot: AliasSnapshot
+                ) -> tuple[dict[str, dict[str, float]], dict[str, float], list[str], bool]:
+        """Candidate features, set features, notes, and whether e5 was used."""
+        cache = self._cache(snapshot)
+        notes: list[str] = []
+        ids = [c for c in item.candidates if c in snapshot.entities]
+        per: dict[str, dict[str, float]] = {c: {} for c in ids}
+        ignore = [item.mention] + [n for c in ids for n in snapshot.entities[c].all_aliases]
+        skip = set(tokens(" ".join(ignore)))
+        q_tokens = {t for t in tokens(item.question) if t not in skip}
+        fit = snapshot.context_fit()
+        lexical = fit.scores(item.question, ids, ignore=ignore)
+        idf = getattr(fit, "_idf", {})
+        asked = [a for a in item.attributes if a]
+        for c in ids:
+            e = snapshot.entities[c]
+            f = per[c]
+            f["attribute_fit"] = (sum(snapshot.has_attribute(c, a) for a in asked) / len(asked)
+                                  if asked else 0.0)
+            rel = cache.relation_tokens(c)
+            f["relation_fit"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in rel))
+            f["lexical_fit"] = math.log1p(max(lexical.get(c, 0.0), 0.0))
+            f["focus"] = (1.0 if item.focus and item.focus[0] == c
+                          else 0.5 if c in item.focus else 0.0)
+            f["recency"] = _recency(c, item)
+            f["corrected_away"] = 1.0 if c in item.negated else 0.0
+            f["chunk_fit"] = 0.0
+            f["chunk_attribute"] = 0.0
+            f["semantic_profile"] = 0.0
+            f["semantic_type"] = 0.0
+            f["prior_choice"] = 0.5
+            del e
+        # Chunks tagged with each candidate.
+        if self.chunk_search is not None and ids:
+            stripped = _strip(item.question, ignore)
+            try:
+                for c in ids:
+                    hits = self.chunk_search(snapshot.kb, stripped or item.question, c)
+                    if hits:
+                        per[c]["chunk_fit"] = math.log1p(max(0.0, hits[0][0]))
+                        norm_attrs = [snapshot.normalize(a) for a in asked]
+                        per[c]["chunk_attribute"] = float(any(
+                            a and a in snapshot.normalize(text) for _, text in hits for a in norm_attrs))
+            except ReferentError as exc:
+                notes.append(f"chunk features skipped: {exc}")
+        # Semantic similarity with the bundled e5.
+        semantic = False
+        if self.embedder is not None and ids:
+            try:
+                self._semantic(item, ids, per, cache)
+                semantic = True
+            except (ReferentError, RuntimeError, ValueError) as exc:
+                notes.append(f"semantic features skipped: {exc}")
+        prior = Prior()
+        if self.priors is not None:
+            try:
+                prior = self.priors(snapshot.kb)
+            except ReferentError as exc:
+                notes.append(f"prior choices skipped: {exc}")
+        for c in ids:
+            per[c]["prior_choice"] = (prior.chosen.get(c, 0) + 1) / (prior.offered.get(c, 0) + 2)
+        types = [snapshot.entities[c].type for c in ids]
+        sets = {
+            "attributes_asked": 1.0 if asked else 0.0,
+            "same_type": 1.0 if len(set(types)) == 1 else 0.0,
+            "type_overlap": _overlap([cache.ancestry.get(t, frozenset({t})) for t in types]),
+            "confusable": 1.0 if any(b in snapshot.confusable.get(a, ()) for a in ids for b in ids)
+            else 0.0,
+            "profile_similarity": 0.0,
+            "n_candidates": float(len(ids)),
+            "pronoun": 1.0 if item.kind == "pronoun" else 0.0,
+            "implicit": 1.0 if item.kind == "implicit" else 0.0,
+            "fuzzy": 1.0 if item.fuzzy else 0.0,
+            "prior_asked": math.log1p(prior.asked_sets.get(tuple(sorted(ids)), 0)),
+        }
+        if semantic and len(ids) > 1:
+            sims = [_cos(cache.profile_vectors[a], cache.profile_vectors[b])
+                    for i, a in enumerate(ids) for b in ids[i + 1:]]
+            sets["profile_similarity"] = max(sims)
+        return per, sets, notes, semantic
+
+    def _semantic(self, item: DecisionInput, ids: list[str], per: dict[str, dict[str, float]],
+                  cache: _KbCache) -> None:
+        assert self.embedder is not None
+        missing = [c for c in ids if c not in cache.profile_vectors]
+        types = sorted({cache.snapshot.entities[c].type for c in ids} - set(cache.type_vectors))
+        if missing or types:
+            vectors = self.embedder.embed_passages(
+                [cache.profile_text(c) for c in missing] + [cache.type_text(t) for t in types])
+            with cache.lock:
+                cache.profile_vectors.update(zip(missing, vectors[:len(missing)]))
+                cache.type_vectors.update(zip(types, vectors[len(missing):]))
+        q = self.embedder.embed_query(item.question)
+        for c in ids:
+            per[c]["semantic_profile"] = _cos(q, cache.profile_vectors[c])
+            per[c]["semantic_type"] = _cos(q, cache.type_vectors[cache.snapshot.entities[c].type])
+
+
+def _recency(entity_id: str, item: DecisionInput) -> float:
+    if entity_id in item.focus:
+        return 1.0
+    for back, entities in enumerate(reversed(item.recent), start=1):
+        if entity_id in entities:
+            return 1.0 / (1 + back)
+    return 0.0
+
+
+def _overlap(sets: list[frozenset[str]]) -> float:
+    if len(sets) < 2:
+        return 1.0
+    inter = frozenset.intersection(*sets)
+    union = frozenset.union(*sets)
+    return len(inter) / len(union) if union else 0.0
+
+
+def _strip(text: str, spans: Sequence[str]) -> str:
+    out = text
+    for span in sorted({s for s in spans if s}, key=len, reverse=True):
+        out = re.sub(re.escape(span), " ", out, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", out).strip()
+
+
+def decision_features(per: Mapping[str, Mapping[str, float]],
+                      sets: Mapping[str, float]) -> dict[str, float]:
+    """The low/gap summary of the candidate features, plus the set features."""
+    out: dict[str, float] = {}
+    for f in CANDIDATE_FEATURES:
+        values = [p[f] for p in per.values()] or [0.0]
+        out[f"low_{f}"] = min(values)
+        out[f"gap_{f}"] = max(values) - min(values)
+    out.update(sets)
+    return out
+
+
+# -- the model ---------------------------------------------------------------------------
+
+class ClarifyModel:
+    """Scores an ambiguous mention and decides: ask, or resolve to the best supported."""
+
+    def __init__(self, params: ClarifyParams | None = None, *, threshold: float | None = None,
+                 extractor: FeatureExtractor | None = None,
+                 kb_params: Callable[[str], ClarifyParams | None] | None = None) -> None:
+        self.params = params or ClarifyParams.load()
+        self.threshold = threshold  # the setting; None: each coefficient set's own
+        self.extractor = extractor or FeatureExtractor()
+        self._kb_params = kb_params
+
+    def decide(self, item: DecisionInput, snapshot: AliasSnapshot) -> ModelVerdict:
+        """Never raises for missing evidence: what could not be measured is noted."""
+        per, sets, notes, semantic = self.extractor.extract(item, snapshot)
+        params, which = self.params, "shipped"
+        threshold = params.threshold_for(semantic) if self.threshold is None else self.threshold
+        if self._kb_params is not None:
+            try:
+                own = self._kb_params(snapshot.kb)
+            except ReferentError as exc:
+                own = None
+                notes.append(f"kb parameters unavailable: {exc}")
+            if own is not None:
+                params, threshold, which = own, own.threshold_for(semantic), "kb"
+        coefficients = params.semantic if semantic else params.lexical
+        features = decision_features(per, sets)
+        score = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, coefficients.logit(features)))))
+        support = _support(per, coefficients)
+        options = tuple(sorted(per, key=lambda c: (-support[c], item.candidates.index(c))))
+        clarify = len(options) > 1 and score >= threshold
+        return ModelVerdict(clarify=clarify, score=score, threshold=threshold, options=options,
+                              features=features, candidates=per, support=support,
+                              params=f"{which}:{'semantic' if semantic else 'lexical'}",
+                              notes=tuple(notes))
+
+
+def _support(per: Mapping[str, Mapping[str, float]], coefficients: Coefficients) -> dict[str, float]:
+    """Each candidate's support: its features, centred on the candidates' mean, signed by
+    polarity and weighted by how far the model trusts their gap to settle the choice."""
+    weights = {f: coefficients.gap_weight(f) for f in CANDIDATE_FEATURES}
+    if not any(weights.values()):
+        weights = {f: 1.0 for f in CANDIDATE_FEATURES}
+    n = max(len(per), 1)
+    means = {f: sum(p[f] for p in per.values()) / n for f in CANDIDATE_FEATURES}
+    return {c: sum(POLARITY[f] * weights[f] * (p[f] - means[f]) for f in CANDIDATE_FEATURES)
+            for c, p in per.items()}

@@ -1,0 +1,235 @@
+"""The clarify-or-resolve decision against the real services: its features come from
+the kb in Neo4j (type attributes, relations, confusable pairs) and the chunks in
+Milvus Lite; its verdict decides whether the turn asks; every verdict is in the
+trace; a kb recalibrated from its recorded answers uses its own threshold."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.runtime import Runtime, open_clarifier, open_session_store
+from dialogue.policy.clarify_calibrate import KbEvidence
+from dialogue.policy.clarify_model import FEATURES, ClarifyParams, DecisionInput
+from dialogue.engine import EngineConfig, TurnEngine
+from kg.aliases import SnapshotCache
+from kg.clarification_log import ClarificationLog
+from retrieval.models import Chunk
+from retrieval.search import Retriever
+from tests.conftest import ADMIN, QUERY
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Card", "attributes": ["annual fee", "credit limit"]},
+    {"kind": "type", "name": "Branch", "attributes": ["opening hours"]},
+    {"kind": "type", "name": "Company"},
+    {"kind": "entity", "id": "card.gold", "name": "Gold Card", "type": "Card",
+     "aliases": ["Gold"], "description": "A personal credit card with airport lounge access."},
+    {"kind": "entity", "id": "card.gold.biz", "name": "Gold Business Card", "type": "Card",
+     "aliases": ["Gold"], "description": "A corporate credit card for company expenses."},
+    {"kind": "entity", "id": "branch.gold", "name": "Gold Street Branch", "type": "Branch",
+     "aliases": ["Gold"], "description": "The bank's branch on Gold Street in the old town."},
+    {"kind": "entity", "id": "org.acme", "name": "Acme Corp", "type": "Company"},
+    {"kind": "relation", "from": "card.gold.biz", "type": "ISSUED_TO", "to": "org.acme"},
+    {"kind": "confusable", "a": "card.gold", "b": "card.gold.biz"},
+]
+CHUNKS = [
+    Chunk("gold:1", "gold", "Gold Card", "The Gold Card annual fee is 100 yuan, waived after "
+          "six purchases a year.", entity_ids=("card.gold",)),
+    Chunk("biz:1", "biz", "Gold Business Card", "Companies get a credit limit of up to 500,000 "
+          "yuan on the Gold Business Card.", entity_ids=("card.gold.biz",)),
+    Chunk("branch:1", "branch", "Gold Street Branch", "Gold Street Branch opening hours are "
+          "9:00 to 17:00 on weekdays.", entity_ids=("branch.gold",)),
+]
+CARDS = ("card.gold", "card.gold.biz")
+ALL = ("branch.gold", "card.gold", "card.gold.biz")
+
+
+@pytest.fixture
+def bank(kb, neo4j_store, milvus_index):
+    neo4j_store.import_ontology(kb, [json.dumps(line) for line in ONTOLOGY])
+    milvus_index.ensure_collection(kb)
+    milvus_index.upsert(kb, CHUNKS)
+    return kb
+
+
+def build(settings, neo4j_store, milvus_index, threshold: float | None = None) -> Runtime:
+    """A runtime whose engine decides with the clarify model (threshold as given)."""
+    settings = settings.model_copy(update={"clarify": settings.clarify.model_copy(
+        update={"threshold": threshold, "priors_ttl_seconds": 0.0, "semantic": "auto"})})
+    sessions = open_session_store(settings)
+    snapshots = SnapshotCache(neo4j_store, check_interval=0.0)
+    retriever = Retriever(milvus_index)
+    evidence = KbEvidence(ClarificationLog(neo4j_store), ttl=0.0)
+    clarifier = open_clarifier(settings, None, milvus_index, evidence)
+    engine = TurnEngine(snapshots, retriever, sessions, EngineConfig(), clarifier=clarifier)
+    return Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine,
+                   evidence)
+
+
+@pytest.fixture
+def make_runtime(settings, neo4j_store, milvus_index):
+    built: list[Runtime] = []
+
+    def make(threshold: float | None = None) -> Runtime:
+        built.append(build(settings, neo4j_store, milvus_index, threshold))
+        return built[-1]
+
+    yield make
+    for r in built:
+        r.clarifications.close()
+        r.retagger.close()
+        r.sessions.close()
+
+
+def session() -> str:
+    return f"s-{uuid.uuid4().hex[:10]}"
+
+
+def decision(result) -> dict:
+    """The clarify model's verdict on the turn's one ambiguous link, as the trace shows it."""
+    [judged] = result.trace["clarify_decisions"]
+    return judged["features"]
+
+
+def test_features_come_from_the_kb_and_its_chunks(bank, make_runtime):
+    runtime = make_runtime(threshold=0.001)  # always asks: the features are what is tested here
+    result = runtime.engine.handle(bank, session(), "What is the annual fee of Gold?")
+    verdict = decision(result)
+    per = verdict["candidates"]
+    assert set(per) == set(ALL)
+    # The type's attributes: both cards have an annual fee, the branch does not.
+    assert per["card.gold"]["attribute_fit"] == per["card.gold.biz"]["attribute_fit"] == 1.0
+    assert per["branch.gold"]["attribute_fit"] == 0.0
+    # The chunks tagged with each: only the Gold Card's speaks of the annual fee.
+    assert per["card.gold"]["chunk_attribute"] == 1.0
+    assert per["card.gold.biz"]["chunk_attribute"] == per["branch.gold"]["chunk_attribute"] == 0.0
+    assert per["card.gold"]["chunk_fit"] > per["card.gold.biz"]["chunk_fit"]
+    # The bundled e5 compared the question with each profile.
+    assert verdict["params"].endswith(":semantic")
+    assert all(-1.0 <= p["semantic_profile"] <= 1.0 and p["semantic_profile"] != 0.0
+               for p in per.values())
+    # The set: a declared confusable pair among them, three candidates, an attribute asked.
+    f = verdict["features"]
+    assert set(f) == set(FEATURES)
+    assert f["confusable"] == 1.0 and f["n_candidates"] == 3.0 and f["attributes_asked"] == 1.0
+    assert f["same_type"] == 0.0 and f["gap_attribute_fit"] == 1.0
+    # It asked, with every candidate offered, and said why in the trace.
+    assert result.action == "clarify"
+    assert sorted(o.id for o in result.clarification.options) == list(ALL)
+    assert verdict["clarify"] is True and verdict["score"] >= verdict["threshold"]
+
+
+def test_relations_and_the_dialogue_shape_the_candidates(bank, make_runtime, neo4j_store):
+    runtime = make_runtime(threshold=0.001)
+    result = runtime.engine.handle(bank, session(), "Which Gold does Acme Corp use?")
+    per = decision(result)["candidates"]
+    # Only the business card is ISSUED_TO Acme Corp in the ontology.
+    assert per["card.gold.biz"]["relation_fit"] > 0.0
+    assert per["card.gold"]["relation_fit"] == per["branch.gold"]["relation_fit"] == 0.0
+
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.model.extractor
+    item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
+                         candidates=CARDS, focus=("card.gold",),
+                         recent=(("card.gold.biz",), ("card.gold",)), negated=("card.gold.biz",))
+    per, sets, notes, _ = extractor.extract(item, snapshot)
+    assert per["card.gold"]["focus"] == 1.0 and per["card.gold.biz"]["focus"] == 0.0
+    assert per["card.gold"]["recency"] == 1.0 and per["card.gold.biz"]["recency"] == 1 / 3
+    assert per["card.gold.biz"]["corrected_away"] == 1.0 and per["card.gold"]["corrected_away"] == 0.0
+    assert sets["implicit"] == 1.0 and sets["same_type"] == 1.0 and sets["confusable"] == 1.0
+    assert notes == []
+
+
+def test_the_threshold_decides_between_asking_and_resolving(bank, make_runtime):
+    asks = make_runtime(threshold=0.001).engine.handle(bank, session(), "What is the annual fee of Gold?")
+    resolves = make_runtime(threshold=0.999).engine.handle(bank, session(),
+                                                           "What is the annual fee of Gold?")
+    asked, resolved = decision(asks), decision(resolves)
+    # The same evidence and score either way; only the operating point differs.
+    assert asked["features"] == resolved["features"]
+    assert asked["score"] == resolved["score"]
+    assert resolves.action in ("retrieve", "no_answer") and resolves.clarification is None
+    assert resolved["clarify"] is False
+    # Resolved to the most supported candidate, which the linking trace and the entities show.
+    assert resolves.entities == [resolved["options"][0]]
+    [link] = [link for link in resolves.trace["links"] if link["mention"] == "Gold"]
+    assert link["resolved"] == [resolved["options"][0]]
+    assert "clarify model resolved it" in link["reason"]
+    assert "clarify_gate" not in resolves.trace
+    # The shipped threshold: the verdict follows the score.
+    shipped = make_runtime().engine.handle(bank, session(), "What is the annual fee of Gold?")
+    verdict = decision(shipped)
+    assert verdict["threshold"] == ClarifyParams.load().threshold_for(semantic=True)
+    assert verdict["clarify"] == (verdict["score"] >= verdict["threshold"])
+    assert (shipped.action == "clarify") == verdict["clarify"]
+
+
+def turn(client, kb, sid, text):
+    resp = client.post(f"/v1/kbs/{kb}/sessions/{sid}/turns", json={"text": text}, headers=QUERY)
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def test_a_kb_is_recalibrated_from_its_recorded_answers(bank, make_runtime, keyring):
+    runtime = make_runtime(threshold=0.001)
+    # Without the prior from the answers being recorded, each question keeps its score.
+    runtime.engine._policy.gate.model.extractor.priors = None
+    names = {"card.gold": "Gold Card", "card.gold.biz": "Gold Business Card",
+             "branch.gold": "Gold Street Branch"}
+    questions = ["What is the annual fee of Gold?", "Tell me about Gold",
+                 "Is Gold good for travel?", "Gold credit limit for companies"]
+    with TestClient(create_app(runtime=runtime, keyring=keyring)) as client:
+        scores = {q: decision(runtime.engine.handle(bank, session(), q)) for q in questions}
+        ranked = sorted(questions, key=lambda q: scores[q]["score"])
+        low = ranked[0]
+        # The least likely question: users always chose the most supported option (asking
+        # was not needed); the others: users chose another option (asking was needed).
+        for q in questions:
+            for _ in range(3):
+                sid = session()
+                assert turn(client, bank, sid, q)["action"] == "clarify"
+                top = scores[q]["options"][0]
+                pick = top if q == low else next(o for o in scores[q]["options"] if o != top)
+                answered = turn(client, bank, sid, names[pick])
+                assert answered["action"] in ("retrieve", "no_answer")
+        assert runtime.clarifications.flush(10)
+
+        before = client.get(f"/v1/kbs/{bank}/admin/clarify", headers=ADMIN).json()
+        assert before["source"] == "shipped" and before["threshold"] == 0.001
+        denied = client.post(f"/v1/kbs/{bank}/admin/clarify/recalibrate", headers=QUERY)
+        assert denied.status_code in (401, 403)
+        too_few = client.post(f"/v1/kbs/{bank}/admin/clarify/recalibrate",
+                              params={"min_records": 500}, headers=ADMIN)
+        assert too_few.status_code == 422 and "at least 500" in too_few.text
+
+        resp = client.post(f"/v1/kbs/{bank}/admin/clarify/recalibrate",
+                           params={"min_records": 6}, headers=ADMIN)
+        assert resp.status_code == 200, resp.text
+        report = resp.json()
+        assert report["records"] == report["usable"] == 12 and report["needed"] == 9
+        assert report["before"]["threshold"] == 0.001
+        assert report["before"]["asked"] == 12 and report["before"]["precision"] == 0.75
+        assert report["changed"] is True
+        # Just above the low question's score (the trace rounds it to 4 places).
+        assert abs(report["after"]["threshold"] - scores[low]["score"]) < 1e-4
+        assert report["after"]["asked"] == 9 and report["after"]["precision"] == 1.0
+        assert report["after"]["f1"] > report["before"]["f1"]
+
+        after = client.get(f"/v1/kbs/{bank}/admin/clarify", headers=ADMIN).json()
+        assert after["source"] == "kb" and after["threshold"] == report["after"]["threshold"]
+        # The kb's own threshold now decides: the low question resolves, the others still ask.
+        resolved = runtime.engine.handle(bank, session(), low)
+        assert decision(resolved)["params"].startswith("kb:")
+        assert resolved.action != "clarify"
+        asked = runtime.engine.handle(bank, session(), ranked[-1])
+        assert asked.action == "clarify"
+
+        reset = client.delete(f"/v1/kbs/{bank}/admin/clarify", headers=ADMIN).json()
+        assert reset["removed"] is True
+        assert client.get(f"/v1/kbs/{bank}/admin/clarify", headers=ADMIN).json()["source"] == "shipped"
