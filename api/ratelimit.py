@@ -40,8 +40,8 @@ local at = tonumber(v[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
 local allowed = 0
 local wait = 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if tokens >= 1 - 1e-9 then
+  tokens = math.max(0, tokens - 1)
   allowed = 1
 else
   wait = (1 - tokens) / rate
@@ -91,8 +91,8 @@ class LocalRateLimiter:
             tokens, at = self._buckets.pop(key_id, (float(self._burst), now))
             tokens = min(self._burst, tokens + max(0.0, now - at) * self._rate)
             wait = 0.0
-            if tokens >= 1:
-                tokens -= 1
+            if tokens >= 1 - 1e-9:  # float sums of refills fall a hair short of whole tokens
+                tokens = max(0.0, tokens - 1)
             else:
                 wait = (1 - tokens) / self._rate
             self._buckets[key_id] = (tokens, now)

@@ -16,7 +16,7 @@ from api.app import create_app
 from api.auth import hash_key
 from api.cli import app as cli_app
 from kg.api_keys import Neo4jKeyStore
-from tests.conftest import ADMIN, ADMIN_KEY, QUERY, QUERY_KEY
+from tests.conftest import ADMIN, ADMIN_KEY, QUERY
 
 pytestmark = pytest.mark.neo4j
 
@@ -235,3 +235,26 @@ def test_erasing_a_subject_removes_its_sessions_and_traces_only(client, demo_kb)
     again = client.post(f"/v1/kbs/{demo_kb}/sessions/{sessions[0]}/turns",
                         json={"text": "年假有几天"}, headers={**QUERY, "X-Referent-Subject": user})
     assert again.json()["turn"] == 1
+
+
+def test_without_redis_each_process_limits_each_key_with_a_429_problem(runtime, keyring, demo_kb):
+    from api.settings import RateLimitSettings
+
+    settings = runtime.settings.model_copy(update={
+        "rate_limit": RateLimitSettings(per_key_per_second=2, burst=3)})
+    with TestClient(create_app(settings, runtime=runtime, keyring=keyring)) as client:
+        url = f"/v1/kbs/{demo_kb}/admin/version"
+        statuses = [client.get(url, headers=ADMIN).status_code for _ in range(5)]
+        assert statuses[:3] == [200, 200, 200] and statuses[3:] == [429, 429]
+        limited = client.get(url, headers=ADMIN)
+        assert limited.status_code == 429
+        assert limited.headers["retry-after"] == "1"
+        assert limited.headers["content-type"].startswith("application/problem+json")
+        body = limited.json()
+        assert body["title"] == "Too many requests" and body["retry_after"] == 1
+        assert body["request_id"] == limited.headers["x-request-id"]
+        assert ADMIN_KEY not in limited.text
+        assert client.get(url, headers=QUERY).status_code == 403  # its own bucket
+        time.sleep(0.6)
+        assert client.get(url, headers=ADMIN).status_code == 200
+        assert client.get("/healthz").status_code == 200  # no key, no limit
