@@ -9,6 +9,7 @@ changed only there.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -19,6 +20,7 @@ from api.auth import Caller, deployment_admin, hash_key, new_key
 from common.errors import ConflictError, NotFoundError
 from kg.api_keys import Neo4jKeyStore, StoredKey, check_scopes
 
+logger = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/admin/keys", tags=["keys"])
 
 KeyName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$", examples=["faq-assistant"],
@@ -71,6 +73,8 @@ def create_key(body: KeyCreate, request: Request, store: StoreDep,
                           created_by=caller.name)
     if auth.stored is not None:
         auth.stored.forget_now()
+    logger.info("API key created", extra={"key_id": stored.id, "key_name": stored.name,
+                                          "scopes": dict(stored.scopes), "who": caller.name})
     return JSONResponse({**key_json(stored), "key": key}, status_code=201)
 
 
@@ -99,5 +103,7 @@ def revoke_key(key_id: Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,80}$")],
     auth = request.app.state.auth
     if auth.stored is not None:
         auth.stored.forget_now()
+    logger.info("API key revoked", extra={"key_id": revoked.id, "key_name": revoked.name,
+                                          "who": caller.name})
     return key_json(revoked)
 

@@ -258,3 +258,37 @@ def test_without_redis_each_process_limits_each_key_with_a_429_problem(runtime, 
         time.sleep(0.6)
         assert client.get(url, headers=ADMIN).status_code == 200
         assert client.get("/healthz").status_code == 200  # no key, no limit
+
+
+def test_stored_keys_stay_in_force_while_neo4j_is_away_and_unknown_before_first_load(settings):
+    from api.runtime import open_ontology_store
+    from common.errors import RetryableDependencyError
+    from kg.api_keys import KeyTable
+    from kg.neo4j_store import Neo4jOntologyStore
+
+    store = open_ontology_store(settings)
+    keys = Neo4jKeyStore(store)
+    made = keys.create(name=f"k-{uuid.uuid4().hex[:8]}", key_hash=hash_key("rk_" + uuid.uuid4().hex),
+                       scopes={"faq": "query"}, created_by="test")
+    table = KeyTable(keys, refresh_seconds=0.05, wait_seconds=0.5)
+    try:
+        assert table.lookup(made.hash).scopes == {"faq": "query"}
+        store.close()  # Neo4j is gone for this process
+        time.sleep(0.1)
+        assert table.lookup(made.hash) is not None  # the keys loaded last still serve
+        assert table.lookup(hash_key("rk_never_made")) is None
+    finally:
+        table.close()
+        keys_cleanup = open_ontology_store(settings)
+        Neo4jKeyStore(keys_cleanup).revoke(made.id, revoked_by="test")
+        keys_cleanup.close()
+
+    nowhere = Neo4jOntologyStore.connect("bolt://127.0.0.1:1", "neo4j", "x",
+                                         connection_timeout=0.5, max_retry_seconds=0)
+    cold = KeyTable(Neo4jKeyStore(nowhere), first_wait_seconds=3)
+    try:
+        with pytest.raises(RetryableDependencyError, match="REFERENT_AUTH__KEYS keep working"):
+            cold.lookup(made.hash)
+    finally:
+        cold.close()
+        nowhere.close()
