@@ -22,7 +22,8 @@ from api.admin import INT64_MAX
 from api.admin import router as admin_router
 from api.analytics import router as analytics_router
 from api.console import router as console_router
-from api.auth import Authenticator, Caller, KeyRing, build_keyring, kb_caller
+from api.auth import (Authenticator, Caller, KeyRing, build_keyring, kb_caller,
+                      trace_caller)
 from api.keys import router as keys_router
 from api.ratelimit import build_limiter
 from api.errors import install_error_handlers, problem
@@ -201,7 +202,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     def get_trace(kb: KbPath, session_id: SessionPath,
                   turn: Annotated[int, Path(ge=1, le=INT64_MAX)],
                   engine: Annotated[TurnEngine, Depends(get_engine)],
-                  caller: Annotated[Caller, Depends(kb_caller)]) -> dict[str, Any]:
+                  caller: Annotated[Caller, Depends(trace_caller)]) -> dict[str, Any]:
         """Mentions, links with candidates and scores, classification, clarification,
         rewrite candidates with each validator check, retrieval (filters, relaxation,
         exclusions), the stage timings and the result, for one of the session's

@@ -38,6 +38,7 @@ from api.settings import ApiKeySetting, Settings
 from common.errors import (AuthenticationError, ConfigurationError, NotFoundError,
                            PermissionDeniedError)
 from common.ids import check_subject
+from dialogue.engine import no_trace
 from dialogue.state import SessionAccess, SessionOwner
 from kg.api_keys import ALL_KBS, KeyTable, StoredKey
 from kg.store import Actor
@@ -267,6 +268,16 @@ def kb_caller(request: Request, caller: Annotated[Caller, Depends(any_caller)]) 
     kb = request.path_params.get("kb", "")
     if caller.role_in(kb) is None:
         raise unknown_kb_for_turns(kb)
+    return caller
+
+
+def trace_caller(request: Request, caller: Annotated[Caller, Depends(any_caller)]) -> Caller:
+    """Dependency of the trace route: like :func:`kb_caller`, and a key with no scope on
+    the kb gets the answer of a trace that does not exist."""
+    if caller.role_in(request.path_params.get("kb", "")) is None:
+        turn = request.path_params.get("turn", "")
+        raise no_trace(request.path_params.get("session_id", ""),
+                       int(turn) if str(turn).isdigit() else turn)
     return caller
 
 

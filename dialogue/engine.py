@@ -365,9 +365,7 @@ class TurnEngine:
         owner = trace.get("owner") if trace is not None else None
         if trace is None or (access is not None and not access.permits(
                 SessionOwner.model_validate(owner) if owner else None)):
-            raise NotFoundError(f"no trace of turn {turn} in session {session_id!r}: only "
-                                "the last turns of a live session are kept, and only for "
-                                "the caller that made them")
+            raise no_trace(session_id, turn)
         return trace
 
     def forget(self, kb: str, session_id: str, *, access: SessionAccess | None = None) -> bool:
@@ -426,6 +424,13 @@ def _counted_only(state: SessionState, outcome: TurnOutcome, limits: Limits) -> 
                               action=outcome.action, entities=list(outcome.entities)),
                    keep_turns=limits.recent_turns)
     return state
+
+
+def no_trace(session_id: str, turn: int) -> NotFoundError:
+    """The answer for a trace that is not there, or not the caller's (the same answer)."""
+    return NotFoundError(f"no trace of turn {turn} in session {session_id!r}: only the last "
+                         "turns of a live session are kept, and only for the caller that "
+                         "made them")
 
 
 def _ms(start: float, end: float) -> float:

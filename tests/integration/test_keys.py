@@ -85,6 +85,11 @@ def test_a_stored_key_works_on_its_kb_only_and_its_hash_alone_is_stored(client, 
     assert elsewhere.status_code == nowhere.status_code == 404
     assert _without_id(elsewhere) == json.loads(json.dumps(_without_id(nowhere)).replace(
         missing, other_kb))
+    trace = "/sessions/s1/turns/3/trace"
+    elsewhere = client.get(f"/v1/kbs/{other_kb}{trace}", headers=_bearer(key))
+    nowhere = client.get(f"/v1/kbs/{missing}{trace}", headers=ADMIN)
+    assert elsewhere.status_code == nowhere.status_code == 404
+    assert _without_id(elsewhere) == _without_id(nowhere)
     # Its own kb's admin routes: 403 (the kb's existence is no secret to it).
     assert client.get(f"/v1/kbs/{demo_kb}/admin", headers=_bearer(key)).status_code == 403
 
