@@ -222,6 +222,9 @@ class KeyTable:
             logger.warning("could not check the API keys: %s; using the keys loaded last", exc)
 
     def _check(self) -> None:
+        # A check counts from when it began: what it read may predate a write that
+        # committed while it ran.
+        began = self._clock()
         try:
             version = self._source.version()
             if version != self._version:
@@ -232,7 +235,7 @@ class KeyTable:
         finally:
             # Also after a failure: ask again only after the interval, not on every request.
             with self._lock:
-                self._checked_at = self._clock()
+                self._checked_at = began
 
     def close(self) -> None:
         self._closed = True
