@@ -10,6 +10,7 @@ other process within the snapshot check interval (1 s).
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,8 @@ from kg.admin import AuditQuery, EntityView, KbInfo, WriteResult, entity_json
 from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.normalize import Normalization
 from kg.ontology import ConfusableDef, EntityDef, RelationDef, TypeDef, dump_ontology
+
+logger = logging.getLogger(__name__)
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
 # Neo4j and SQLite integers are 64-bit: a larger number is refused (422), not a driver error.
@@ -378,3 +381,18 @@ def retag_request(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
         raise NotFoundError(f"knowledge base {kb!r} does not exist")
     runtime.retagger.request(kb)
     return {"state": runtime.retagger.status(kb).state}
+
+
+@router.delete("/sessions", summary="Erase one end user's sessions and traces")
+def erase_subject(kb: Kb, runtime: RuntimeDep, caller: CallerDep,
+                  subject: Annotated[str, Query(
+                      pattern=r"^[A-Za-z0-9_.:@+-]{1,128}$",
+                      description="the end user, as callers sent it in X-Referent-Subject")]
+                  ) -> dict[str, Any]:
+    """Deletes every session of the kb made for ``subject`` (by any key) and every trace
+    of its turns, from the session store (SQLite or Redis). The clarification log keeps
+    only hashed session ids and is not touched."""
+    erased = runtime.sessions.erase_subject(kb, subject)
+    logger.info("erased the sessions of a subject", extra={
+        "who": caller.name, "sessions": erased.sessions, "traces": erased.traces})
+    return {"kb": kb, "sessions": erased.sessions, "traces": erased.traces}

@@ -23,7 +23,10 @@ from api.admin import router as admin_router
 from api.analytics import router as analytics_router
 from api.console import router as console_router
 from api.formats import router as formats_router
-from api.auth import Caller, KeyRing, any_caller, build_keyring
+from api.auth import (Authenticator, Caller, KeyRing, build_keyring, kb_caller,
+                      trace_caller)
+from api.keys import router as keys_router
+from api.ratelimit import build_limiter
 from api.errors import install_error_handlers, problem
 from api.health import Readiness, probes
 from api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -35,6 +38,7 @@ from api.settings import Settings
 from common.text import first_unprintable
 from dialogue.engine import TurnEngine
 from dialogue.models import TurnResult
+from kg.api_keys import KeyTable, Neo4jKeyStore
 
 KbPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
 SessionPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="session id")]
@@ -95,14 +99,22 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.keyring = keyring or build_keyring(effective)
+        ring = keyring if keyring is not None else build_keyring(effective)
         built = runtime if runtime is not None else Runtime.build(effective)
         app.state.runtime = built
+        app.state.key_store = Neo4jKeyStore(built.ontology)
+        app.state.auth = Authenticator(ring, KeyTable(
+            app.state.key_store, refresh_seconds=effective.auth.key_refresh_seconds))
+        app.state.auth.stored.start()
+        app.state.limiter = build_limiter(effective)
         app.state.readiness = Readiness(probes(built))
         try:
             yield
         finally:
             app.state.readiness.close()
+            app.state.auth.close()
+            if app.state.limiter is not None:
+                app.state.limiter.close()
             if runtime is None:
                 built.close()
 
@@ -160,10 +172,15 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
                   engine: Annotated[TurnEngine, Depends(get_engine)],
                   runtime: Annotated[Runtime, Depends(get_runtime)],
-                  _: Annotated[Caller, Depends(any_caller)]) -> TurnResult:
+                  caller: Annotated[Caller, Depends(kb_caller)]) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
-        its canonical entities and the evidence, or a clarification question."""
-        result = engine.handle(kb, session_id, body.text, k=body.k)
+        its canonical entities and the evidence, or a clarification question.
+
+        The session belongs to the key that made it and the end user named in
+        ``X-Referent-Subject``, if any: another caller gets 404 (an admin key of the
+        kb may continue it)."""
+        result = engine.handle(kb, session_id, body.text, k=body.k,
+                               access=caller.session_access(kb))
         runtime.clarifications.observe(kb, session_id, result)  # analytics; never raises
         metrics.observe_turn(kb, result)
         context = log.current()
@@ -178,9 +195,11 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                 status_code=204, tags=["turns"],
                 summary="Forget a session")
     def delete_session(kb: KbPath, session_id: SessionPath,
-                       runtime: Annotated[Runtime, Depends(get_runtime)],
-                       _: Annotated[Caller, Depends(any_caller)]) -> Response:
-        runtime.sessions.delete(kb, session_id)
+                       engine: Annotated[TurnEngine, Depends(get_engine)],
+                       caller: Annotated[Caller, Depends(kb_caller)]) -> Response:
+        """Forgets the session and its traces (204 also when there was none). A session
+        of another caller is not touched: 404 (an admin key of the kb may delete it)."""
+        engine.forget(kb, session_id, access=caller.session_access(kb))
         return Response(status_code=204)
 
     @app.get("/v1/kbs/{kb}/sessions/{session_id}/turns/{turn}/trace", operation_id="getTrace",
@@ -189,17 +208,19 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     def get_trace(kb: KbPath, session_id: SessionPath,
                   turn: Annotated[int, Path(ge=1, le=INT64_MAX)],
                   engine: Annotated[TurnEngine, Depends(get_engine)],
-                  _: Annotated[Caller, Depends(any_caller)]) -> dict[str, Any]:
+                  caller: Annotated[Caller, Depends(trace_caller)]) -> dict[str, Any]:
         """Mentions, links with candidates and scores, classification, clarification,
         rewrite candidates with each validator check, retrieval (filters, relaxation,
         exclusions), the stage timings and the result, for one of the session's
-        recent turns."""
+        recent turns (`REFERENT_SESSIONS__TRACES_KEPT`, `..._TRACE_TTL_SECONDS`). Only
+        the session's owner and the kb's admin keys may read it; others get 404."""
         context = log.current()
         if context is not None:
             context.turn = turn
-        return engine.trace(kb, session_id, turn)
+        return engine.trace(kb, session_id, turn, access=caller.session_access(kb))
 
     app.include_router(admin_router)
+    app.include_router(keys_router)
     app.include_router(analytics_router)
     app.include_router(console_router)
     app.include_router(formats_router)

@@ -1,13 +1,26 @@
-"""API keys and roles.
+"""API keys, their scopes and roles, and who a request speaks for.
 
 Keys are random strings (``rk_`` + 43 URL-safe characters, 256 bits) handed to
-callers; the settings keep only their SHA-256, so a leaked configuration does
-not leak a usable key. A fast hash is enough because the keys are random and
-long: there is nothing to guess-and-check. Requests present a key as
+callers; only their SHA-256 is kept, so a leaked configuration does not leak a
+usable key. A fast hash is enough because the keys are random and long: there
+is nothing to guess-and-check. Requests present a key as
 ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``); a key is never
 logged, echoed or put into an error message.
 
-Roles: ``admin`` may use every route; ``query`` only the turn routes.
+Two sources of keys:
+
+- ``REFERENT_AUTH__KEYS`` (the environment): each key has one role on every kb.
+- keys stored in Neo4j (:mod:`kg.api_keys`), made and revoked while the server
+  runs (``/v1/admin/keys``, ``referent keys create|list|revoke``): each lists the
+  kbs it may use and its role on each; ``*`` stands for every kb.
+
+Roles per kb: ``admin`` may use every route of the kb, ``query`` only the turn
+routes. A key used on a kb it has no scope on gets the same 404 as a kb that
+does not exist. Keys are managed only by deployment-wide admin keys (the role
+``admin`` on ``*``, which every admin key from the environment has).
+
+A caller may say which end user it speaks for with ``X-Referent-Subject``;
+sessions belong to the key and that subject (:mod:`dialogue.state`).
 """
 
 from __future__ import annotations
@@ -15,13 +28,19 @@ from __future__ import annotations
 import hashlib
 import secrets
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 
 from api.settings import ApiKeySetting, Settings
-from common.errors import AuthenticationError, ConfigurationError, PermissionDeniedError
+from common.errors import (AuthenticationError, ConfigurationError, NotFoundError,
+                           PermissionDeniedError)
+from common.ids import check_subject
+from dialogue.engine import no_trace
+from dialogue.state import SessionAccess, SessionOwner
+from kg.api_keys import ALL_KBS, KeyTable, StoredKey
 from kg.store import Actor
 
 Role = Literal["admin", "query"]
@@ -29,6 +48,7 @@ Role = Literal["admin", "query"]
 #: Keys shown in the README and docs. Anyone can read them, so production refuses them.
 EXAMPLE_KEYS = ("rk_admin_example_do_not_use", "rk_query_example_do_not_use")
 _DEFAULT_NEO4J_PASSWORD = "referent-dev"
+SUBJECT_HEADER = "X-Referent-Subject"
 
 
 def hash_key(key: str) -> str:
@@ -43,18 +63,51 @@ def new_key() -> str:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who sent a request: the key's name (the audit log's "who") and role."""
+    """Who sent a request: the key (its name is the audit log's "who"), its role per kb,
+    and the end user it speaks for, when it said (``X-Referent-Subject``).
+
+    ``key_id`` is ``env:<name>`` for a key from REFERENT_AUTH__KEYS and ``key:<id>``
+    for a stored one: sessions and rate limits are counted against it.
+    """
 
     name: str
-    role: Role
+    scopes: Mapping[str, Role]
+    key_id: str
+    subject: str | None = None
 
     @property
     def actor(self) -> Actor:
         return Actor(self.name)
 
+    @property
+    def role(self) -> Role:
+        """The key's highest role on any kb (what the log and a 403 name)."""
+        return "admin" if "admin" in self.scopes.values() else "query"
+
+    @property
+    def deployment_admin(self) -> bool:
+        """An admin of every kb: may manage keys."""
+        return self.scopes.get(ALL_KBS) == "admin"
+
+    def role_in(self, kb: str) -> Role | None:
+        """The key's role on ``kb``; None when the key may not use it at all."""
+        role = self.scopes.get(kb)
+        every = self.scopes.get(ALL_KBS)
+        if role == "admin" or every == "admin":
+            return "admin"
+        return role or every
+
+    def owner(self) -> SessionOwner:
+        return SessionOwner(key=self.key_id, subject=self.subject)
+
+    def session_access(self, kb: str) -> SessionAccess:
+        """Sessions this caller may use in ``kb``: its own; every one as an admin of the kb."""
+        return SessionAccess(owner=self.owner(), sees_all=self.role_in(kb) == "admin")
+
 
 class KeyRing:
-    """The configured keys, looked up by hash."""
+    """The keys from the environment (REFERENT_AUTH__KEYS), looked up by hash.
+    Each has its role on every kb."""
 
     def __init__(self, keys: list[ApiKeySetting]) -> None:
         names = [k.name for k in keys]
@@ -62,7 +115,8 @@ class KeyRing:
         if duplicates:
             raise ConfigurationError(f"API key names must be unique; {duplicates} appear twice "
                                      "in REFERENT_AUTH__KEYS")
-        self._by_hash = {k.hash: Caller(k.name, k.role) for k in keys}
+        self._by_hash = {k.hash: Caller(k.name, {ALL_KBS: k.role}, f"env:{k.name}")
+                         for k in keys}
 
     def __len__(self) -> int:
         return len(self._by_hash)
@@ -73,20 +127,63 @@ class KeyRing:
     def hashes(self) -> set[str]:
         return set(self._by_hash)
 
+    def names(self) -> set[str]:
+        return {c.name for c in self._by_hash.values()}
+
+    def callers(self) -> list[Caller]:
+        return sorted(self._by_hash.values(), key=lambda c: c.name)
+
+    def find(self, key_hash: str) -> Caller | None:
+        return self._by_hash.get(key_hash)
+
     def identify(self, key: str | None) -> Caller:
         """The caller a presented key belongs to.
 
         Raises:
             AuthenticationError: no key, or a key that matches none configured.
         """
-        if not key:
-            raise AuthenticationError("this route needs an API key: send "
-                                      "'Authorization: Bearer <key>'")
-        caller = self._by_hash.get(hash_key(key))
+        caller = self.find(hash_key(_required(key)))
         if caller is None:
-            raise AuthenticationError("the API key is not valid; check it, or ask for a new one "
-                                      "(`referent keys new`)")
+            raise _not_valid()
         return caller
+
+
+def _required(key: str | None) -> str:
+    if not key:
+        raise AuthenticationError("this route needs an API key: send "
+                                  "'Authorization: Bearer <key>'")
+    return key
+
+
+def _not_valid() -> AuthenticationError:
+    return AuthenticationError("the API key is not valid; check it, or ask for a new one "
+                               "(`referent keys create`)")
+
+
+def stored_caller(key: StoredKey) -> Caller:
+    return Caller(key.name, dict(key.scopes), f"key:{key.id}")
+
+
+class Authenticator:
+    """Every key of this process: the environment's first, then the stored ones."""
+
+    def __init__(self, ring: KeyRing, stored: KeyTable | None = None) -> None:
+        self.ring = ring
+        self.stored = stored
+
+    def identify(self, key: str | None) -> Caller:
+        key_hash = hash_key(_required(key))
+        caller = self.ring.find(key_hash)
+        if caller is not None:
+            return caller
+        found = self.stored.lookup(key_hash) if self.stored is not None else None
+        if found is None:
+            raise _not_valid()
+        return stored_caller(found)
+
+    def close(self) -> None:
+        if self.stored is not None:
+            self.stored.close()
 
 
 def build_keyring(settings: Settings, *, announce=None) -> KeyRing:
@@ -141,13 +238,70 @@ def _presented_key(request: Request) -> str | None:
 
 
 def any_caller(request: Request) -> Caller:
-    """Dependency of the turn routes: any valid key (admin or query)."""
-    return request.app.state.keyring.identify(_presented_key(request))
+    """Dependency of every ``/v1`` route: a valid key, within its rate limit, with the
+    subject it speaks for (``X-Referent-Subject``), when it sent one."""
+    caller = request.app.state.auth.identify(_presented_key(request))
+    limiter = getattr(request.app.state, "limiter", None)
+    if limiter is not None:
+        limiter.check(caller.key_id)
+    subject = request.headers.get(SUBJECT_HEADER)
+    if subject is not None:
+        caller = replace(caller, subject=check_subject(subject))
+    return caller
 
 
-def admin_caller(caller: Annotated[Caller, Depends(any_caller)]) -> Caller:
-    """Dependency of the admin routes: an admin key."""
-    if caller.role != "admin":
-        raise PermissionDeniedError(f"the key {caller.name!r} has the role {caller.role!r}; "
+def unknown_kb_for_turns(kb: str) -> NotFoundError:
+    """What a turn on a kb without an ontology answers; also a key's answer on a kb it has
+    no scope on, so that the answer does not tell whether the kb exists."""
+    return NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
+                         f"`referent ontology import --kb {kb} FILE`")
+
+
+def unknown_kb_for_admin(kb: str) -> NotFoundError:
+    """What an admin route on a kb that does not exist answers (see :func:`unknown_kb_for_turns`)."""
+    return NotFoundError(f"knowledge base {kb!r} does not exist; create it with PUT "
+                         f"/v1/kbs/{kb}/admin or import an ontology into it")
+
+
+def kb_caller(request: Request, caller: Annotated[Caller, Depends(any_caller)]) -> Caller:
+    """Dependency of the turn routes: a key with any role on the path's kb (404 otherwise)."""
+    kb = request.path_params.get("kb", "")
+    if caller.role_in(kb) is None:
+        raise unknown_kb_for_turns(kb)
+    return caller
+
+
+def trace_caller(request: Request, caller: Annotated[Caller, Depends(any_caller)]) -> Caller:
+    """Dependency of the trace route: like :func:`kb_caller`, and a key with no scope on
+    the kb gets the answer of a trace that does not exist."""
+    if caller.role_in(request.path_params.get("kb", "")) is None:
+        turn = request.path_params.get("turn", "")
+        raise no_trace(request.path_params.get("session_id", ""),
+                       int(turn) if str(turn).isdigit() else turn)
+    return caller
+
+
+def admin_caller(request: Request, caller: Annotated[Caller, Depends(any_caller)]) -> Caller:
+    """Dependency of the kb admin routes: an admin key of the path's kb.
+
+    A key with no scope on the kb gets 404, as if the kb did not exist; a query key of
+    the kb gets 403.
+    """
+    kb = request.path_params.get("kb", "")
+    role = caller.role_in(kb)
+    if role is None:
+        raise unknown_kb_for_admin(kb)
+    if role != "admin":
+        raise PermissionDeniedError(f"the key {caller.name!r} has the role {role!r}; "
                                     "admin routes need an admin key")
+    return caller
+
+
+def deployment_admin(caller: Annotated[Caller, Depends(any_caller)]) -> Caller:
+    """Dependency of the key routes: an admin key of every kb (``*``)."""
+    if not caller.deployment_admin:
+        raise PermissionDeniedError(f"the key {caller.name!r} is not an admin of every kb; "
+                                    "keys are managed with a deployment-wide admin key (an "
+                                    "admin key from REFERENT_AUTH__KEYS, or a stored key with "
+                                    'the scope {"*": "admin"})')
     return caller

@@ -25,8 +25,8 @@ app = typer.Typer(help="Referent: conversational retrieval that links before it 
 neo4j_app = typer.Typer(help="The local Neo4j (embedded default for development, demo and tests).",
                         no_args_is_help=True)
 ontology_app = typer.Typer(help="Import and export a knowledge base's ontology.", no_args_is_help=True)
-keys_app = typer.Typer(help="API keys: make one and the setting that holds its hash.",
-                       no_args_is_help=True)
+keys_app = typer.Typer(help="API keys: stored in Neo4j and scoped to kbs (create, list, revoke), "
+                            "or made for REFERENT_AUTH__KEYS (new).", no_args_is_help=True)
 milvus_app = typer.Typer(help="Milvus Lite as a server several API processes share.",
                          no_args_is_help=True)
 app.add_typer(neo4j_app, name="neo4j")
@@ -315,6 +315,98 @@ def keys_new(name: Annotated[str, typer.Option(help="who the audit log names (le
                   highlight=False)
     console.print(f"settings entry (add it to the JSON list in REFERENT_AUTH__KEYS): {entry}",
                   highlight=False, markup=False)
+
+
+def _parse_scopes(scopes: list[str]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for scope in scopes:
+        kb, sep, role = scope.partition("=")
+        if not sep:
+            raise InputError(f"--scope {scope!r}: write KB=ROLE, e.g. faq=query or '*=admin'",
+                             field="scope")
+        parsed[kb] = role
+    return parsed
+
+
+@contextmanager
+def _key_store(settings: Settings) -> Iterator:
+    from api.runtime import open_ontology_store
+    from kg.api_keys import Neo4jKeyStore
+
+    store = open_ontology_store(settings)
+    try:
+        yield Neo4jKeyStore(store)
+    finally:
+        store.close()
+
+
+@keys_app.command("create")
+def keys_create(
+        name: Annotated[str, typer.Option(help="who the audit log names (letters, digits, _ . : -)")],
+        scope: Annotated[list[str], typer.Option(
+            help="KB=ROLE, repeatable: faq=query, hr=admin; '*=admin' for every kb")]) -> None:
+    """Make a key stored in Neo4j with its kbs and roles; every running API process
+    accepts it within about a second. The key is printed once."""
+    import re
+
+    from api.auth import hash_key, new_key
+    from common.errors import ConflictError
+    from kg.api_keys import check_scopes
+
+    settings = Settings()
+    with reported_errors():
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", name):
+            raise InputError(f"--name {name!r}: use 1-64 characters from A-Z a-z 0-9 _ . : -",
+                             field="name")
+        scopes = check_scopes(_parse_scopes(scope))
+        if name in {k.name for k in settings.auth.keys}:
+            raise ConflictError(f"the key {name!r} is set in REFERENT_AUTH__KEYS; pick another "
+                                "name")
+        key = new_key()
+        with _key_store(settings) as keys:
+            stored = keys.create(name=name, key_hash=hash_key(key), scopes=scopes,
+                                 created_by="cli")
+    console.print(f"key (shown once; give it to the caller, store it nowhere else): {key}",
+                  highlight=False)
+    console.print(f"id {stored.id}  name {stored.name}  scopes "
+                  f"{json.dumps(dict(stored.scopes), sort_keys=True)}", highlight=False,
+                  markup=False)
+
+
+@keys_app.command("list")
+def keys_list(revoked: Annotated[bool, typer.Option(help="show revoked keys too")] = False) -> None:
+    """The keys stored in Neo4j (never a key or its hash) and those of REFERENT_AUTH__KEYS."""
+    settings = Settings()
+    with reported_errors():
+        with _key_store(settings) as keys:
+            stored = keys.list(revoked=revoked)
+    table = Table("id", "name", "scopes", "source", "created", "revoked")
+    for k in settings.auth.keys:
+        table.add_row(f"env:{k.name}", k.name, json.dumps({"*": k.role}), "environment", "", "")
+    for k in stored:
+        table.add_row(k.id, k.name, json.dumps(dict(k.scopes), sort_keys=True), "stored",
+                      f"{k.created_at or ''} by {k.created_by or '?'}",
+                      f"{k.revoked_at} by {k.revoked_by or '?'}" if k.revoked_at else "")
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="the id `referent keys list` shows")]) -> None:
+    """Revoke a stored key: every running API process refuses it within about a second."""
+    from common.errors import NotFoundError
+
+    settings = Settings()
+    with reported_errors():
+        if key_id.startswith("env:"):
+            raise InputError(f"{key_id!r} is set in REFERENT_AUTH__KEYS; remove it there and "
+                             "restart the API processes")
+        with _key_store(settings) as keys:
+            revoked = keys.revoke(key_id.removeprefix("key:"), revoked_by="cli")
+        if revoked is None:
+            raise NotFoundError(f"no active stored key has the id {key_id!r}; `referent keys "
+                                "list` shows them")
+    console.print(f"revoked {revoked.id} ({revoked.name}) at {revoked.revoked_at}",
+                  highlight=False)
 
 
 # -- eval -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ unknown path, 405, 413 from the body limit) and unhandled errors (500, from
 
 from __future__ import annotations
 
+import math
 from http import HTTPStatus
 
 from fastapi import FastAPI, Request
@@ -20,8 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api import log
 from common.errors import (AliasConflictError, AuthenticationError, ConflictError,
                            DependencyError, FormatError, InputError, NotFoundError,
-                           PermissionDeniedError, ReferencedError, ReferentError,
-                           RetryableDependencyError)
+                           PermissionDeniedError, RateLimitedError, ReferencedError,
+                           ReferentError, RetryableDependencyError)
 
 PROBLEM = "application/problem+json"
 
@@ -45,6 +46,7 @@ def problem(status: int, title: str, detail: str, *, headers: dict[str, str] | N
 _STATUS: tuple[tuple[type[ReferentError], int, str], ...] = (
     (AuthenticationError, 401, "Unauthorized"),
     (PermissionDeniedError, 403, "Forbidden"),
+    (RateLimitedError, 429, "Too many requests"),
     (NotFoundError, 404, "Not found"),
     (InputError, 422, "Invalid input"),
     (ConflictError, 409, "Conflict"),
@@ -79,7 +81,12 @@ def install_error_handlers(app: FastAPI) -> None:
             extra["dependency"] = exc.service
         if isinstance(exc, RetryableDependencyError):
             extra["retryable"] = True
-        return problem(status, title, str(exc), **extra)
+        headers = None
+        if isinstance(exc, RateLimitedError):
+            seconds = max(1, math.ceil(exc.retry_after))
+            headers = {"Retry-After": str(seconds)}
+            extra["retry_after"] = seconds
+        return problem(status, title, str(exc), headers=headers, **extra)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -10,7 +10,7 @@
   (JSON Lines), the export (JSON Lines) and ``/metrics`` (Prometheus text).
 
 Which errors an operation lists follows from what it is: every ``/v1`` route
-can answer 401, 422 and 503, admin routes 403, routes with a kb 404, routes
+can answer 401, 422, 429 and 503, admin routes 403, routes with a kb 404, routes
 with a body 400 and 413, turns and admin writes 409, and everything 500.
 """
 
@@ -29,13 +29,27 @@ NDJSON = "application/x-ndjson"
 A = "/v1/kbs/{kb}/admin"
 SESSION = "/v1/kbs/{kb}/sessions/{session_id}"
 SCHEMA = "/v1/schemas/{name}"
+KEYS = "/v1/admin/keys"
 
 DESCRIPTION = """\
 Conversational retrieval that links each turn to canonical entities before it searches.
 
 **Keys.** Every `/v1` route needs an API key, as `Authorization: Bearer <key>` or
-`X-API-Key: <key>`: admin keys may use every route, query keys the turn routes and
-`/v1/schemas`. `/healthz`, `/readyz` and `/metrics` need none.
+`X-API-Key: <key>`. A key has a role per knowledge base: `admin` may use every route of
+the kb, `query` only the turn routes and `/v1/schemas`. Keys from `REFERENT_AUTH__KEYS` have their role on
+every kb; keys made with `POST /v1/admin/keys` list their kbs (`*`: every kb). A key used
+on a kb it has no scope on gets 404, the same answer as a kb that does not exist. Keys
+are managed by deployment-wide admin keys (`admin` on every kb). `/healthz`, `/readyz`
+and `/metrics` need none.
+
+**Sessions** belong to the key that made them and, when the caller sends
+`X-Referent-Subject: <end user id>` (1-128 characters from `A-Z a-z 0-9 _ . : @ + -`),
+to that end user: another key or subject gets 404 for the session's turns, traces and
+delete. Admin keys of the kb may use every session of it.
+
+**Rate limits.** Each key may send `REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND` requests per
+second (default 30) with bursts of `REFERENT_RATE_LIMIT__BURST` (default 60), counted
+across every API process when Redis is configured: above that, 429 with `Retry-After`.
 
 **Operation ids** are short and stable (`playTurn`, `deleteSession`, `searchAliases`, ...):
 generated clients may name their functions after them.
@@ -82,6 +96,7 @@ PROBLEM_SCHEMA: dict[str, Any] = {
         "conflicting": {"type": "array", "items": {"type": "string"}},
         "references": {"type": "object"},
         "retryable": {"type": "boolean"},
+        "retry_after": {"type": "integer", "description": "seconds, as in Retry-After (429)"},
         "checks": {"type": "object", "description": "per dependency (503 from /readyz)"},
     },
 }
@@ -172,7 +187,9 @@ GENERIC_ERRORS: dict[int, tuple[str, dict[str, Any]]] = {
     403: ("a query key on an admin route",
           _p(403, "Forbidden", "the key 'assistant' has the role 'query'; admin routes need an "
              "admin key")),
-    404: ("the kb (or the entity, session, turn, type named in the path) does not exist",
+    404: ("the kb (or the entity, session, turn, type named in the path) does not exist, "
+          "the key has no scope on the kb (the same answer), or the session is another "
+          "caller's",
           _p(404, "Not found", "knowledge base 'hr' does not exist; create it with PUT "
              "/v1/kbs/hr/admin or import an ontology into it")),
     409: ("the write clashes with what exists, or the session kept changing",
@@ -184,6 +201,11 @@ GENERIC_ERRORS: dict[int, tuple[str, dict[str, Any]]] = {
     422: ("a field, path or query parameter is invalid; `field` names it",
           _p(422, "Invalid input", "invalid entity id 'x y': use 1-128 characters from A-Z "
              "a-z 0-9 _ . : -", field="id")),
+    429: ("the key sent more requests than its rate limit allows; retry after Retry-After "
+          "seconds",
+          _p(429, "Too many requests", "this key sent more than 30 requests per second; retry "
+             "after 1 s (REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND and REFERENT_RATE_LIMIT__BURST "
+             "set the limit)", retry_after=1)),
     500: ("an unexpected failure; the log has it under the request id",
           _p(500, "Internal Server Error", "the server failed to answer; the log has the "
              "details under request id 4bf92f3577b34da6a3ce929d0e0e4736")),
@@ -264,6 +286,10 @@ _IMPORT_REPORT = {"types_written": 11, "entities_added": 42, "entities_changed":
                   "entities_unchanged": 0, "relations": 38, "confusables": 16, "version": 1,
                   "changed": True, "dry_run": False}
 
+_STORED_KEY = {"id": "k0c4e1f2a9b3d5e7", "name": "faq-assistant", "scopes": {"faq": "query"},
+               "source": "stored", "created_at": "2026-12-01T14:58:40.1Z", "created_by": "ops",
+               "revoked_at": None, "revoked_by": None}
+
 #: (method, path template) → its examples. A test checks every operation has one.
 EXAMPLES: dict[tuple[str, str], Examples] = {
     ("GET", "/healthz"): Examples({"status": "ok"}),
@@ -299,8 +325,9 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
                                                "abstained": False}}},
         "result": {"session": "s1", "turn": 2, "action": "retrieve",
                    "standalone": "A产品（个人版）怎么申请", "entities": ["prod.a.personal"]}},
-        errors={404: _p(404, "Not found", "no trace of turn 9 in session 's1': the last 20 turns "
-                        "of a live session are kept")},
+        errors={404: _p(404, "Not found", "no trace of turn 9 in session 's1': only the last "
+                        "turns of a live session are kept, and only for the caller that made "
+                        "them")},
         schema={"type": "object", "required": ["turn", "user", "stages", "result"], "properties": {
             "turn": {"type": "integer"}, "user": {"type": "string"},
             "stages": _ref("TurnTrace"),
@@ -412,6 +439,25 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
         errors={422: _p(422, "Invalid input", "kb 'demo' has 7 answered clarifications with a "
                         "recorded decision; recalibration needs at least 20")}),
     ("DELETE", f"{A}/clarify"): Examples({"kb": "demo", "removed": True}),
+    ("DELETE", f"{A}/sessions"): Examples({"kb": "demo", "sessions": 3, "traces": 17}),
+    ("POST", KEYS): Examples(
+        {**_STORED_KEY, "key": "rk_Jq3v0mW5yB1c8xLzK4pT9sRfA2eHdG7uN6oQiVbXwYs"}, status=201,
+        request={"name": "faq-assistant", "scopes": {"faq": "query"}},
+        errors={409: _p(409, "Conflict", "an active key is already named 'faq-assistant'; pick "
+                        "another name or revoke that key first", field="name"),
+                403: _p(403, "Forbidden", "the key 'hr-admin' is not an admin of every kb; keys "
+                        "are managed with a deployment-wide admin key (an admin key from "
+                        "REFERENT_AUTH__KEYS, or a stored key with the scope {\"*\": \"admin\"})")}),
+    ("GET", KEYS): Examples({"keys": [
+        {"id": "env:ops", "name": "ops", "scopes": {"*": "admin"}, "source": "environment",
+         "created_at": None, "created_by": None, "revoked_at": None, "revoked_by": None},
+        _STORED_KEY]}),
+    ("DELETE", f"{KEYS}/{{key_id}}"): Examples(
+        {**_STORED_KEY, "revoked_at": "2026-12-01T15:02:11.5Z", "revoked_by": "ops"},
+        errors={404: _p(404, "Not found", "no active stored key has the id 'k0c4e1f2a9b3d5e7'; "
+                        "`GET /v1/admin/keys` lists them"),
+                409: _p(409, "Conflict", "'env:ops' is set in REFERENT_AUTH__KEYS; remove it "
+                        "there and restart the API processes")}),
 }
 
 
@@ -461,13 +507,20 @@ def _finish_operation(method: str, path: str, op: dict[str, Any]) -> None:
     responses.pop("422", None)  # FastAPI's validation shape; ours is a Problem (below)
     if path.startswith("/v1/"):
         op["security"] = [{"bearer": []}, {"apiKey": []}]
+    if path.startswith(SESSION):
+        op["parameters"].append({
+            "name": "X-Referent-Subject", "in": "header", "required": False,
+            "description": "the end user this request is for (1-128 characters from A-Z a-z "
+                           "0-9 _ . : @ + -): the session belongs to the key and this subject",
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:@+-]{1,128}$"},
+            "example": "user-4711"})
     _success(method, path, op, examples)
     for status in _error_statuses(method, path, op):
         description, example = GENERIC_ERRORS[status]
         if path == "/readyz":
             description = "a required dependency (Milvus, the session store) does not answer"
         headers = {"X-Request-ID": REQUEST_ID}
-        if status == 503:
+        if status in (429, 503):
             headers["Retry-After"] = {"description": "seconds to wait", "schema": {"type": "string"}}
         if status == 401:
             headers["WWW-Authenticate"] = {"schema": {"type": "string"}}
@@ -511,8 +564,8 @@ def _success(method: str, path: str, op: dict[str, Any], examples: Examples) -> 
                                  "content": {media: {"schema": schema}}}
 
 
-# Forgetting a session of an unknown kb forgets nothing; PUT creates the kb.
-_NO_404 = {("DELETE", SESSION), ("PUT", A)}
+# Routes without a kb that still answer 404: revoking a key that is not there.
+_ALSO_404 = {("DELETE", f"{KEYS}/{{key_id}}")}
 
 
 def _error_statuses(method: str, path: str, op: dict[str, Any]) -> list[int]:
@@ -520,12 +573,12 @@ def _error_statuses(method: str, path: str, op: dict[str, Any]) -> list[int]:
     if path == "/readyz":
         statuses.append(503)
     if path.startswith("/v1/schemas"):
-        statuses += [401, 422]  # files shipped with the server: no store to be down
+        statuses += [401, 422, 429]  # files shipped with the server: no store to be down
     elif path.startswith("/v1/"):
-        statuses += [401, 422, 503]
+        statuses += [401, 422, 429, 503]
         if "/admin" in path:
             statuses.append(403)
-        if "{kb}" in path and (method, path) not in _NO_404:
+        if "{kb}" in path or (method, path) in _ALSO_404:
             statuses.append(404)
         if (method == "POST" and path.endswith("/turns")) or (
                 "/admin" in path and method != "GET" and not path.endswith("/retag")):

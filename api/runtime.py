@@ -177,8 +177,12 @@ def open_session_store(settings: Settings) -> SessionStore:
         from dialogue.redis_store import RedisSessionStore
 
         return RedisSessionStore(settings.sessions.redis_url,
-                                 ttl_seconds=settings.sessions.ttl_seconds)
-    return SQLiteSessionStore(settings.sqlite_path, ttl_seconds=settings.sessions.ttl_seconds)
+                                 ttl_seconds=settings.sessions.ttl_seconds,
+                                 traces_kept=settings.sessions.traces_kept,
+                                 trace_ttl_seconds=settings.sessions.trace_ttl_seconds)
+    return SQLiteSessionStore(settings.sqlite_path, ttl_seconds=settings.sessions.ttl_seconds,
+                              traces_kept=settings.sessions.traces_kept,
+                              trace_ttl_seconds=settings.sessions.trace_ttl_seconds)
 
 
 @dataclass

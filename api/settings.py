@@ -69,6 +69,12 @@ class SessionSettings(BaseModel):
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description=(
         "Redis for sessions when the backend is `redis`"))
     ttl_seconds: int = Field(default=1800, gt=0, description="idle sessions expire and start fresh")
+    traces_kept: int = Field(default=20, ge=0, le=1000, description=(
+        "turn traces kept per session (`GET .../turns/{n}/trace`); they hold the user's "
+        "words: `0` keeps none"))
+    trace_ttl_seconds: int | None = Field(default=None, gt=0, description=(
+        "how long a turn's trace is kept; unset: as long as the session (`ttl_seconds`), "
+        "which is also the most"))
     recent_turns: int = Field(default=4, ge=1, description="turns kept verbatim in the state")
     # Chosen from the `not in` benchmark (docs/retrieval.md): 200 ids cost about 1 ms at 100k chunks.
     consumed_window: int = Field(default=200, ge=0, description=(
@@ -226,7 +232,27 @@ class AuthSettings(BaseModel):
 
     keys: list[ApiKeySetting] = Field(default_factory=list, description=(
         'JSON list of `{"name", "role": "admin"|"query", "hash": "sha256:…"}`; `referent keys '
-        'new` prints an entry. The name is who the audit log records'))
+        'new` prints an entry. The name is who the audit log records. Each has its role on '
+        'every kb; an admin one also manages the keys stored in Neo4j'))
+    key_refresh_seconds: float = Field(default=1.0, gt=0, le=60, description=(
+        "how often a process checks Neo4j for keys created or revoked elsewhere (`POST` / "
+        "`DELETE /v1/admin/keys`, `referent keys`): a revoked key stops working on every "
+        "process within about this long plus one Neo4j read"))
+
+
+class RateLimitSettings(BaseModel):
+    """Requests per API key: a token bucket, shared by every API process through Redis
+    when Redis is configured, else counted per process. Over the limit: 429 with
+    ``Retry-After``."""
+
+    per_key_per_second: float = Field(default=30.0, ge=0, description=(
+        "sustained requests per second one key may send (every `/v1` route); `0` turns the "
+        "limit off"))
+    burst: int = Field(default=60, ge=1, description=(
+        "requests one key may send at once above the sustained rate"))
+    redis_url: str | None = Field(default=None, description=(
+        "the Redis that counts for every process; unset: `sessions.redis_url` when "
+        "`sessions.backend` is `redis`, else each process counts alone"))
 
 
 class LimitsSettings(BaseModel):
@@ -285,6 +311,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = LLMSettings()
     clarify: ClarifySettings = ClarifySettings()
     auth: AuthSettings = AuthSettings()
+    rate_limit: RateLimitSettings = RateLimitSettings()
     limits: LimitsSettings = LimitsSettings()
     log: LogSettings = LogSettings()
 

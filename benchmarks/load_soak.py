@@ -184,7 +184,10 @@ class OwnServer:
         self.kb = kb
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "REFERENT_DATA_DIR": str(data_dir)}
+        # The run measures the server's throughput from one key, so the per-key rate limit
+        # is off unless the caller's environment sets one.
+        env = {"REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": "0", **os.environ,
+               "REFERENT_DATA_DIR": str(data_dir)}
         self.milvus = None
         if not os.environ.get("REFERENT_MILVUS__URI"):
             from api.local_milvus import LocalMilvus

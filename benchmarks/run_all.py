@@ -394,7 +394,10 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
 
     data_dir.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    env = dict(os.environ, REFERENT_MILVUS__URI=milvus_uri, REFERENT_DATA_DIR=str(data_dir),
+    # Throughput from one key is what is measured: no per-key rate limit unless the
+    # caller's environment sets one.
+    env = dict({"REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": "0", **os.environ},
+               REFERENT_MILVUS__URI=milvus_uri, REFERENT_DATA_DIR=str(data_dir),
                REFERENT_AUTH__KEYS=json.dumps([{"name": "bench", "role": "query",
                                                 "hash": hash_key(BENCH_KEY)}]))
     errlog = open(data_dir / "server.log", "w")

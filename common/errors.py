@@ -15,7 +15,9 @@ The API maps this tree onto HTTP status codes in one place (``api/errors.py``).
     │   └── ReferencedError           a delete refused: other records still point at it
     ├── AccessError                   the caller may not do this
     │   ├── AuthenticationError       no API key or an unknown one (→ 401)
-    │   └── PermissionDeniedError     a valid key whose role does not allow it (→ 403)
+    │   ├── PermissionDeniedError     a valid key whose role does not allow it (→ 403)
+    │   └── RateLimitedError          the key sent more requests than its rate allows (→ 429
+    │                                 with Retry-After)
     ├── ConfigurationError            a setting is missing or wrong; says which one
     └── DependencyError               Neo4j, Milvus, Redis or the LLM failed (→ 503 with
         │                             Retry-After; ``service`` names which)
@@ -118,6 +120,18 @@ class AuthenticationError(AccessError):
 
 class PermissionDeniedError(AccessError):
     """The API key is valid but its role does not allow this route."""
+
+
+class RateLimitedError(AccessError):
+    """The key sent more requests than its rate limit allows.
+
+    Attributes:
+        retry_after: seconds until the next request would be accepted.
+    """
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ConfigurationError(ReferentError):

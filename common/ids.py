@@ -15,6 +15,8 @@ ENTITY_ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 # A kb name becomes part of a Milvus collection name (letters, digits, '_').
 KB_RE = re.compile(r"[A-Za-z0-9_]{1,64}")
 SESSION_ID_RE = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+# An end user an assistant speaks for (X-Referent-Subject): an opaque id or an e-mail address.
+SUBJECT_RE = re.compile(r"[A-Za-z0-9_.:@+-]{1,128}")
 
 
 def check_entity_id(value: str) -> str:
@@ -38,4 +40,13 @@ def check_session_id(value: str) -> str:
     if not isinstance(value, str) or not SESSION_ID_RE.fullmatch(value):
         raise InvalidIdError(
             f"invalid session id {value!r}: use 1-128 characters from A-Z a-z 0-9 _ . : -")
+    return value
+
+
+def check_subject(value: str, *, field: str = "X-Referent-Subject") -> str:
+    """Return ``value`` if it is a valid end-user subject, else raise InvalidIdError."""
+    if not isinstance(value, str) or not SUBJECT_RE.fullmatch(value):
+        raise InvalidIdError(
+            "invalid subject: use 1-128 characters from A-Z a-z 0-9 _ . : @ + -",
+            field=field)
     return value

@@ -31,9 +31,9 @@ from dialogue.policy import (Clarify, Decision, DialoguePolicy, NoAnswer, PlanQu
 from dialogue.rewrite import RuleRewriter
 from dialogue.rewrite_chain import RewriteChain, RewriteOutcome
 from dialogue.rewriter import Proposal, RewriteRequest
-from dialogue.session_store import TRACES_KEPT, SessionStore
+from dialogue.session_store import SessionStore
 from dialogue.stages import TurnRun
-from dialogue.state import SessionState, TurnRecord
+from dialogue.state import SessionAccess, SessionOwner, SessionState, TurnRecord
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
@@ -114,12 +114,16 @@ class TurnEngine:
         self._limits = Limits(recent_turns=config.recent_turns,
                               consumed_window=config.consumed_window)
 
-    def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None) -> TurnResult:
+    def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None,
+               access: SessionAccess | None = None) -> TurnResult:
         """Process one user turn and persist the new session state.
+
+        With ``access``, the session must be the caller's (or the caller an admin of
+        the kb); a new session becomes the caller's. Without (the CLI), no check.
 
         Raises:
             InputError: bad kb, session id or text.
-            NotFoundError: the kb has no ontology.
+            NotFoundError: the kb has no ontology, or the session belongs to another caller.
             ConflictError: the session kept changing under us (after retries).
             DependencyError: Neo4j, Milvus or the session store failed; the
                 session is not advanced.
@@ -127,7 +131,7 @@ class TurnEngine:
         self._check_input(kb, session_id, text)
         for attempt in range(self._config.save_attempts):
             started = time.perf_counter()
-            state = self._sessions.load(kb, session_id)
+            state = self._owned(self._sessions.load(kb, session_id), access)
             loaded = time.perf_counter()
             result, new_state = self._turn(kb, state, text.strip(), k or self._config.top_k)
             saving = time.perf_counter()
@@ -143,7 +147,7 @@ class TurnEngine:
             timings["session_load"] = _ms(started, loaded)
             timings["session_save"] = _ms(saving, done)
             result.events.append(StagesTimed(dict(timings), result.trace.get("alias_version")))
-            self._keep_trace(kb, session_id, result)
+            self._keep_trace(kb, session_id, result, new_state.owner)
             return result
         raise AssertionError("unreachable")
 
@@ -355,23 +359,54 @@ class TurnEngine:
 
     # -- traces --------------------------------------------------------------------
 
-    def trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any]:
+    def trace(self, kb: str, session_id: str, turn: int, *,
+              access: SessionAccess | None = None) -> dict[str, Any]:
         """What every stage of a recent turn saw and decided.
 
         Raises:
-            NotFoundError: no such turn (never played, expired, or older than the kept ones).
+            NotFoundError: no such turn (never played, expired, older than the kept ones),
+                or one of a session that ``access`` does not permit (the same answer).
         """
         check_kb(kb)
         check_session_id(session_id)
         trace = self._sessions.load_trace(kb, session_id, turn)
-        if trace is None:
-            raise NotFoundError(f"no trace of turn {turn} in session {session_id!r}: the last "
-                                f"{TRACES_KEPT} turns of a live session are kept")
+        owner = trace.get("owner") if trace is not None else None
+        if trace is None or (access is not None and not access.permits(
+                SessionOwner.model_validate(owner) if owner else None)):
+            raise no_trace(session_id, turn)
         return trace
 
-    def _keep_trace(self, kb: str, session_id: str, result: TurnResult) -> None:
+    def forget(self, kb: str, session_id: str, *, access: SessionAccess | None = None) -> bool:
+        """Delete a session and its traces; False when there was none.
+
+        Raises:
+            NotFoundError: the session belongs to a caller ``access`` does not permit.
+        """
+        check_kb(kb)
+        check_session_id(session_id)
+        self._owned(self._sessions.load(kb, session_id), access)
+        return self._sessions.delete(kb, session_id)
+
+    @staticmethod
+    def _owned(state: SessionState, access: SessionAccess | None) -> SessionState:
+        """``state`` if ``access`` permits it, owned by the caller when it had no owner."""
+        if access is None:
+            return state
+        if not access.permits(state.owner):
+            # The same answer whether the session exists or not would be a 200 for a new
+            # one; a 404 at least shows nothing of it.
+            raise NotFoundError(f"session {state.session_id!r} belongs to another caller; "
+                                "use a session id of your own (a random one, e.g. a UUID)")
+        if state.owner is None:
+            return state.model_copy(update={"owner": access.owner})
+        return state
+
+    def _keep_trace(self, kb: str, session_id: str, result: TurnResult,
+                    owner: SessionOwner | None) -> None:
         record = {"turn": result.turn, "user": result.user, "stages": result.trace,
                   "result": result.results_line()}
+        if owner is not None:
+            record["owner"] = owner.model_dump()
         try:
             self._sessions.save_trace(kb, session_id, result.turn, record)
         except DependencyError as exc:
@@ -397,6 +432,13 @@ def _counted_only(state: SessionState, outcome: TurnOutcome, limits: Limits) -> 
                               action=outcome.action, entities=list(outcome.entities)),
                    keep_turns=limits.recent_turns)
     return state
+
+
+def no_trace(session_id: str, turn: int) -> NotFoundError:
+    """The answer for a trace that is not there, or not the caller's (the same answer)."""
+    return NotFoundError(f"no trace of turn {turn} in session {session_id!r}: only the last "
+                         "turns of a live session are kept, and only for the caller that "
+                         "made them")
 
 
 def _ms(start: float, end: float) -> float:

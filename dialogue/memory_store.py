@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dialogue.session_store import TRACES_KEPT, session_conflict, stored_state
+from dialogue.session_store import TRACES_KEPT, Erased, session_conflict, stored_state
 from dialogue.state import SessionState
 
 
@@ -30,9 +30,12 @@ class InMemorySessionStore:
         clock: seconds, monotonic; a test may pass its own to expire sessions at once.
     """
 
-    def __init__(self, *, ttl_seconds: int = 3600,
+    def __init__(self, *, ttl_seconds: int = 3600, traces_kept: int = TRACES_KEPT,
+                 trace_ttl_seconds: int | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._ttl = ttl_seconds
+        self._traces_kept = traces_kept
+        self._trace_ttl = min(trace_ttl_seconds or ttl_seconds, ttl_seconds)
         self._clock = clock
         self._lock = threading.Lock()
         # (kb, session id) → (version, expires at, state JSON)
@@ -67,11 +70,13 @@ class InMemorySessionStore:
             return self._sessions.pop((kb, session_id), None) is not None
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        if self._traces_kept == 0:
+            return
         payload = json.dumps(trace, ensure_ascii=False, default=str)
         with self._lock:
             traces = self._traces.setdefault((kb, session_id), {})
-            traces[turn] = (self._clock() + self._ttl, payload)
-            for old in [n for n in traces if n <= turn - TRACES_KEPT]:
+            traces[turn] = (self._clock() + self._trace_ttl, payload)
+            for old in [n for n in traces if n <= turn - self._traces_kept]:
                 del traces[old]
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
@@ -80,6 +85,25 @@ class InMemorySessionStore:
         if found is None or found[0] <= self._clock():
             return None
         return json.loads(found[1])
+
+    def erase_subject(self, kb: str, subject: str) -> Erased:
+        """Delete the sessions and traces of ``kb`` whose owner's subject is ``subject``."""
+        def owned(payload: str) -> bool:
+            owner = json.loads(payload).get("owner") or {}
+            return owner.get("subject") == subject
+
+        sessions = traces = 0
+        with self._lock:
+            for key in [k for k, v in self._sessions.items() if k[0] == kb and owned(v[2])]:
+                del self._sessions[key]
+                sessions += 1
+            for key, kept in list(self._traces.items()):
+                if key[0] != kb:
+                    continue
+                for turn in [t for t, (_, payload) in kept.items() if owned(payload)]:
+                    del kept[turn]
+                    traces += 1
+        return Erased(sessions=sessions, traces=traces)
 
     def close(self) -> None:
         with self._lock:

@@ -8,6 +8,7 @@ the new state are atomic across all API processes.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import redis
 
 from common.errors import DependencyError, RetryableDependencyError
-from dialogue.session_store import TRACES_KEPT, session_conflict
+from dialogue.session_store import TRACES_KEPT, Erased, session_conflict
 from dialogue.state import SessionState
 
 # KEYS[1] = session key; ARGV = expected version, new version, state JSON, ttl ms.
@@ -47,10 +48,13 @@ class RedisSessionStore:
     """Sessions in Redis with TTL and optimistic concurrency."""
 
     def __init__(self, url: str, *, ttl_seconds: int, prefix: str = "referent:session:",
-                 timeout: float = 2.0) -> None:
+                 timeout: float = 2.0, traces_kept: int = TRACES_KEPT,
+                 trace_ttl_seconds: int | None = None) -> None:
         self._client = redis.Redis.from_url(url, socket_timeout=timeout,
                                             socket_connect_timeout=timeout, decode_responses=True)
         self._ttl_ms = ttl_seconds * 1000
+        self._traces_kept = traces_kept
+        self._trace_ttl = min(trace_ttl_seconds or ttl_seconds, ttl_seconds)
         self._prefix = prefix
         self._save = self._client.register_script(_SAVE)
 
@@ -85,20 +89,65 @@ class RedisSessionStore:
         return existed
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        if self._traces_kept == 0:
+            return
         key = self._key(kb, session_id) + ":traces"
+        kept = self._traces_kept
+        # Stored as [saved at, trace]: the hash's expiry is reset by every trace, so the
+        # age of each one is checked when it is read.
+        payload = json.dumps([time.time(), trace], ensure_ascii=False, default=str)
         with _translated(f"save the trace of turn {turn}"):
             pipe = self._client.pipeline()
-            pipe.hset(key, str(turn), json.dumps(trace, ensure_ascii=False, default=str))
-            old = turn - TRACES_KEPT
+            pipe.hset(key, str(turn), payload)
+            old = turn - kept
             if old > 0:
-                pipe.hdel(key, *(str(n) for n in range(max(1, old - TRACES_KEPT), old + 1)))
-            pipe.pexpire(key, self._ttl_ms)
+                pipe.hdel(key, *(str(n) for n in range(max(1, old - kept), old + 1)))
+            pipe.pexpire(key, self._trace_ttl * 1000)
             pipe.execute()
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
         with _translated(f"read the trace of turn {turn}"):
             payload = self._client.hget(self._key(kb, session_id) + ":traces", str(turn))
-        return json.loads(payload) if payload is not None else None
+        if payload is None:
+            return None
+        value = json.loads(payload)
+        if isinstance(value, list):  # [saved at, trace]; a bare dict was saved before retention
+            saved_at, value = value
+            if time.time() - saved_at > self._trace_ttl:
+                return None
+        return value
+
+    def erase_subject(self, kb: str, subject: str) -> Erased:
+        """Delete the sessions and traces of ``kb`` whose owner's subject is ``subject``.
+
+        Scans the kb's keys (SCAN, in batches): an erase is rare, and keeping an index
+        of subjects would cost every turn a write.
+        """
+        sessions = traces = 0
+        with _translated("erase the sessions of a subject"):
+            for key in self._client.scan_iter(match=f"{self._prefix}{kb}:*", count=500):
+                state = self._client.hget(key, "state")
+                if state is not None:
+                    owner = json.loads(state).get("owner") or {}
+                    if owner.get("subject") == subject and self._client.delete(key):
+                        sessions += 1
+                    continue
+                values = self._client.hvals(key)
+                owned = [v for v in values if _trace_subject(v) == subject]
+                if owned and len(owned) == len(values) and self._client.delete(key):
+                    traces += len(owned)
+        return Erased(sessions=sessions, traces=traces)
 
     def close(self) -> None:
         self._client.close()
+
+
+def _trace_subject(payload: str) -> str | None:
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return None
+    if isinstance(value, list) and len(value) == 2:
+        value = value[1]
+    owner = value.get("owner") if isinstance(value, dict) else None
+    return owner.get("subject") if isinstance(owner, dict) else None

@@ -4,14 +4,24 @@ an in-memory one for tests (``dialogue.memory_store``); one contract test suite
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from common.errors import ConflictError
 from dialogue.state import SessionState
 
 
-# Turn traces kept per session: enough to explain the recent answers, bounded.
+# Turn traces kept per session by default: enough to explain the recent answers, bounded
+# (REFERENT_SESSIONS__TRACES_KEPT).
 TRACES_KEPT = 20
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What erasing one end user's data removed."""
+
+    sessions: int
+    traces: int
 
 
 class SessionStore(Protocol):
@@ -32,7 +42,13 @@ class SessionStore(Protocol):
         ...
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
-        """Keep one turn's trace (the last TRACES_KEPT turns of a session, same TTL)."""
+        """Keep one turn's trace: the last ``traces_kept`` turns of a session, each for the
+        trace TTL (at most the session TTL); none when ``traces_kept`` is 0."""
+        ...
+
+    def erase_subject(self, kb: str, subject: str) -> Erased:
+        """Delete every session and trace of ``kb`` owned by the end user ``subject``
+        (whichever key made them)."""
         ...
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None: ...

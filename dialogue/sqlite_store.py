@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import DependencyError
-from dialogue.session_store import TRACES_KEPT, session_conflict, stored_state
+from dialogue.session_store import TRACES_KEPT, Erased, session_conflict, stored_state
 from dialogue.state import SessionState
 
 _SCHEMA = """
@@ -37,11 +37,14 @@ CREATE TABLE IF NOT EXISTS traces (
 class SQLiteSessionStore:
     """Sessions in one SQLite file (WAL mode), with TTL and optimistic concurrency."""
 
-    def __init__(self, path: Path, *, ttl_seconds: int,
+    def __init__(self, path: Path, *, ttl_seconds: int, traces_kept: int = TRACES_KEPT,
+                 trace_ttl_seconds: int | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self._path = Path(path)
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._ttl = ttl_seconds
+        self._traces_kept = traces_kept
+        self._trace_ttl = min(trace_ttl_seconds or ttl_seconds, ttl_seconds)
         self._clock = clock
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -109,14 +112,16 @@ class SQLiteSessionStore:
         return cur.rowcount == 1
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
+        if self._traces_kept == 0:
+            return
         try:
             conn = self._connect()
             conn.execute("INSERT OR REPLACE INTO traces (kb, session_id, turn, expires_at, trace) "
                          "VALUES (?, ?, ?, ?, ?)",
-                         (kb, session_id, turn, self._clock() + self._ttl,
+                         (kb, session_id, turn, self._clock() + self._trace_ttl,
                           json.dumps(trace, ensure_ascii=False, default=str)))
             conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ? AND turn <= ?",
-                         (kb, session_id, turn - TRACES_KEPT))
+                         (kb, session_id, turn - self._traces_kept))
         except sqlite3.Error as exc:
             raise DependencyError(f"saving the trace of turn {turn} failed: {exc}",
                                   service="sqlite") from exc
@@ -132,6 +137,27 @@ class SQLiteSessionStore:
         if row is None or row[1] <= self._clock():
             return None
         return json.loads(row[0])
+
+    def erase_subject(self, kb: str, subject: str) -> Erased:
+        """Delete the sessions and traces of ``kb`` whose owner's subject is ``subject``."""
+        try:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                sessions = conn.execute(
+                    "DELETE FROM sessions WHERE kb = ? "
+                    "AND json_extract(state, '$.owner.subject') = ?", (kb, subject)).rowcount
+                traces = conn.execute(
+                    "DELETE FROM traces WHERE kb = ? "
+                    "AND json_extract(trace, '$.owner.subject') = ?", (kb, subject)).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise DependencyError(f"erasing the sessions of a subject failed: {exc}",
+                                  service="sqlite") from exc
+        return Erased(sessions=sessions, traces=traces)
 
     def close(self) -> None:
         """Close every connection this store opened, from any thread."""

@@ -4,11 +4,18 @@ Bounded whatever the conversation's length: the last K turns verbatim, an
 extractive summary of a few older ones, the focus entities, the slots (each
 with the turn that set it), the consumed-evidence window and at most one
 pending clarification.
+
+A session belongs to its owner: the key that made it and the end user that key
+said it speaks for (``subject``). Only the owner continues it, reads its traces
+or deletes it; an admin of its kb may too. Sessions saved before owners existed
+have none, and the first caller to continue one becomes its owner.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class TurnRecord(BaseModel):
@@ -64,9 +71,33 @@ class PendingClarification(BaseModel):
     options: list[str]  # entity ids, in the order they were offered
 
 
+class SessionOwner(BaseModel):
+    """Who a session belongs to: a key (``env:<name>`` or ``key:<id>``) and, when the
+    caller asserted one, the end user it speaks for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    subject: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionAccess:
+    """The sessions a caller may use: its own (same key, same subject), or every one of
+    the kb when ``sees_all`` (an admin of the kb)."""
+
+    owner: SessionOwner
+    sees_all: bool = False
+
+    def permits(self, stored: SessionOwner | None) -> bool:
+        """May this caller use a session (or trace) owned by ``stored``? None: no owner yet."""
+        return stored is None or self.sees_all or stored == self.owner
+
+
 class SessionState(BaseModel):
     kb: str
     session_id: str
+    owner: SessionOwner | None = None  # None: never saved by a caller, or saved before owners
     version: int = 0  # optimistic concurrency: bumped on every save
     turn_count: int = 0
     recent: list[TurnRecord] = Field(default_factory=list)

@@ -27,6 +27,9 @@ SCHEMA = (
     "FOR (c:Clarification) ON (c.kb, c.asked_at)",
     "CREATE CONSTRAINT referent_clarify_params IF NOT EXISTS "
     "FOR (p:ClarifyParams) REQUIRE p.kb IS UNIQUE",
+    "CREATE CONSTRAINT referent_api_key_id IF NOT EXISTS FOR (k:ApiKey) REQUIRE k.id IS UNIQUE",
+    "CREATE CONSTRAINT referent_api_key_hash IF NOT EXISTS "
+    "FOR (k:ApiKey) REQUIRE k.hash IS UNIQUE",
 )
 
 KB_VERSION = "MATCH (k:KnowledgeBase {id: $kb}) RETURN k.alias_version AS version"
@@ -404,3 +407,42 @@ MATCH (p:ClarifyParams {kb: $kb})
 DETACH DELETE p
 RETURN count(*) AS deleted
 """
+
+
+# -- API keys (deployment-wide, not per kb) ------------------------------------------------
+# One (:KeyRing {id: 'keys'}) node holds the version every create and revoke bumps; each
+# API process reads it about once a second and reloads the keys when it moved. Writes take
+# its lock first (MERGE + SET), so the name check below holds when the write commits.
+
+KEYS_LOCK = """
+MERGE (r:KeyRing {id: 'keys'})
+SET r.version = coalesce(r.version, 0) + 1
+RETURN r.version AS version
+"""
+
+KEYS_VERSION = "MATCH (r:KeyRing {id: 'keys'}) RETURN r.version AS version"
+
+KEY_ACTIVE_NAME = """
+MATCH (k:ApiKey {name: $name}) WHERE k.revoked_at IS NULL RETURN k.id AS id LIMIT 1
+"""
+
+_KEY_FIELDS = """
+RETURN k.id AS id, k.name AS name, k.hash AS hash, k.scopes_json AS scopes_json,
+       toString(k.created_at) AS created_at, k.created_by AS created_by,
+       toString(k.revoked_at) AS revoked_at, k.revoked_by AS revoked_by
+"""
+
+KEY_CREATE = """
+CREATE (k:ApiKey {id: $id, name: $name, hash: $hash, scopes_json: $scopes_json,
+                  created_at: datetime(), created_by: $by})
+""" + _KEY_FIELDS
+
+KEYS_LIST = """
+MATCH (k:ApiKey) WHERE $revoked OR k.revoked_at IS NULL
+WITH k ORDER BY k.created_at, k.id
+""" + _KEY_FIELDS
+
+KEY_REVOKE = """
+MATCH (k:ApiKey {id: $id}) WHERE k.revoked_at IS NULL
+SET k.revoked_at = datetime(), k.revoked_by = $by
+""" + _KEY_FIELDS

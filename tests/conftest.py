@@ -43,7 +43,9 @@ def settings(tmp_path_factory):
     from api.settings import Settings
 
     data = tmp_path_factory.mktemp("referent-data")
-    return Settings(data_dir=data)
+    # The suite's in-process clients send hundreds of requests a second with one key;
+    # tests/integration/test_rate_limit.py tests the limit with settings of its own.
+    return Settings(data_dir=data, rate_limit={"per_key_per_second": 0})
 
 
 @pytest.fixture(scope="session")

@@ -65,8 +65,10 @@ class ApiServer:
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        # No rate limit unless the test sets one: fault and refresh tests send bursts.
         self.env = {**os.environ, "REFERENT_DATA_DIR": str(data_dir),
-                    "REFERENT_AUTH__KEYS": auth_settings_json(), **(env or {})}
+                    "REFERENT_AUTH__KEYS": auth_settings_json(),
+                    "REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": "0", **(env or {})}
         self.log_path = data_dir / f"server-{self.port}.log"
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(

@@ -2,12 +2,16 @@
 tests/contract/test_session_store_contract.py): SQLite keeps state across a
 reopen, an unreachable Redis names its setting, state stays bounded."""
 
+import time
+import uuid
+
 import pytest
 
 from common.errors import RetryableDependencyError
+from dialogue.memory_store import InMemorySessionStore
 from dialogue.redis_store import RedisSessionStore
 from dialogue.sqlite_store import SQLiteSessionStore
-from dialogue.state import SessionState, TurnRecord
+from dialogue.state import SessionOwner, SessionState, TurnRecord
 
 
 def test_state_stays_bounded_however_long_the_conversation():
@@ -38,3 +42,85 @@ def test_unreachable_redis_is_a_retryable_error_that_names_the_setting():
     with pytest.raises(RetryableDependencyError, match="REFERENT_SESSIONS__REDIS_URL"):
         store.load("kb", "s1")
     store.close()
+
+
+class TestRetentionAndErasure:
+    """Trace retention settings and erasing one end user, on SQLite and Redis alike."""
+
+    @pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+    def make(self, request, tmp_path, settings):
+        opened = []
+
+        def make(**kwargs):
+            if request.param == "memory":
+                store = InMemorySessionStore(**kwargs)
+            elif request.param == "sqlite":
+                store = SQLiteSessionStore(tmp_path / f"s{len(opened)}.sqlite3", **kwargs)
+            else:
+                store = RedisSessionStore(settings.sessions.redis_url,
+                                          prefix=f"test:{uuid.uuid4().hex[:8]}:", **kwargs)
+            opened.append(store)
+            return store
+
+        yield make
+        for store in opened:
+            store.close()
+
+    def test_traces_kept_is_a_setting_and_zero_keeps_none(self, make):
+        three = make(ttl_seconds=60, traces_kept=3)
+        for turn in range(1, 6):
+            three.save_trace("kb", "s1", turn, {"turn": turn})
+        assert [three.load_trace("kb", "s1", t) is not None for t in range(1, 6)] == \
+            [False, False, True, True, True]
+        none = make(ttl_seconds=60, traces_kept=0)
+        none.save_trace("kb", "s1", 1, {"turn": 1, "user": "我的电话是13800138000"})
+        assert none.load_trace("kb", "s1", 1) is None
+
+    def test_a_trace_is_gone_after_its_own_ttl_while_the_session_lives(self, make):
+        store = make(ttl_seconds=60, trace_ttl_seconds=1)
+        state = store.load("kb", "s1")
+        store.save(state)
+        store.save_trace("kb", "s1", 1, {"turn": 1})
+        assert store.load_trace("kb", "s1", 1) == {"turn": 1}
+        time.sleep(1.3)
+        assert store.load_trace("kb", "s1", 1) is None
+        assert store.load("kb", "s1").version == 1  # the session itself is still there
+
+    def test_erase_subject_removes_that_users_sessions_and_traces_in_that_kb_only(self, make):
+        store = make(ttl_seconds=60)
+        owners = {"s1": SessionOwner(key="env:app", subject="alice"),
+                  "s2": SessionOwner(key="key:k1", subject="alice"),  # another key, same user
+                  "s3": SessionOwner(key="env:app", subject="bob"),
+                  "s4": SessionOwner(key="env:app")}
+        for kb in ("kb", "kb2"):
+            for session, owner in owners.items():
+                state = store.load(kb, session)
+                state.owner = owner
+                store.save(state)
+                for turn in (1, 2):
+                    store.save_trace(kb, session, turn, {"turn": turn,
+                                                         "owner": owner.model_dump()})
+        erased = store.erase_subject("kb", "alice")
+        assert (erased.sessions, erased.traces) == (2, 4)
+        assert store.load("kb", "s1").owner is None and store.load("kb", "s1").version == 0
+        assert store.load_trace("kb", "s2", 2) is None
+        assert store.load("kb", "s3").owner.subject == "bob"
+        assert store.load_trace("kb", "s3", 1) is not None
+        assert store.load("kb", "s4").owner == owners["s4"]
+        assert store.load("kb2", "s1").owner == owners["s1"]  # the other kb keeps hers
+        assert store.erase_subject("kb", "alice").sessions == 0
+
+
+def test_a_session_saved_before_owners_loads_and_goes_to_its_next_caller():
+    from dialogue.state import SessionAccess
+
+    old = ('{"kb": "kb", "session_id": "s1", "version": 3, "turn_count": 2, "recent": [], '
+           '"focus": ["region.east"], "consumed": []}')
+    state = SessionState.model_validate_json(old)
+    assert state.owner is None and state.focus == ["region.east"]
+    alice = SessionAccess(SessionOwner(key="env:app", subject="alice"))
+    bob = SessionAccess(SessionOwner(key="env:app", subject="bob"))
+    assert alice.permits(state.owner)
+    claimed = state.model_copy(update={"owner": alice.owner})
+    assert not bob.permits(claimed.owner)
+    assert SessionAccess(bob.owner, sees_all=True).permits(claimed.owner)
