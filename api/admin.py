@@ -22,9 +22,9 @@ from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import FormatError, InputError, NotFoundError
 from common.jsonl import surrogate_message, unpaired_surrogate
+from common.language.normalize import Normalization
 from kg.admin import AuditQuery, EntityView, KbInfo, WriteResult, entity_json
 from kg.neo4j_admin import Neo4jOntologyAdmin
-from kg.normalize import Normalization
 from kg.ontology import ConfusableDef, EntityDef, RelationDef, TypeDef, dump_ontology
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
