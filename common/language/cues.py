@@ -17,6 +17,7 @@ is a :class:`Wording` (``wording("zh")``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -38,7 +39,7 @@ def _alt(name: str) -> str:
     return "|".join(_all(name))
 
 
-def _words(words: list[str], bounded: bool, suffixes: list[str] = ()) -> re.Pattern[str]:
+def _words(words: Sequence[str], bounded: bool, suffixes: Sequence[str] = ()) -> re.Pattern[str]:
     """Plain words as one regex, longer ones first; on word boundaries when ``bounded``;
     ``suffixes`` match anywhere (n't)."""
     body = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
@@ -163,7 +164,7 @@ class Wording:
     clarify_description: str
     clarify_separator: str
 
-    def join(self, names) -> str:
+    def join(self, names: Iterable[str]) -> str:
         """Names joined as one phrase (A和B, A and B)."""
         return self.joiner.join(names)
 
