@@ -23,9 +23,9 @@ from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import FormatError, InputError, NotFoundError
 from common.jsonl import surrogate_message, unpaired_surrogate
+from common.language.normalize import Normalization
 from kg.admin import AuditQuery, EntityView, KbInfo, WriteResult, entity_json
 from kg.neo4j_admin import Neo4jOntologyAdmin
-from kg.normalize import Normalization
 from kg.ontology import ConfusableDef, EntityDef, RelationDef, TypeDef, dump_ontology
 
 logger = logging.getLogger(__name__)

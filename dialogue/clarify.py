@@ -6,16 +6,16 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from common.language import cues
+from common.language.normalize import language_of
 from dialogue.models import Clarification, ClarifyOption
 from dialogue.state import PendingClarification
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
-from kg.normalize import language_of
 
-_BOTH_RE = re.compile(r"都要|两个都|都需要|都问|全部|都可以|\bboth\b|\ball of them\b", re.IGNORECASE)
-_NEITHER_RE = re.compile(r"都不是|都不|两个都不|\bneither\b|\bnone of (?:them|these)\b",
-                         re.IGNORECASE)
+_BOTH_RE = cues.BOTH_RE
+_NEITHER_RE = cues.NEITHER_RE
 
 
 def build_clarification(mention: str, options: list[str], snapshot: AliasSnapshot,
@@ -25,14 +25,12 @@ def build_clarification(mention: str, options: list[str], snapshot: AliasSnapsho
     opts = [ClarifyOption(id=eid, name=snapshot.name(eid),
                           description=snapshot.entities[eid].description if eid in snapshot.entities else "")
             for eid in options]
-    if language_of(user_text) == "zh":
-        listing = "；".join(f"{i}. {o.name}" + (f"（{_short(o.description)}）" if o.description else "")
-                           for i, o in enumerate(opts, 1))
-        asked = f"您说的“{mention}”指的是哪一个？" if mention else "您问的是哪一个？"
-    else:
-        listing = "; ".join(f"{i}. {o.name}" + (f" ({_short(o.description)})" if o.description else "")
-                            for i, o in enumerate(opts, 1))
-        asked = f"Which “{mention}” do you mean? " if mention else "Which one do you mean? "
+    words = cues.wording(language_of(user_text))
+    listing = words.clarify_separator.join(
+        words.clarify_option.format(number=i, name=o.name)
+        + (words.clarify_description.format(description=_short(o.description)) if o.description else "")
+        for i, o in enumerate(opts, 1))
+    asked = words.clarify_ask_mention.format(mention=mention) if mention else words.clarify_ask
     question = asked + listing
     return Clarification(question=question, mention=mention, options=opts)
 
@@ -85,7 +83,7 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     if len(marked) == 1:
         return Answer(AnswerKind.CHOSEN, (marked[0],), "distinguishing word")
     # A bare number: "1", "2。"
-    digits = re.fullmatch(r"\s*([1-9])\s*[.。号]?\s*", text)
+    digits = cues.OPTION_NUMBER_RE.fullmatch(text)
     if digits and int(digits.group(1)) <= len(options):
         return Answer(AnswerKind.CHOSEN, (options[int(digits.group(1)) - 1],), "option number")
     return Answer(AnswerKind.NOT_AN_ANSWER)

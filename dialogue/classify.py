@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 
+from common.language import cues
+from common.language.normalize import normalize
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
-from kg.normalize import normalize
 
-# Explicit topic-switch cues; also stripped from the front of the search query.
-_SWITCH_CUES = (r"换个话题|换一个话题|另外问一下|另外问个|另外想问|顺便问一下|顺便问下|我想问别的"
-                r"|\bby the way\b|\bbtw\b|\banother question\b|\bchanging the subject\b")
-_SWITCH_RE = re.compile(_SWITCH_CUES, re.IGNORECASE)
-
-
-_CUE_RE = re.compile(r"^\s*(?:那么?|还有|and|what about|how about)\s*|\s*(?:呢|怎么样)\s*[?？]*\s*$",
-                     re.IGNORECASE)
+# Explicit topic-switch cues (also stripped from the front of the search query) and
+# the ellipsis cue: every language's, from common.language.
+_SWITCH_RE = cues.SWITCH_RE
+_CUE_RE = cues.ELLIPSIS_CUE_RE
 
 
 def residue(detection: Detection, links: LinkResult) -> str:
@@ -47,13 +43,8 @@ def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
 # A correction's cue: 不对 / 不是的 / 错了, then what the user asked (我问的是…), or
 # 不是A，是B, or "I meant B" / "not A but B". Classifying looks for one; the query
 # drops it (the cue's 不 is not a negation the rewrite must keep).
-_WRONG = r"(?:不对|不是的|错了)"
-_ASKED = r"(?:我问的是|我说的是|我是说|我指的是)"
-_ANYWHERE = (r"不是.{1,20}?[，,、\s]*(?:而)?是"
-             r"|^\s*(?:no[,.]?\s+)?i\s+meant?\b|\bnot\s+.{1,40}?,?\s+but\b")
-_CORRECTION_RE = re.compile(rf"^\s*(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
-_CORRECTION_STRIP_RE = re.compile(
-    rf"^\s*(?:{_WRONG}[，,。!！\s]*)?{_ASKED}|^\s*{_WRONG}[，,。!！\s]*|{_ANYWHERE}", re.IGNORECASE)
+_CORRECTION_RE = cues.CORRECTION_RE
+_CORRECTION_STRIP_RE = cues.CORRECTION_STRIP_RE
 
 
 def strip_correction_cue(text: str) -> str:
@@ -71,20 +62,11 @@ def is_correction(detection: Detection, links: LinkResult) -> bool:
 
 # 回到刚才那个产品 / go back to …: an earlier topic; 再给我看看刚才那个 / show me that again:
 # the same one again. Either way, evidence shown before may come back.
-_BACK_RE = re.compile(r"回到(?:刚才|之前|前面|上面)|(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个|"
-                      r"\bgo(?:ing)? back to\b|\bback to (?:the|that)\b|\bthe (?:earlier|previous) one\b",
-                      re.IGNORECASE)
-_AGAIN_RE = re.compile(r"再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)|重新(?:发|给)|"
-                       r"\bshow (?:me )?(?:that|it) again\b|\bonce more\b|\brepeat that\b",
-                       re.IGNORECASE)
+_BACK_RE = cues.REVISIT_BACK_RE
+_AGAIN_RE = cues.REVISIT_AGAIN_RE
 
 
-_LEADING_CUE_RE = re.compile(
-    r"^\s*(?:回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?|(?:let'?s\s+)?go(?:ing)? back to\s+"
-    r"|(?:请)?再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)(?:刚才|之前|前面|上面)?(?:说|问|提到)?的?"
-    r"(?:那个|那些)?[，,：:\s]*"
-    rf"|(?:{_SWITCH_CUES})[，,：:。\s]*)",
-    re.IGNORECASE)
+_LEADING_CUE_RE = cues.LEADING_CUE_RE
 
 
 def strip_conversation_cues(query: str) -> str:

@@ -9,21 +9,21 @@ and it keeps the user's own words, so negations and times survive.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from common.language import cues
+from common.language.normalize import language_of
 from dialogue.classify import TurnKind, is_ellipsis, revisit_cue, strip_conversation_cues
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
-from kg.normalize import language_of
 
 
 
-_SEPARATELY_RE = re.compile(r"分别|各自|各是|\brespectively\b|\beach\b", re.IGNORECASE)
-_LEADING_JOINER_RE = re.compile(r"^\s*(?:的|和|与|及|and)\s*", re.IGNORECASE)
+_SEPARATELY_RE = cues.SEPARATELY_RE
+_LEADING_JOINER_RE = cues.LEADING_JOINER_RE
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Rewrite:
 
 
 def _join(names: Sequence[str], lang: str) -> str:
-    return ("和" if lang == "zh" else " and ").join(names)
+    return cues.wording(lang).join(names)
 
 
 def _glue(prefix: str, text: str) -> str:
@@ -219,7 +219,7 @@ class RuleRewriter:
                   and e in snapshot.entities and snapshot.name(e) not in out]
         if others:
             names = _join([snapshot.name(e) for e in others], lang)
-            out = f"{out}（与{names}相比）" if lang == "zh" else f"{out} (compared with {names})"
+            out = out + cues.wording(lang).compared_with.format(names=names)
             carried.extend(others)
         if not carried and not times:
             return Rewrite(out, (out,), tuple(entities), "canonical names substituted")

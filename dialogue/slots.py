@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from common.language import cues
 from dialogue.classify import TurnKind
 from dialogue.state import SessionState, Slot, Slots, SummaryLine, TurnRecord
 from kg.aliases import AliasSnapshot
@@ -32,12 +33,7 @@ SUMMARY_LINES = 8
 SUMMARY_CHARS = 80
 
 # "和华北区比", "跟去年相比", "与个人版对比", "比华南区高", "compared with X", "X versus Y", "than X".
-_COMPARISON_RES = (
-    re.compile(r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]{1,24}?)"
-               r"(?:相比|比较|对比|比起来|比)"),
-    re.compile(r"(?<![对相])比(?P<x>[^，,。？?！!]{1,16}?)(?:高|低|多|少|好|差|大|小|快|慢|贵|便宜|强|弱)"),
-    re.compile(r"\b(?:compared (?:with|to)|versus|vs\.?|than)\s+(?P<x>[^,.?!]{1,40})", re.IGNORECASE),
-)
+_COMPARISON_RES = cues.COMPARISON_RES
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?%?")
 
 

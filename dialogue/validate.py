@@ -15,16 +15,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from common.language import cues
 from kg.aliases import AliasSnapshot
 from kg.mentions import MentionKind, detect_mentions
 
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
-_INTENT_WORDS = ["为什么", "为何", "怎么", "如何", "多少", "几", "哪些", "哪个", "哪", "是否", "能否",
-                 "吗", "谁", "什么时候", "何时", "what", "why", "how", "which", "who", "when",
-                 "where", "whether"]
-_INTENT_GROUPS = [{"为什么", "为何", "why"}, {"怎么", "如何", "how"}, {"多少", "几", "how much", "how many"},
-                  {"哪些", "哪个", "哪", "which"}, {"谁", "who"}, {"什么时候", "何时", "when"},
-                  {"where"}]
+# Question words in groups of synonyms across languages (怎么 = 如何 = how).
+_INTENT_GROUPS = cues.INTENT_GROUPS
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 from common.errors import InputError, InvalidIdError
 from common.ids import check_entity_id
+from common.language.normalize import Normalization
 from common.text import printable
-from kg.normalize import Normalization
 from kg.ontology import MAX_ALIAS_LEN, MAX_NAME_LEN, ConfusableDef, EntityDef, RelationDef, TypeDef
 
 MAX_DESCRIPTION_LEN = 4000

@@ -22,9 +22,9 @@ from typing import Literal
 from rapidfuzz import fuzz, process
 
 from common.errors import DependencyError
+from common.language.normalize import DEFAULT, Normalization, NormalizedText
 from kg.fuzzy import DEFAULT_THRESHOLD as DEFAULT_FUZZY_THRESHOLD
 from kg.fuzzy import FuzzyAliasIndex
-from kg.normalize import DEFAULT, Normalization, NormalizedText
 from kg.ontology import EntityDef, Ontology
 from kg.store import LinkingData, LinkingDelta, OntologyStore
 

@@ -19,19 +19,17 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from common.language import cues
+
 if TYPE_CHECKING:  # pragma: no cover
     from kg.aliases import AliasSnapshot
 
 _WORD_RE = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
-_STOP = frozenset("""
-a an the of in on at to for by with from and or is are was were be been being do does did
-what which who whom whose when where why how name state tell give list me please this that
-these those it its they them their he she his her him there here any some about as into
-than then also can could would should will shall may might must has have had not no yes
-related kind type sort one ones person people thing things called known
-""".split())
-_ZH_STOP_WORDS = re.compile("什么|怎么|怎样|多少|哪些|哪个|哪里|请问|一下|这个|那个|是不是|可以|能不能")
-_ZH_STOP_CHARS = frozenset("的了吗呢吧啊是在和与及或")
+# Stop words: whole words of the languages written with spaces; for those written
+# without, the words a run is split on and the characters dropped from it.
+_STOP = cues.STOP_WORDS
+_ZH_STOP_WORDS = cues.STOP_WORDS_RE
+_ZH_STOP_CHARS = cues.STOP_CHARS
 
 
 def _stem(word: str) -> str:

@@ -11,16 +11,15 @@ last listed together. Every candidate records its score and how it was found.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from common.language import cues
 from kg.aliases import AliasSnapshot
 from kg.fit import decide
 from kg.mentions import Detection, Mention, MentionKind
 
-_PLURAL_PRONOUNS = {"它们", "他们", "她们", "这些", "那些", "这几个", "they", "them", "their",
-                    "these", "those"}
+_PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,7 @@ class LinkResult:
 DEFAULT_FIT_MARGIN = 1.0
 
 # 和 / 与 / 及 / 、 / 还是 / and / or between two names of one list.
-_COORDINATION_RE = re.compile(r"\s*(?:和|与|跟|及|以及|还有|还是|或|或者|、|,|，|and|or|vs\.?)\s*",
-                              re.IGNORECASE)
+_COORDINATION_RE = cues.COORDINATION_RE
 
 
 class EntityLinker:

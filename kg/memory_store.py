@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from common.errors import NotFoundError
 from common.ids import check_kb
+from common.language.normalize import DEFAULT, Normalization
 from kg.import_plan import entity_row, pair_key, plan_import
-from kg.normalize import DEFAULT, Normalization
 from kg.ontology import ConfusableDef, EntityDef, Ontology, RelationDef, TypeDef
 from kg.store import Actor, AliasRow, ImportReport, KbState, LinkingData, LinkingDelta
 

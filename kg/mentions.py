@@ -8,11 +8,11 @@ words and ellipsis cues (那…呢, what about…). Chinese and English, mixed t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from common.language import cues
 from kg.aliases import AliasSnapshot, LongestMatcher
 
 
@@ -46,51 +46,12 @@ class Mention:
     alias: str | None = None
 
 
-# Longer alternatives first: the regex engine takes the first that matches.
-_ZH_PRONOUNS = ["它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
-                "该产品", "此产品", "这个产品", "那个产品", "这项", "该", "此", "它", "他", "她",
-                "这个", "那个"]
-_EN_PRONOUNS = ["this product", "that product", "this person", "this one", "that one",
-                "these", "those", "they", "them", "their", "its", "it"]
-_ZH_ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
-                "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,
-                "最后一个": -1}
-_EN_ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
-                "the latter": -1, "the last": -1, "first one": 0, "second one": 1,
-                "first": 0, "second": 1}
-_ZH_NEGATIONS = ["不再", "不能", "不会", "不是", "不用", "无法", "没有", "除了", "免除", "不", "没",
-                 "未", "非", "无"]
-_EN_NEGATIONS = ["no longer", "not", "n't", "never", "except", "without", "no"]
-
-_TIME_RE = re.compile(
-    r"(?:\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{1,2}\s*月份?|\d{4}\s*版|\d{4}(?=\s*(?:的|年度|版本|版))"
-    r"|上半年|下半年|第[一二三四1-4]季度|[Qq][1-4]|上周|本周|这周|下周|上个月|这个月|本月|下个月"
-    r"|去年|今年|明年|前年|新版|旧版|最新版|老版|现在|目前"
-    r"|\b(?:19|20)\d{2}\b|\b(?:now|currently|last (?:week|month|year)|this (?:week|month|year)"
-    r"|next (?:week|month|year)|(?:January|February|March|April|May|June|July|August|September"
-    r"|October|November|December))\b)", re.IGNORECASE)
-
-
-def _alternation(words: list[str], english: bool) -> re.Pattern[str]:
-    body = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    return re.compile(rf"\b(?:{body})\b" if english else f"(?:{body})", re.IGNORECASE)
-
-
-_PRONOUN_ZH_RE = _alternation(_ZH_PRONOUNS, False)
-_PRONOUN_EN_RE = _alternation(_EN_PRONOUNS, True)
-_ORDINAL_ZH_RE = _alternation(list(_ZH_ORDINALS), False)
-_ORDINAL_EN_RE = _alternation(list(_EN_ORDINALS), True)
-_NEGATION_ZH_RE = _alternation(_ZH_NEGATIONS, False)
-_NEGATION_EN_RE = re.compile(r"\b(?:no longer|not|never|except|without|no)\b|n't", re.IGNORECASE)
-
-_ELLIPSIS_RE = re.compile(
-    r"^\s*(?:那么?|还有|那如果是|换成|and|what about|how about)\s*(?P<x>.+?)\s*"
-    r"(?:呢|吗|怎么样|如何|会怎样)?\s*[?？。!！]*\s*$"
-    r"|^\s*(?P<y>.+?)\s*呢\s*[?？]*\s*$", re.IGNORECASE)
-
+# The cue vocabularies (pronouns, ordinals, negations, times, the ellipsis cue) of
+# every language live in common.language; detection runs them in language order.
+_TIME_RE = cues.TIME_RE
+_ELLIPSIS_RE = cues.ELLIPSIS_RE
 # Pronoun words that are part of ordinary words rather than references.
-_NOT_PRONOUN_CONTEXT = re.compile(r"那么|那里|这里|这样|那样|这么|那么|怎么|什么|这边|那边|此外|因此|"
-                                  r"该怎么|应该|该如何|该不该|非常|无论|那就|那我|那你|那请|那要")
+_NOT_PRONOUN_CONTEXT = cues.NOT_PRONOUN_RE
 
 
 @dataclass(frozen=True)
@@ -169,12 +130,12 @@ def _find_cues(found: _Collector) -> None:
     text = found.text
     for m in _TIME_RE.finditer(text):
         found.add(MentionKind.TIME, m.start(), m.end())
-    for regex, table in ((_ORDINAL_ZH_RE, _ZH_ORDINALS), (_ORDINAL_EN_RE, _EN_ORDINALS)):
+    for regex, table in cues.ORDINAL_RES:
         for m in regex.finditer(text):
             found.add(MentionKind.ORDINAL, m.start(), m.end(), value=table[m.group(0).lower()])
     blocked = [(m.start(), m.end()) for m in _NOT_PRONOUN_CONTEXT.finditer(text)]
-    for regex, kind in ((_NEGATION_ZH_RE, MentionKind.NEGATION), (_NEGATION_EN_RE, MentionKind.NEGATION),
-                        (_PRONOUN_ZH_RE, MentionKind.PRONOUN), (_PRONOUN_EN_RE, MentionKind.PRONOUN)):
+    for regex, kind in ([(r, MentionKind.NEGATION) for r in cues.NEGATION_RES]
+                        + [(r, MentionKind.PRONOUN) for r in cues.PRONOUN_RES]):
         for m in regex.finditer(text):
             if not _overlaps((m.start(), m.end()), blocked):
                 found.add(kind, m.start(), m.end())

@@ -23,6 +23,7 @@ import neo4j
 from common.errors import (AliasConflictError, ConflictError, InputError, NotFoundError,
                            ReferencedError)
 from common.ids import check_kb
+from common.language.normalize import DEFAULT, Normalization
 from kg import neo4j_queries as q
 from kg.admin import (AuditPage, AuditQuery, EntityView, KbInfo, WriteResult, audit_entry,
                       checked_alias, checked_attributes, checked_description, checked_id,
@@ -30,7 +31,6 @@ from kg.admin import (AuditPage, AuditQuery, EntityView, KbInfo, WriteResult, au
                       entity_json)
 from kg.import_plan import entity_row, same_entity
 from kg.neo4j_store import Neo4jOntologyStore, entity_from_record, record_change
-from kg.normalize import DEFAULT, Normalization
 from kg.ontology import MAX_ALIAS_LEN, ConfusableDef, EntityDef, RelationDef, TypeDef
 from kg.store import Actor
 

@@ -33,9 +33,9 @@ from neo4j import exceptions as neo4j_errors
 from common.errors import (ConfigurationError, DependencyError, NotFoundError,
                            RetryableDependencyError)
 from common.ids import check_kb
+from common.language.normalize import DEFAULT, Normalization
 from kg import neo4j_queries as q
 from kg.import_plan import entity_row, plan_import
-from kg.normalize import DEFAULT, Normalization
 from kg.ontology import ConfusableDef, EntityDef, Ontology, RelationDef, TypeDef
 from kg.store import Actor, AliasRow, ImportReport, KbState, LinkingData, LinkingDelta
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from kg.normalize import Normalization
+from common.language.normalize import Normalization
 from kg.ontology import EntityDef, Ontology, TypeDef
 
 

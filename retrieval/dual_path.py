@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kg.normalize import normalize
+from common.language.normalize import normalize
 from retrieval.fusion import rrf
 from retrieval.search import Found, Retriever, SearchOutcome, coverage
 

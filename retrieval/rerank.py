@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kg.mentions import MentionKind, detect_mentions
-from kg.normalize import normalize
+from common.language.cues import time_expressions
+from common.language.normalize import normalize
 from retrieval.models import Hit
 
 TIME_WEIGHT = 0.5
@@ -23,7 +23,7 @@ CONFUSABLE_PENALTY = 0.5
 
 def time_terms(query: str) -> tuple[str, ...]:
     """The time and version expressions of a query, normalized (7月, 2024版)."""
-    return tuple(dict.fromkeys(normalize(m.text) for m in detect_mentions(query, None).of(MentionKind.TIME)))
+    return tuple(dict.fromkeys(normalize(t) for t in time_expressions(query)))
 
 
 @dataclass(frozen=True)

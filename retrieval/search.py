@@ -30,7 +30,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from common.errors import ConfigurationError, DependencyError
-from kg.normalize import normalize
+from common.language import cues
+from common.language.normalize import normalize
 from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
 from retrieval.embedders import Embedder
@@ -51,7 +52,7 @@ RELAXED_ENTITY_BOOST = 2.0
 
 # Characters that carry no topic: question words, particles, pronouns. A query
 # bigram made only of these does not count towards coverage.
-_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么是什怎多少哪几谁请问我你他她它们这那个有在和与及或也都就还要会能可以吗嘛哦嗯")
+_FUNCTION_CHARS = cues.FUNCTION_CHARS
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from common.errors import RetryableDependencyError
+from common.language.normalize import DEFAULT
 from kg.aliases import SnapshotCache
-from kg.normalize import DEFAULT
 from kg.ontology import parse_ontology
 from kg.store import KbState, LinkingData
 

@@ -1,4 +1,4 @@
-from kg.normalize import language_of, normalize, normalize_with_offsets
+from common.language.normalize import language_of, normalize, normalize_with_offsets
 
 
 def test_width_case_punctuation_and_traditional_fold_to_one_key():
@@ -22,7 +22,7 @@ def test_language():
 
 
 def test_each_step_can_be_switched_off_per_kb():
-    from kg.normalize import Normalization
+    from common.language.normalize import Normalization
 
     assert Normalization(case=False).normalize("A产品（个人版）") == "A产品个人版"
     assert Normalization(traditional_to_simplified=False).normalize("產品") == "產品"
@@ -36,7 +36,7 @@ def test_normalization_settings_round_trip_and_refuse_unknown_steps():
     import pytest
 
     from common.errors import InputError
-    from kg.normalize import DEFAULT, Normalization
+    from common.language.normalize import DEFAULT, Normalization
 
     custom = Normalization(case=False, punctuation=False)
     assert Normalization.from_json(custom.to_json()) == custom

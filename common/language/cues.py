@@ -1,0 +1,185 @@
+"""The cue vocabularies of every language, compiled once.
+
+Each language module (:mod:`common.language.zh`, :mod:`common.language.en`)
+holds its words and patterns as data under the same names; this module joins
+them, in the order of :data:`LANGUAGES`, into the regular expressions and sets
+that mention detection, linking, classification, clarification, rewriting,
+validation and retrieval use. Adding a language is adding a module with those
+names and listing it here; adding a cue word is one line in its language's
+module.
+
+The compiled patterns are module attributes (``SWITCH_RE``); the per-language
+ones that mention detection runs one after the other are tuples in language
+order (``PRONOUN_RES``). What the dialogue writes back in the user's language
+is a :class:`Wording` (``wording("zh")``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+from common.language import en, zh
+
+# In the order the per-language patterns run: the first to claim a span keeps it.
+LANGUAGES: dict[str, ModuleType] = {"zh": zh, "en": en}
+# Languages whose words are matched on word boundaries (spaces between words).
+_BOUNDED = {lang: module.WORD_BOUNDARIES for lang, module in LANGUAGES.items()}
+
+
+def _all(name: str) -> list:
+    """The list ``name`` of every language, joined in language order."""
+    return [item for module in LANGUAGES.values() for item in getattr(module, name)]
+
+
+def _alt(name: str) -> str:
+    """The regex alternatives ``name`` of every language as one alternation body."""
+    return "|".join(_all(name))
+
+
+def _words(words: Sequence[str], bounded: bool, suffixes: Sequence[str] = ()) -> re.Pattern[str]:
+    """Plain words as one regex, longer ones first; on word boundaries when ``bounded``;
+    ``suffixes`` match anywhere (n't)."""
+    body = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    pattern = rf"\b(?:{body})\b" if bounded else f"(?:{body})"
+    if suffixes:
+        pattern += "|" + "|".join(re.escape(s) for s in suffixes)
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# -- mention detection --------------------------------------------------------------------
+
+#: Pronouns and demonstratives, one pattern per language.
+PRONOUN_RES: tuple[re.Pattern[str], ...] = tuple(
+    _words(m.PRONOUNS, _BOUNDED[lang]) for lang, m in LANGUAGES.items())
+#: Pronouns that stand for several entities (它们, these).
+PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
+#: Words containing a pronoun character that refer to nothing (那么, 怎么).
+NOT_PRONOUN_RE = re.compile(_alt("NOT_PRONOUN_CONTEXT"))
+#: Ordinals, one (pattern, word → 0-based index or -1 for the last) pair per language;
+#: the table's keys are lower case.
+ORDINAL_RES: tuple[tuple[re.Pattern[str], dict[str, int]], ...] = tuple(
+    (_words(list(m.ORDINALS), _BOUNDED[lang]), m.ORDINALS) for lang, m in LANGUAGES.items())
+#: Negations, one pattern per language.
+NEGATION_RES: tuple[re.Pattern[str], ...] = tuple(
+    _words(m.NEGATIONS, _BOUNDED[lang], m.NEGATION_SUFFIXES)
+    for lang, m in LANGUAGES.items())
+#: Time and version expressions (7月, 2024版, last year).
+TIME_RE = re.compile(f"(?:{_alt('TIME')})", re.IGNORECASE)
+#: A turn that reads as an ellipsis (那华南区呢, what about X).
+ELLIPSIS_RE = re.compile(
+    rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})\s*(?P<x>.+?)\s*"
+    rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$"
+    rf"|^\s*(?P<y>.+?)\s*(?:{_alt('ELLIPSIS_FINAL')})\s*[?？]*\s*$", re.IGNORECASE)
+
+
+def time_expressions(text: str) -> list[str]:
+    """The time and version expressions of ``text``, in order (7月, 2024版)."""
+    return [m.group(0) for m in TIME_RE.finditer(text)]
+
+
+# -- turn classification ------------------------------------------------------------------
+
+#: The ellipsis cue at either end of a turn, taken off to see what else the user said.
+ELLIPSIS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('CUE_TAILS')})\s*[?？]*\s*$",
+                             re.IGNORECASE)
+#: Explicit topic-switch cues (regex alternatives, for use inside a larger pattern).
+SWITCH_CUES = _alt("SWITCH")
+SWITCH_RE = re.compile(SWITCH_CUES, re.IGNORECASE)
+
+_WRONG = f"(?:{_alt('CORRECTION_WRONG')})"
+_ASKED = f"(?:{_alt('CORRECTION_ASKED')})"
+_ANYWHERE = _alt("CORRECTION_ANYWHERE")
+#: A correction: 不对 / 我问的是… at the start, or 不是A，是B / I meant B / not A but B.
+CORRECTION_RE = re.compile(rf"^\s*(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
+#: The correction's cue itself, to take off what the correction asks.
+CORRECTION_STRIP_RE = re.compile(
+    rf"^\s*(?:{_WRONG}[，,。!！\s]*)?{_ASKED}|^\s*{_WRONG}[，,。!！\s]*|{_ANYWHERE}", re.IGNORECASE)
+#: Back to an earlier topic (回到刚才…, go back to).
+REVISIT_BACK_RE = re.compile(_alt("REVISIT_BACK"), re.IGNORECASE)
+#: The same topic again (再给我看看, show me that again).
+REVISIT_AGAIN_RE = re.compile(_alt("REVISIT_AGAIN"), re.IGNORECASE)
+#: A revisit or switch cue at the front of a query: about the conversation, not the search.
+LEADING_CUE_RE = re.compile(
+    rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES})[，,：:。\s]*)", re.IGNORECASE)
+
+# -- linking and context fit --------------------------------------------------------------
+
+#: Between two names of one list (和, 、, or, vs.).
+COORDINATION_RE = re.compile(
+    rf"\s*(?:{_alt('COORDINATION')})\s*", re.IGNORECASE)
+#: Stop words of the languages written with spaces, matched as whole lower-case words.
+STOP_WORDS: frozenset[str] = frozenset(
+    w for lang, m in LANGUAGES.items() if _BOUNDED[lang] for w in m.FIT_STOP_WORDS)
+#: Stop words of the languages written without spaces: a run of text is split on them.
+STOP_WORDS_RE = re.compile("|".join(
+    w for lang, m in LANGUAGES.items() if not _BOUNDED[lang] for w in m.FIT_STOP_WORDS))
+#: Characters of the languages written without spaces that say nothing on their own.
+STOP_CHARS: frozenset[str] = frozenset("".join(m.FIT_STOP_CHARS for m in LANGUAGES.values()))
+
+# -- retrieval ----------------------------------------------------------------------------
+
+#: Characters that carry no topic (question words, particles, pronouns): a query
+#: bigram made only of these does not count towards coverage.
+FUNCTION_CHARS: frozenset[str] = frozenset("".join(m.FUNCTION_CHARS for m in LANGUAGES.values()))
+
+# -- clarification ------------------------------------------------------------------------
+
+#: The answer "both" to a clarification (都要, both).
+BOTH_RE = re.compile(_alt("BOTH"), re.IGNORECASE)
+#: The answer "neither" (都不是, none of them).
+NEITHER_RE = re.compile(_alt("NEITHER"), re.IGNORECASE)
+#: A bare option number ("2", "2号"): the number as group 1.
+OPTION_NUMBER_RE = re.compile(rf"\s*([1-9])\s*[.{''.join(m.OPTION_NUMBER_MARKS for m in LANGUAGES.values())}]?\s*")
+
+# -- rewriting and validation -------------------------------------------------------------
+
+#: One query per entity (分别, respectively).
+SEPARATELY_RE = re.compile(_alt("SEPARATELY"), re.IGNORECASE)
+#: A joining word left at the front of what follows the last name (的, and).
+LEADING_JOINER_RE = re.compile(rf"^\s*(?:{_alt('LEADING_JOINERS')})\s*", re.IGNORECASE)
+#: What a turn compares its subject with, as the group ``x`` (和华北区比, compared with X).
+COMPARISON_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE) for p in _all("COMPARISONS"))
+#: Question words in groups of synonyms across the languages (怎么 = 如何 = how).
+INTENT_GROUPS: tuple[frozenset[str], ...] = tuple(
+    frozenset(w for group in groups for w in group)
+    for groups in zip(*(m.INTENT_GROUPS for m in LANGUAGES.values()), strict=True))
+
+
+# -- what the dialogue writes -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Wording:
+    """What the dialogue writes in one language: the word joining names, the
+    compared-with note of a query, and the clarification question's parts."""
+
+    joiner: str
+    compared_with: str
+    clarify_ask_mention: str
+    clarify_ask: str
+    clarify_option: str
+    clarify_description: str
+    clarify_separator: str
+
+    def join(self, names: Iterable[str]) -> str:
+        """Names joined as one phrase (A和B, A and B)."""
+        return self.joiner.join(names)
+
+
+def _wording(module: ModuleType) -> Wording:
+    return Wording(joiner=module.JOINER, compared_with=module.COMPARED_WITH,
+                   clarify_ask_mention=module.CLARIFY_ASK_MENTION, clarify_ask=module.CLARIFY_ASK,
+                   clarify_option=module.CLARIFY_OPTION,
+                   clarify_description=module.CLARIFY_DESCRIPTION,
+                   clarify_separator=module.CLARIFY_SEPARATOR)
+
+
+_WORDINGS = {lang: _wording(module) for lang, module in LANGUAGES.items()}
+
+
+def wording(lang: str) -> Wording:
+    """The wording of ``lang`` ('zh', 'en'; anything else gets English)."""
+    return _WORDINGS.get(lang, _WORDINGS["en"])

@@ -1,0 +1,85 @@
+"""English: every cue word and pattern the dialogue reads, and the words it writes.
+
+Data only, in the same names as :mod:`common.language.zh`; see there. Plain
+words are matched case-insensitively on word boundaries; entries that are
+regular expressions are marked so.
+"""
+
+from __future__ import annotations
+
+# English words are matched on word boundaries.
+WORD_BOUNDARIES = True
+
+# -- mention detection (kg.mentions) ------------------------------------------------------
+
+PRONOUNS = ["this product", "that product", "this person", "this one", "that one",
+            "these", "those", "they", "them", "their", "its", "it"]
+PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
+NOT_PRONOUN_CONTEXT: list[str] = []
+ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
+            "the latter": -1, "the last": -1, "first one": 0, "second one": 1,
+            "first": 0, "second": 1}
+# Negation: the words on word boundaries, the contraction anywhere.
+NEGATIONS = ["no longer", "not", "never", "except", "without", "no"]
+NEGATION_SUFFIXES = ["n't"]
+# Time expressions (regex alternatives).
+TIME = [r"\b(?:19|20)\d{2}\b",
+        r"\b(?:now|currently|last (?:week|month|year)|this (?:week|month|year)"
+        r"|next (?:week|month|year)|(?:January|February|March|April|May|June|July|August|September"
+        r"|October|November|December))\b"]
+ELLIPSIS_LEADS = ["and", "what about", "how about"]
+ELLIPSIS_TAILS: list[str] = []
+ELLIPSIS_FINAL: list[str] = []
+
+# -- turn classification (dialogue.classify) ----------------------------------------------
+
+CUE_LEADS = ["and", "what about", "how about"]
+CUE_TAILS: list[str] = []
+SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b"]
+CORRECTION_WRONG: list[str] = []
+CORRECTION_ASKED: list[str] = []
+CORRECTION_ANYWHERE = [r"^\s*(?:no[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
+REVISIT_BACK = [r"\bgo(?:ing)? back to\b", r"\bback to (?:the|that)\b",
+                r"\bthe (?:earlier|previous) one\b"]
+REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\brepeat that\b"]
+LEADING_REVISIT = [r"(?:let'?s\s+)?go(?:ing)? back to\s+"]
+
+# -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------
+
+COORDINATION = ["and", "or", r"vs\.?"]
+FIT_STOP_WORDS = """
+a an the of in on at to for by with from and or is are was were be been being do does did
+what which who whom whose when where why how name state tell give list me please this that
+these those it its they them their he she his her him there here any some about as into
+than then also can could would should will shall may might must has have had not no yes
+related kind type sort one ones person people thing things called known
+""".split()
+FIT_STOP_CHARS = ""
+
+# -- retrieval (retrieval.search) ---------------------------------------------------------
+
+FUNCTION_CHARS = ""
+
+# -- clarification (dialogue.clarify) -----------------------------------------------------
+
+BOTH = [r"\bboth\b", r"\ball of them\b"]
+NEITHER = [r"\bneither\b", r"\bnone of (?:them|these)\b"]
+OPTION_NUMBER_MARKS = ""
+
+# -- rewriting (dialogue.rewrite, dialogue.slots) and validation (dialogue.validate) ------
+
+SEPARATELY = [r"\brespectively\b", r"\beach\b"]
+LEADING_JOINERS = ["and"]
+COMPARISONS = [r"\b(?:compared (?:with|to)|versus|vs\.?|than)\s+(?P<x>[^,.?!]{1,40})"]
+INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"], ["when"],
+                 ["where"]]
+
+# -- what the dialogue writes -------------------------------------------------------------
+
+JOINER = " and "
+COMPARED_WITH = " (compared with {names})"
+CLARIFY_ASK_MENTION = "Which “{mention}” do you mean? "
+CLARIFY_ASK = "Which one do you mean? "
+CLARIFY_OPTION = "{number}. {name}"
+CLARIFY_DESCRIPTION = " ({description})"
+CLARIFY_SEPARATOR = "; "

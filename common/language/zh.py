@@ -1,0 +1,117 @@
+"""Chinese: every cue word and pattern the dialogue reads, and the words it writes.
+
+Data only: :mod:`common.language.cues` compiles these once, together with the
+English ones in :mod:`common.language.en`. A new cue word is added here (and its
+English counterpart there); nothing else changes. Entries that are regular
+expressions are marked so; the others are plain words, escaped when compiled.
+Longer alternatives first where a list is a regex alternation: the regex engine
+takes the first alternative that matches.
+"""
+
+from __future__ import annotations
+
+# Chinese is written without spaces: its words are matched anywhere.
+WORD_BOUNDARIES = False
+
+# -- mention detection (kg.mentions) ------------------------------------------------------
+
+# Pronouns and demonstratives that may refer to an entity (plain words).
+PRONOUNS = ["它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
+            "该产品", "此产品", "这个产品", "那个产品", "这项", "该", "此", "它", "他", "她",
+            "这个", "那个"]
+# Plural pronouns: they resolve to every listed or focused entity, not one.
+PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
+# Words that contain a pronoun character but refer to nothing (regex alternatives).
+NOT_PRONOUN_CONTEXT = ["那么", "那里", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
+                       "那边", "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",
+                       "那就", "那我", "那你", "那请", "那要"]
+# Ordinal word → 0-based index, -1 for the last.
+ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
+            "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,
+            "最后一个": -1}
+# Negation words (plain words).
+NEGATIONS = ["不再", "不能", "不会", "不是", "不用", "无法", "没有", "除了", "免除", "不", "没",
+             "未", "非", "无"]
+# Negations that are part of a word, matched anywhere.
+NEGATION_SUFFIXES: list[str] = []
+# Time and version expressions (regex alternatives).
+TIME = [r"\d{4}\s*年(?:\s*\d{1,2}\s*月)?", r"\d{1,2}\s*月份?", r"\d{4}\s*版",
+        r"\d{4}(?=\s*(?:的|年度|版本|版))",
+        "上半年", "下半年", "第[一二三四1-4]季度", "[Qq][1-4]", "上周", "本周", "这周", "下周",
+        "上个月", "这个月", "本月", "下个月",
+        "去年", "今年", "明年", "前年", "新版", "旧版", "最新版", "老版", "现在", "目前"]
+# An ellipsis: a leading cue (那…呢), the rest, an optional trailing cue (regex alternatives).
+ELLIPSIS_LEADS = ["那么?", "还有", "那如果是", "换成"]
+ELLIPSIS_TAILS = ["呢", "吗", "怎么样", "如何", "会怎样"]
+# A turn that ends in this particle alone (价格呢) is an ellipsis too.
+ELLIPSIS_FINAL = ["呢"]
+
+# -- turn classification (dialogue.classify) ----------------------------------------------
+
+# The ellipsis cue taken off before looking at what the user said of their own.
+CUE_LEADS = ["那么?", "还有"]
+CUE_TAILS = ["呢", "怎么样"]
+# An explicit topic switch (regex alternatives).
+SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
+          "我想问别的"]
+# A correction: "that's wrong", "what I asked was", and 不是A，是B anywhere (regexes).
+CORRECTION_WRONG = ["不对", "不是的", "错了"]
+CORRECTION_ASKED = ["我问的是", "我说的是", "我是说", "我指的是"]
+CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
+# A revisit: back to an earlier topic, or the same one again (regexes).
+REVISIT_BACK = [r"回到(?:刚才|之前|前面|上面)", r"(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个"]
+REVISIT_AGAIN = [r"再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)", r"重新(?:发|给)"]
+# Revisit cues at the front of a query, stripped before searching (regexes).
+LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
+                   r"(?:请)?再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)(?:刚才|之前|前面|上面)?"
+                   r"(?:说|问|提到)?的?(?:那个|那些)?[，,：:\s]*"]
+
+# -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------
+
+# Words between two names of one list (regex alternatives).
+COORDINATION = ["和", "与", "跟", "及", "以及", "还有", "还是", "或", "或者", "、", ",", "，"]
+# Words that say nothing about which candidate is meant (regex alternatives).
+FIT_STOP_WORDS = ["什么", "怎么", "怎样", "多少", "哪些", "哪个", "哪里", "请问", "一下", "这个", "那个",
+                  "是不是", "可以", "能不能"]
+FIT_STOP_CHARS = "的了吗呢吧啊是在和与及或"
+
+# -- retrieval (retrieval.search) ---------------------------------------------------------
+
+# Characters that carry no topic: question words, particles, pronouns. A query
+# bigram made only of these does not count towards coverage.
+FUNCTION_CHARS = "的了吗呢吧啊呀么是什怎多少哪几谁请问我你他她它们这那个有在和与及或也都就还要会能可以吗嘛哦嗯"
+
+# -- clarification (dialogue.clarify) -----------------------------------------------------
+
+# The answer "both" / "neither" to a clarification (regex alternatives).
+BOTH = ["都要", "两个都", "都需要", "都问", "全部", "都可以"]
+NEITHER = ["都不是", "都不", "两个都不"]
+# What may follow a bare option number ("2号").
+OPTION_NUMBER_MARKS = "。号"
+
+# -- rewriting (dialogue.rewrite, dialogue.slots) and validation (dialogue.validate) ------
+
+# One query per entity: A和B分别怎么申请 (regex alternatives).
+SEPARATELY = ["分别", "各自", "各是"]
+# A joining word left at the front of the question after the last name.
+LEADING_JOINERS = ["的", "和", "与", "及"]
+# "和华北区比", "跟去年相比", "与个人版对比", "比华南区高": the compared-with target as ``x``.
+COMPARISONS = [r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]{1,24}?)"
+               r"(?:相比|比较|对比|比起来|比)",
+               r"(?<![对相])比(?P<x>[^，,。？?！!]{1,16}?)(?:高|低|多|少|好|差|大|小|快|慢|贵|便宜|强|弱)"]
+# Question words a rewrite must keep, in groups of synonyms (the English ones join them).
+INTENT_GROUPS = [["为什么", "为何"], ["怎么", "如何"], ["多少", "几"], ["哪些", "哪个", "哪"], ["谁"],
+                 ["什么时候", "何时"], []]
+
+# -- what the dialogue writes -------------------------------------------------------------
+
+# Names joined in a query.
+JOINER = "和"
+# A query that keeps the compared-with entities of the conversation.
+COMPARED_WITH = "（与{names}相比）"
+# The clarification question: the ask (with or without the mention), then the options.
+CLARIFY_ASK_MENTION = "您说的“{mention}”指的是哪一个？"
+CLARIFY_ASK = "您问的是哪一个？"
+CLARIFY_OPTION = "{number}. {name}"
+CLARIFY_DESCRIPTION = "（{description}）"
+CLARIFY_SEPARATOR = "；"
