@@ -383,7 +383,7 @@ def retag_request(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
     return {"state": runtime.retagger.status(kb).state}
 
 
-@router.delete("/sessions", summary="Erase one end user's sessions and traces")
+@router.delete("/sessions", operation_id="eraseSubject", summary="Erase one end user's sessions and traces")
 def erase_subject(kb: Kb, runtime: RuntimeDep, caller: CallerDep,
                   subject: Annotated[str, Query(
                       pattern=r"^[A-Za-z0-9_.:@+-]{1,128}$",

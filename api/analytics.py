@@ -96,7 +96,7 @@ def _shipped_threshold(runtime: Runtime) -> float:
     return ClarifyParams.load().threshold_for(_uses_e5(runtime))
 
 
-@router.get("/clarify", response_model=ClarifyParamsView,
+@router.get("/clarify", operation_id="getClarifyParams", response_model=ClarifyParamsView,
             summary="The clarify-or-resolve parameters this kb uses")
 def clarify_params(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
                    _: Annotated[Caller, Depends(admin_caller)]) -> ClarifyParamsView:
@@ -114,7 +114,7 @@ def clarify_params(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
                              fitted_at=stored.fitted_at, report=json.loads(stored.report))
 
 
-@router.post("/clarify/recalibrate", summary="Re-threshold the clarify model from this kb's answers")
+@router.post("/clarify/recalibrate", operation_id="recalibrateClarify", summary="Re-threshold the clarify model from this kb's answers")
 def clarify_recalibrate(
         kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
         _: Annotated[Caller, Depends(admin_caller)],
@@ -139,7 +139,7 @@ def clarify_recalibrate(
     return {**report.as_json(), "stored": not dry_run}
 
 
-@router.delete("/clarify", summary="Back to the shipped clarify parameters")
+@router.delete("/clarify", operation_id="resetClarifyParams", summary="Back to the shipped clarify parameters")
 def clarify_reset(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
                   _: Annotated[Caller, Depends(admin_caller)]) -> dict:
     if runtime.ontology.kb_state(kb) is None:

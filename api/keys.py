@@ -57,7 +57,7 @@ def _env_json(caller: Caller) -> dict[str, Any]:
             "revoked_at": None, "revoked_by": None}
 
 
-@router.post("", status_code=201, summary="Make a key scoped to knowledge bases")
+@router.post("", operation_id="createKey", status_code=201, summary="Make a key scoped to knowledge bases")
 def create_key(body: KeyCreate, request: Request, store: StoreDep,
                caller: AdminDep) -> JSONResponse:
     """Makes a random key, stores its hash with its scopes and answers with the key
@@ -78,7 +78,7 @@ def create_key(body: KeyCreate, request: Request, store: StoreDep,
     return JSONResponse({**key_json(stored), "key": key}, status_code=201)
 
 
-@router.get("", summary="The keys: stored ones and those from the environment")
+@router.get("", operation_id="listKeys", summary="The keys: stored ones and those from the environment")
 def list_keys(request: Request, store: StoreDep, _: AdminDep,
               revoked: Annotated[bool, Query(description="list revoked keys too")] = False
               ) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def list_keys(request: Request, store: StoreDep, _: AdminDep,
     return {"keys": env + [key_json(k) for k in store.list(revoked=revoked)]}
 
 
-@router.delete("/{key_id}", summary="Revoke a stored key")
+@router.delete("/{key_id}", operation_id="revokeKey", summary="Revoke a stored key")
 def revoke_key(key_id: Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,80}$")],
                request: Request, store: StoreDep, caller: AdminDep) -> dict[str, Any]:
     """The key stops working on every process within the key refresh interval (1 s by

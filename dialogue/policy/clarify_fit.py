@@ -1,6 +1,6 @@
 """Fitting the clarify-or-resolve model: ``referent clarify fit``.
 
-1. Replay each suite (FORMATS.md §3) through the real turn engine against its
+1. Replay each suite (docs/formats.md, the suite format) through the real turn engine against its
    kb, with a collecting model that always asks (so every ambiguous mention's
    features are measured, and the dialogue state before each scored turn does
    not depend on the parameters being fitted). The prior from recorded answers
