@@ -9,11 +9,12 @@ query key, the admin routes only an admin key (:mod:`api.auth`). ``/healthz``,
 # No `from __future__ import annotations` here: the turn request model is made per
 # app (its text limit is a setting), and FastAPI must see it in the route's signature.
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Path, Request, Response
+from fastapi import Depends, FastAPI, Header, Path, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
@@ -38,7 +39,15 @@ from dialogue.models import TurnResult
 KbPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
 SessionPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="session id")]
 
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key", pattern=r"^[A-Za-z0-9._:@/+=-]{1,128}$",
+    description="one value per turn the client means to play (a UUID, say): a retry with the "
+                "same key gets the stored answer (`replayed: true`, header `Idempotent-Replayed`) "
+                "instead of a second turn; the same key with another text is refused (422)")]
+
 IMPORT_ROUTE = "/v1/kbs/{kb}/admin/import"
+
+logger = logging.getLogger(__name__)
 
 
 def turn_request_model(max_text_chars: int) -> type[BaseModel]:
@@ -51,6 +60,10 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
                                       f"{max_text_chars} characters",
                           examples=["那华南区呢"])
         k: int | None = Field(default=None, ge=1, le=50, description="evidence items to return")
+        turn: int | None = Field(default=None, ge=1, le=INT64_MAX, description=(
+            "optional: the number this turn should get (the session's last turn + 1). A retry "
+            "of a turn that was saved gets its stored answer; a number that skips or repeats "
+            "a turn with other text is refused (409)"))
 
         @field_validator("text")
         @classmethod
@@ -153,15 +166,27 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
 
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
-    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
+    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest, response: Response,
                   engine: Annotated[TurnEngine, Depends(get_engine)],
                   runtime: Annotated[Runtime, Depends(get_runtime)],
-                  _: Annotated[Caller, Depends(any_caller)]) -> TurnResult:
+                  _: Annotated[Caller, Depends(any_caller)],
+                  idempotency_key: IdempotencyKey = None) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
-        its canonical entities and the evidence, or a clarification question."""
-        result = engine.handle(kb, session_id, body.text, k=body.k)
-        runtime.clarifications.observe(kb, session_id, result)  # analytics; never raises
-        metrics.observe_turn(kb, result)
+        its canonical entities and the evidence, or a clarification question.
+
+        A turn is saved exactly once: an error answer (4xx, 5xx) saved nothing, and a
+        retry with the same ``Idempotency-Key`` (or ``turn``) of a turn that was saved
+        returns the stored answer instead of playing it again."""
+        result = engine.handle(kb, session_id, body.text, k=body.k,
+                               idempotency_key=idempotency_key, expected_turn=body.turn)
+        if result.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        else:
+            try:
+                runtime.clarifications.observe(kb, session_id, result)  # analytics
+                metrics.observe_turn(kb, result)
+            except Exception:  # noqa: BLE001 - the turn is saved: its answer must go out
+                logger.exception("turn bookkeeping failed")
         context = log.current()
         if context is not None:
             context.turn = result.turn

@@ -91,7 +91,8 @@ def engine_config(settings: Settings) -> EngineConfig:
                         granularity_by_kb=dict(r.consumed_granularity_by_kb),
                         context_budget_tokens=r.context_budget_tokens,
                         dual_path_below=r.dual_path_below,
-                        max_text_chars=settings.limits.max_text_chars)
+                        max_text_chars=settings.limits.max_text_chars,
+                        answers_kept=settings.sessions.answers_kept)
 
 
 def open_topic_shift(settings: Settings, embedder: Embedder | None) -> SimilarityShift | None:
@@ -117,7 +118,8 @@ def open_session_store(settings: Settings) -> SessionStore:
         from dialogue.redis_store import RedisSessionStore
 
         return RedisSessionStore(settings.sessions.redis_url,
-                                 ttl_seconds=settings.sessions.ttl_seconds)
+                                 ttl_seconds=settings.sessions.ttl_seconds,
+                                 timeout=settings.sessions.redis_timeout_seconds)
     return SQLiteSessionStore(settings.sqlite_path, ttl_seconds=settings.sessions.ttl_seconds)
 
 

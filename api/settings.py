@@ -67,7 +67,16 @@ class SessionSettings(BaseModel):
     sqlite_path: Path | None = Field(default=None, description=(
         "session store file; unset: `<data_dir>/sessions.sqlite3`"))
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description=(
-        "Redis for sessions when the backend is `redis`"))
+        "Redis for sessions when the backend is `redis`. Run it with `appendonly yes` and "
+        "`appendfsync always`, or a Redis crash forgets turns that were answered 200"))
+    redis_timeout_seconds: float = Field(default=2.0, gt=0, description=(
+        "per Redis call (connect and read). A session save that reaches Redis later than "
+        "0.6 of this (a stalled Redis) is refused by Redis itself, so a turn answered 503 "
+        "is never saved afterwards"))
+    answers_kept: int = Field(default=3, ge=1, le=50, description=(
+        "the newest turns of a session whose answers are kept with the state, so that a "
+        "retry with the same `Idempotency-Key` (or `turn`) gets the answer again instead of "
+        "playing a second turn"))
     ttl_seconds: int = Field(default=1800, gt=0, description="idle sessions expire and start fresh")
     recent_turns: int = Field(default=4, ge=1, description="turns kept verbatim in the state")
     # Chosen from the `not in` benchmark (docs/retrieval.md): 200 ids cost about 1 ms at 100k chunks.
