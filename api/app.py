@@ -32,7 +32,7 @@ from api.middleware import BodyLimit, RequestMiddleware
 from api.openapi import install_openapi
 from api.runtime import Runtime
 from api.settings import Settings
-from common.text import first_unprintable
+from common.text import TURN_TEXT_ALLOWED, describe_unprintable, first_unprintable
 from dialogue.engine import TurnEngine
 from dialogue.models import TurnResult
 
@@ -55,8 +55,9 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
 
     class TurnRequest(BaseModel):
         text: str = Field(min_length=1, max_length=max_text_chars,
-                          description="the user's turn, verbatim: printable text (tabs and "
-                                      "line breaks allowed), at most "
+                          description="the user's turn, verbatim: printable text (tabs, "
+                                      "line breaks and the emoji zero-width joiner allowed; "
+                                      "no bidi or other format controls), at most "
                                       f"{max_text_chars} characters",
                           examples=["那华南区呢"])
         k: int | None = Field(default=None, ge=1, le=50, description="evidence items to return")
@@ -70,10 +71,10 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
         def _printable(cls, text: str) -> str:
             if not text.strip():
                 raise ValueError("text is blank; send the user's words")
-            position = first_unprintable(text, allowed="\t\n\r\u2028\u2029")  # line breaks are fine here
+            position = first_unprintable(text, allowed=TURN_TEXT_ALLOWED)
             if position is not None:
-                raise ValueError(f"text has the control character U+{ord(text[position]):04X} "
-                                 f"at position {position}; send printable text")
+                raise ValueError(f"text has {describe_unprintable(text, position)}; remove it "
+                                 "and send the text as the user sees it")
             return text
 
     return TurnRequest
