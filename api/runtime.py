@@ -31,7 +31,9 @@ def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
     store = Neo4jOntologyStore.connect(settings.neo4j_uri, settings.neo4j.user,
                                        settings.neo4j.password, settings.neo4j.database,
                                        connection_timeout=settings.neo4j.connection_timeout_seconds,
-                                       max_retry_seconds=settings.neo4j.max_retry_seconds)
+                                       max_retry_seconds=settings.neo4j.max_retry_seconds,
+                                       call_timeout=settings.neo4j.call_timeout_seconds,
+                                       bulk_timeout=settings.neo4j.bulk_timeout_seconds)
     store.ensure_schema()
     return store
 

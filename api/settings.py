@@ -69,6 +69,13 @@ class Neo4jSettings(BaseModel):
     max_retry_seconds: float = Field(default=10.0, ge=0, description=(
         "how long the driver retries a transaction on a transient failure (a cluster "
         "election, Neo4j unreachable) before an admin write answers 503"))
+    call_timeout_seconds: float = Field(default=15.0, gt=0, description=(
+        "the longest any Neo4j call waits, retries included (the driver has no read "
+        "timeout: a frozen server would hold a call for ever); past it an admin call "
+        "answers 503 with Retry-After, and a write rolls back on Neo4j's side instead of "
+        "committing later"))
+    bulk_timeout_seconds: float = Field(default=600.0, gt=0, description=(
+        "the same bound for ontology imports and exports and whole alias-table loads"))
     local_port: int = Field(default=7687, ge=1, le=65535, description=(
         "Bolt port of the local Neo4j (`referent neo4j start`, loopback only)"))
     local_home: Path | None = Field(default=None, description=(
