@@ -143,6 +143,13 @@ class TurnEngine:
             if replay is not None:
                 return replay
             result, new_state = self._turn(kb, state, text, k)
+            incomplete = self._retriever.incomplete(kb)
+            if incomplete is not None:
+                result.trace["collection_incomplete"] = incomplete
+                result.warnings.append(
+                    f"the knowledge base's collection is incomplete: an ingest started at "
+                    f"{incomplete.get('started_at', '?')} did not finish, so evidence may be "
+                    f"missing; run `referent ingest --kb {kb} FILE` again to complete it")
             new_state.keep_played(PlayedTurn(turn=result.turn, key=idempotency_key,
                                              fingerprint=fingerprint,
                                              answer=result.model_dump_json()),
