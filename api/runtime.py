@@ -7,6 +7,7 @@ Nothing here runs at import time; the CLI and the FastAPI lifespan call
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from api.settings import Settings
 from common.errors import ConfigurationError
@@ -39,9 +40,16 @@ def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
 
 
 def open_index(settings: Settings) -> MilvusIndex:
+    """The Milvus of the settings. With the embedded default (no REFERENT_MILVUS__URI),
+    a Milvus Lite server that a running `referent serve` or `referent milvus serve`
+    runs for the same file is used instead of the file, which that server holds."""
+    uri = settings.milvus_uri
     if settings.milvus.uri is None:
+        from api.local_milvus import running_server
+
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return MilvusIndex(settings.milvus_uri, token=settings.milvus.token,
+        uri = running_server(Path(uri)) or uri
+    return MilvusIndex(uri, token=settings.milvus.token,
                        collection_prefix=settings.milvus.collection_prefix,
                        timeout=settings.milvus.timeout_seconds,
                        batch_bytes=settings.retrieval.insert_batch_bytes)

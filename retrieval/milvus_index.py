@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -142,6 +143,15 @@ class MilvusIndex:
         try:
             self._client = MilvusClient(uri=uri, token=token or "", timeout=timeout)
         except ConnectionConfigException as exc:
+            if self._lite and os.path.exists(uri):
+                raise ConfigurationError(
+                    f"cannot open the Milvus Lite file {uri!r}: another process has it open "
+                    "(a `referent serve`, `referent milvus serve`, `referent ingest` or another "
+                    "program). Stop that process, or share the file through one server: run "
+                    f"`referent milvus serve --db {uri} --port 19530` and set "
+                    "REFERENT_MILVUS__URI=http://127.0.0.1:19530 for every process that uses "
+                    "it (`referent serve` started without REFERENT_MILVUS__URI runs such a "
+                    "server itself, and the CLI finds it)") from exc
             raise ConfigurationError(
                 f"cannot open Milvus at {uri!r}: {exc.message}; set milvus.uri "
                 "(REFERENT_MILVUS__URI) to an existing directory's *.db file or a server URI"
