@@ -437,9 +437,11 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
         # uvicorn stops on SIGTERM, then raises it again with the handler it found: make
         # that handler exit through the finally below, which stops the Milvus server.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    from api.http_protocol import ProblemH11Protocol
+
     try:
         uvicorn.run(create_app(settings, keyring=keyring), host=host, port=port, log_config=None,
-                    access_log=False)
+                    access_log=False, http=ProblemH11Protocol)
     finally:
         if milvus is not None:
             milvus.stop()

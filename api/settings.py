@@ -109,8 +109,10 @@ class SessionSettings(BaseModel):
     sqlite_path: Path | None = Field(default=None, description=(
         "session store file; unset: `<data_dir>/sessions.sqlite3`"))
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description=(
-        "Redis for sessions when the backend is `redis`. Run it with `appendonly yes` and "
-        "`appendfsync always`, or a Redis crash forgets turns that were answered 200"))
+        "Redis for sessions when the backend is `redis`. Run it with the append-only file "
+        "(`appendonly yes`), or a Redis restart forgets turns that were answered 200; "
+        "`appendfsync always` keeps them through a power loss too (`everysec`: all but the "
+        "last second)"))
     redis_timeout_seconds: float = Field(default=2.0, gt=0, description=(
         "per Redis call (connect and read). A session save that reaches Redis later than "
         "0.6 of this (a stalled Redis) is refused by Redis itself, so a turn answered 503 "
