@@ -313,8 +313,9 @@ class Neo4jOntologyStore:
                 call.committing = True
             return result
 
-        # Neo4j's own transaction timeout, a second guard for a transaction left open.
-        guarded.timeout = limit  # type: ignore[attr-defined]
+        # Neo4j's own transaction timeout, a second guard: a transaction whose caller gave
+        # up is ended by the server too, and stops holding the kb's lock for the retries.
+        guarded.timeout = limit - _commit_margin(limit)  # type: ignore[attr-defined]
 
         def call() -> T:
             with translate_errors(action):
