@@ -184,7 +184,7 @@ def test_a_save_that_reaches_a_frozen_redis_too_late_is_not_applied(own_redis):
 # -- the stall run ---------------------------------------------------------------------
 
 KB = f"delivery_{uuid.uuid4().hex[:6]}"
-RUNS = int(os.environ.get("REFERENT_STALL_RUNS", "8"))
+RUNS = int(os.environ.get("STALL_RUNS", "8"))
 CONVERSATIONS = 8
 TURNS = len(SALES)
 
