@@ -143,13 +143,7 @@ class TurnEngine:
             if replay is not None:
                 return replay
             result, new_state = self._turn(kb, state, text, k)
-            incomplete = self._retriever.incomplete(kb)
-            if incomplete is not None:
-                result.trace["collection_incomplete"] = incomplete
-                result.warnings.append(
-                    f"the knowledge base's collection is incomplete: an ingest started at "
-                    f"{incomplete.get('started_at', '?')} did not finish, so evidence may be "
-                    f"missing; run `referent ingest --kb {kb} FILE` again to complete it")
+            self._warn_if_incomplete(kb, result)
             new_state.keep_played(PlayedTurn(turn=result.turn, key=idempotency_key,
                                              fingerprint=fingerprint,
                                              answer=result.model_dump_json()),
@@ -182,6 +176,20 @@ class TurnEngine:
         if len(text) > self._config.max_text_chars:
             raise InputError(f"text is {len(text)} characters long; the limit is "
                              f"{self._config.max_text_chars}")
+
+    def _warn_if_incomplete(self, kb: str, result: TurnResult) -> None:
+        """Say so in the answer when an ingest into the kb did not finish."""
+        try:
+            incomplete = self._retriever.incomplete(kb)
+        except Exception:  # noqa: BLE001 - a warning never fails a turn
+            logger.exception("could not read the ingest state of kb %r", kb)
+            return
+        if incomplete is not None:
+            result.trace["collection_incomplete"] = incomplete
+            result.warnings.append(
+                f"the knowledge base's collection is incomplete: an ingest started at "
+                f"{incomplete.get('started_at', '?')} did not finish, so evidence may be "
+                f"missing; run `referent ingest --kb {kb} FILE` again to complete it")
 
     def _replay(self, state: SessionState, fingerprint: str, key: str | None,
                 expected_turn: int | None) -> TurnResult | None:
