@@ -124,6 +124,12 @@ def translate_errors(action: str) -> Iterator[None]:
             "`referent neo4j start` or check REFERENT_NEO4J__URI, then retry",
             service="neo4j") from exc
     except neo4j_errors.Neo4jError as exc:
+        if "TransactionTimedOut" in (exc.code or ""):
+            raise RetryableDependencyError(
+                f"Neo4j ended the transaction to {action} at its time bound "
+                "(REFERENT_NEO4J__CALL_TIMEOUT_SECONDS, or __BULK_TIMEOUT_SECONDS for imports): "
+                "nothing was written; retry, or raise the bound if Neo4j is just slow",
+                service="neo4j") from exc
         raise DependencyError(f"Neo4j failed to {action}: {exc}", service="neo4j") from exc
     except neo4j_errors.DriverError as exc:
         raise DependencyError(f"the Neo4j driver failed to {action}: {exc}",

@@ -36,7 +36,7 @@ KB = "faults_demo"
 LLM_TIMEOUT = 1.0
 NEO4J_RETRY = 2.0
 CHECK_TIMEOUT = 0.5
-CALL_TIMEOUT = 5.0
+CALL_TIMEOUT = 8.0
 
 
 @dataclass
@@ -266,9 +266,10 @@ def test_neo4j_down_turns_link_with_the_cached_snapshot_and_admin_writes_answer_
     assert "alias table check of kb 'faults_demo' failed" in stack.api.output()
 
     # Back: writes work again and the writing process links with them at once.
+    # (A Neo4j just started is slow at first: its first writes may hit the call bound.)
     write = _when_back(lambda: stack.api.client.post(
         f"/v1/kbs/{KB}/admin/entities/region.south/aliases", json={"alias": "南方大区"},
-        headers=ADMIN))
+        headers=ADMIN), limit=60)
     assert write.status_code == 201, write.text
     result = _turn(stack, _session(), "南方大区7月的销售额是多少")
     assert result["entities"] == ["region.south"]
