@@ -117,7 +117,7 @@ class SessionSettings(BaseModel):
         "per Redis call (connect and read). A session save that reaches Redis later than "
         "0.6 of this (a stalled Redis) is refused by Redis itself, so a turn answered 503 "
         "is never saved afterwards"))
-    answers_kept: int = Field(default=3, ge=1, le=50, description=(
+    answers_kept: int = Field(default=2, ge=1, le=20, description=(
         "the newest turns of a session whose answers are kept with the state, so that a "
         "retry with the same `Idempotency-Key` (or `turn`) gets the answer again instead of "
         "playing a second turn"))

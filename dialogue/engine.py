@@ -65,8 +65,8 @@ class EngineConfig:
     save_attempts: int = 3
     # Played turns remembered per session for retries (idempotency keys, turn numbers),
     # and how many of the newest keep their whole answer to return it again.
-    played_kept: int = 50
-    answers_kept: int = 3
+    played_kept: int = 20
+    answers_kept: int = 2
 
     def granularity(self, kb: str) -> str:
         return self.granularity_by_kb.get(kb, self.consumed_granularity)
@@ -141,12 +141,14 @@ class TurnEngine:
             loaded = time.perf_counter()
             replay = self._replay(state, fingerprint, idempotency_key, expected_turn)
             if replay is not None:
-                return replay
+                return self._with_kept_trace(kb, session_id, replay)
             result, new_state = self._turn(kb, state, text, k)
             self._warn_if_incomplete(kb, result)
+            # The answer without its trace, which the trace store keeps (and a replay
+            # reads back from there): the bulk of a state would be traces otherwise.
             new_state.keep_played(PlayedTurn(turn=result.turn, key=idempotency_key,
                                              fingerprint=fingerprint,
-                                             answer=result.model_dump_json()),
+                                             answer=result.model_dump_json(exclude={"trace"})),
                                   keep=self._config.played_kept,
                                   answers=self._config.answers_kept)
             saving = time.perf_counter()
@@ -176,6 +178,16 @@ class TurnEngine:
         if len(text) > self._config.max_text_chars:
             raise InputError(f"text is {len(text)} characters long; the limit is "
                              f"{self._config.max_text_chars}")
+
+    def _with_kept_trace(self, kb: str, session_id: str, result: TurnResult) -> TurnResult:
+        """A replayed answer with the trace its turn kept (an empty one if it is gone)."""
+        try:
+            kept = self._sessions.load_trace(kb, session_id, result.turn)
+        except DependencyError:
+            kept = None
+        if kept is not None:
+            result.trace = kept.get("stages", {})
+        return result
 
     def _warn_if_incomplete(self, kb: str, result: TurnResult) -> None:
         """Say so in the answer when an ingest into the kb did not finish."""

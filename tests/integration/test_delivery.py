@@ -79,6 +79,7 @@ def test_a_retry_with_the_same_key_gets_the_stored_answer_not_a_second_turn(clie
     assert again.headers["idempotent-replayed"] == "true"
     body = again.json()
     assert body["replayed"] is True and body["turn"] == 1
+    assert body["trace"]["links"] == first.json()["trace"]["links"]  # the kept trace
     assert body["standalone"] == first.json()["standalone"]
     assert [e["chunk_id"] for e in body["evidence"]] == [e["chunk_id"] for e in first.json()["evidence"]]
     # The session did not advance: the next turn is turn 2 and still about the first one.
