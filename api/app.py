@@ -9,11 +9,12 @@ query key, the admin routes only an admin key (:mod:`api.auth`). ``/healthz``,
 # No `from __future__ import annotations` here: the turn request model is made per
 # app (its text limit is a setting), and FastAPI must see it in the route's signature.
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Path, Request, Response
+from fastapi import Depends, FastAPI, Header, Path, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator
 
@@ -35,7 +36,7 @@ from api.middleware import BodyLimit, RequestMiddleware
 from api.openapi import install_openapi
 from api.runtime import Runtime
 from api.settings import Settings
-from common.text import first_unprintable
+from common.text import TURN_TEXT_ALLOWED, describe_unprintable, first_unprintable
 from dialogue.engine import TurnEngine
 from dialogue.models import TurnResult
 from kg.api_keys import KeyTable, Neo4jKeyStore
@@ -43,7 +44,15 @@ from kg.api_keys import KeyTable, Neo4jKeyStore
 KbPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
 SessionPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,128}$", description="session id")]
 
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key", pattern=r"^[A-Za-z0-9._:@/+=-]{1,128}$",
+    description="one value per turn the client means to play (a UUID, say): a retry with the "
+                "same key gets the stored answer (`replayed: true`, header `Idempotent-Replayed`) "
+                "instead of a second turn; the same key with another text is refused (422)")]
+
 IMPORT_ROUTE = "/v1/kbs/{kb}/admin/import"
+
+logger = logging.getLogger(__name__)
 
 
 def turn_request_model(max_text_chars: int) -> type[BaseModel]:
@@ -51,21 +60,26 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
 
     class TurnRequest(BaseModel):
         text: str = Field(min_length=1, max_length=max_text_chars,
-                          description="the user's turn, verbatim: printable text (tabs and "
-                                      "line breaks allowed), at most "
+                          description="the user's turn, verbatim: printable text (tabs, "
+                                      "line breaks and the emoji zero-width joiner allowed; "
+                                      "no bidi or other format controls), at most "
                                       f"{max_text_chars} characters",
                           examples=["那华南区呢"])
         k: int | None = Field(default=None, ge=1, le=50, description="evidence items to return")
+        turn: int | None = Field(default=None, ge=1, le=INT64_MAX, description=(
+            "optional: the number this turn should get (the session's last turn + 1). A retry "
+            "of a turn that was saved gets its stored answer; a number that skips or repeats "
+            "a turn with other text is refused (409)"))
 
         @field_validator("text")
         @classmethod
         def _printable(cls, text: str) -> str:
             if not text.strip():
                 raise ValueError("text is blank; send the user's words")
-            position = first_unprintable(text, allowed="\t\n\r\u2028\u2029")  # line breaks are fine here
+            position = first_unprintable(text, allowed=TURN_TEXT_ALLOWED)
             if position is not None:
-                raise ValueError(f"text has the control character U+{ord(text[position]):04X} "
-                                 f"at position {position}; send printable text")
+                raise ValueError(f"text has {describe_unprintable(text, position)}; remove it "
+                                 "and send the text as the user sees it")
             return text
 
     return TurnRequest
@@ -169,20 +183,30 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", operation_id="playTurn",
               response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
-    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
+    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest, response: Response,
                   engine: Annotated[TurnEngine, Depends(get_engine)],
                   runtime: Annotated[Runtime, Depends(get_runtime)],
-                  caller: Annotated[Caller, Depends(kb_caller)]) -> TurnResult:
+                  caller: Annotated[Caller, Depends(kb_caller)],
+                  idempotency_key: IdempotencyKey = None) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question.
 
         The session belongs to the key that made it and the end user named in
         ``X-Referent-Subject``, if any: another caller gets 404 (an admin key of the
-        kb may continue it)."""
+        kb may continue it). A turn is saved exactly once: an error answer (4xx, 5xx)
+        saved nothing, and a retry with the same ``Idempotency-Key`` (or ``turn``) of a
+        turn that was saved returns the stored answer instead of playing it again."""
         result = engine.handle(kb, session_id, body.text, k=body.k,
-                               access=caller.session_access(kb))
-        runtime.clarifications.observe(kb, session_id, result)  # analytics; never raises
-        metrics.observe_turn(kb, result)
+                               access=caller.session_access(kb),
+                               idempotency_key=idempotency_key, expected_turn=body.turn)
+        if result.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        else:
+            try:
+                runtime.clarifications.observe(kb, session_id, result)  # analytics
+                metrics.observe_turn(kb, result)
+            except Exception:  # noqa: BLE001 - the turn is saved: its answer must go out
+                logger.exception("turn bookkeeping failed")
         context = log.current()
         if context is not None:
             context.turn = result.turn

@@ -34,7 +34,7 @@ from typing import Annotated, Literal
 
 from fastapi import Depends, Request
 
-from api.settings import ApiKeySetting, Settings
+from api.settings import ApiKeySetting, Settings, weak_neo4j_password
 from common.errors import (AuthenticationError, ConfigurationError, NotFoundError,
                            PermissionDeniedError)
 from common.ids import check_subject
@@ -47,7 +47,6 @@ Role = Literal["admin", "query"]
 
 #: Keys shown in the README and docs. Anyone can read them, so production refuses them.
 EXAMPLE_KEYS = ("rk_admin_example_do_not_use", "rk_query_example_do_not_use")
-_DEFAULT_NEO4J_PASSWORD = "referent-dev"
 SUBJECT_HEADER = "X-Referent-Subject"
 
 
@@ -190,7 +189,8 @@ def build_keyring(settings: Settings, *, announce=None) -> KeyRing:
     """The keys of this process, after the start-up checks.
 
     Production refuses to start without an admin and a query key, with an
-    example key from the docs, or with the default Neo4j password. Development
+    example key from the docs, or with a weak Neo4j password
+    (:func:`api.settings.weak_neo4j_password`). Development
     without keys makes one of each role for this process only and prints them
     once (``announce``, default stderr) with a warning.
 
@@ -209,8 +209,10 @@ def build_keyring(settings: Settings, *, announce=None) -> KeyRing:
         if public:
             problems.append(f"REFERENT_AUTH__KEYS uses a key published in the docs ({public}); "
                             "replace it with one from `referent keys new`")
-        if settings.neo4j.password == _DEFAULT_NEO4J_PASSWORD:
-            problems.append("REFERENT_NEO4J__PASSWORD is the development default; set a secret one")
+        weak = weak_neo4j_password(settings.neo4j.password, settings.neo4j.user)
+        if weak is not None:
+            problems.append(f"REFERENT_NEO4J__PASSWORD {weak}; set a long random one (and "
+                            "the same on the Neo4j server), e.g. `openssl rand -base64 24`")
         if problems:
             raise ConfigurationError("production mode refuses to start: " + "; ".join(problems))
         return KeyRing(keys)

@@ -633,14 +633,40 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
     from api.auth import build_keyring
     from api.log import configure_logging
 
+    from api.local_milvus import LocalMilvus, free_local_port, running_server
+
     with reported_errors():
         settings = Settings()
         keyring = build_keyring(settings)
+        milvus = None
+        if settings.milvus.uri is None:
+            # The embedded default: serve the Lite file over a loopback port (recorded
+            # beside the file), so that CLI commands can use it while this server runs.
+            db_file = Path(settings.milvus_uri)
+            uri = running_server(db_file)
+            if uri is None:
+                milvus = LocalMilvus(db_file, free_local_port())
+                milvus.start()
+                uri = milvus.uri
+            err.print(f"Milvus Lite {settings.milvus_uri} served at {uri} (the CLI finds it)",
+                      highlight=False)
+            settings = settings.model_copy(update={
+                "milvus": settings.milvus.model_copy(update={"uri": uri})})
     # Every logger, uvicorn's too, writes one JSON object per line (REFERENT_LOG__*);
     # uvicorn's access lines are replaced by ours, which carry the request id.
     configure_logging(settings)
-    uvicorn.run(create_app(settings, keyring=keyring), host=host, port=port, log_config=None,
-                access_log=False)
+    if milvus is not None:
+        # uvicorn stops on SIGTERM, then raises it again with the handler it found: make
+        # that handler exit through the finally below, which stops the Milvus server.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    from api.http_protocol import ProblemH11Protocol
+
+    try:
+        uvicorn.run(create_app(settings, keyring=keyring), host=host, port=port, log_config=None,
+                    access_log=False, http=ProblemH11Protocol)
+    finally:
+        if milvus is not None:
+            milvus.stop()
 
 
 @app.command("demo")

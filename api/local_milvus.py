@@ -11,12 +11,16 @@ This is for development, tests and a single machine. Production uses Milvus
 standalone or distributed (``docs/deployment.md``), which speaks the same API.
 
 While the server runs, this process holds the file's Lite lock (the one the
-embedded mode takes), so nobody opens the file embedded at the same time.
+embedded mode takes), so nobody opens the file embedded at the same time. It
+also writes ``<file>.server.json`` beside the file (its URI and the pid of the
+process that runs it): a CLI command using the same file finds the server
+there (:func:`running_server`) and talks to it instead of failing on the lock.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import signal
@@ -28,7 +32,7 @@ from typing import IO
 
 from common.errors import ConfigurationError, DependencyError
 
-__all__ = ["LocalMilvus"]
+__all__ = ["LocalMilvus", "running_server", "record_path"]
 
 _NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,36}$")
 
@@ -125,6 +129,8 @@ class LocalMilvus:
                 raise DependencyError(f"the Milvus Lite server exited with {code}; see "
                                       f"{self.log_path}", service="milvus")
             if _port_open(self.host, self.port):
+                record_path(self.db_file).write_text(json.dumps(
+                    {"uri": self.uri, "pid": os.getpid(), "server_pid": self.proc.pid}))
                 return
             time.sleep(0.1)
         self.stop()
@@ -137,6 +143,7 @@ class LocalMilvus:
         if proc is None:
             self._release()
             return False
+        _clear_record(self.db_file, os.getpid())
         was_running = proc.poll() is None
         if was_running:
             proc.send_signal(signal.SIGTERM)
@@ -162,6 +169,41 @@ class LocalMilvus:
             if handle is not None:
                 handle.close()
         self._lock = self._log = None
+
+
+def record_path(db_file: Path) -> Path:
+    """Where a server of ``db_file`` records its URI while it runs."""
+    db_file = Path(db_file).absolute()
+    return db_file.parent / f"{db_file.name}.server.json"
+
+
+def running_server(db_file: Path) -> str | None:
+    """The URI of a Milvus Lite server serving ``db_file`` right now (started by
+    `referent serve` or `referent milvus serve`), or None."""
+    try:
+        record = json.loads(record_path(db_file).read_text())
+        uri, pid = str(record["uri"]), int(record["pid"])
+        os.kill(pid, 0)  # its owner still runs
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    host, _, port = uri.removeprefix("http://").rpartition(":")
+    return uri if port.isdigit() and _port_open(host, int(port)) else None
+
+
+def _clear_record(db_file: Path, owner: int) -> None:
+    path = record_path(db_file)
+    try:
+        if json.loads(path.read_text()).get("pid") == owner:
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def free_local_port() -> int:
+    """A TCP port on the loopback that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _port_open(host: str, port: int) -> bool:

@@ -7,6 +7,7 @@ Nothing here runs at import time; the CLI and the FastAPI lifespan call
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from api.settings import Settings
 from common.errors import ConfigurationError
@@ -33,15 +34,24 @@ def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
     store = Neo4jOntologyStore.connect(settings.neo4j_uri, settings.neo4j.user,
                                        settings.neo4j.password, settings.neo4j.database,
                                        connection_timeout=settings.neo4j.connection_timeout_seconds,
-                                       max_retry_seconds=settings.neo4j.max_retry_seconds)
+                                       max_retry_seconds=settings.neo4j.max_retry_seconds,
+                                       call_timeout=settings.neo4j.call_timeout_seconds,
+                                       bulk_timeout=settings.neo4j.bulk_timeout_seconds)
     store.ensure_schema()
     return store
 
 
 def open_index(settings: Settings) -> MilvusIndex:
+    """The Milvus of the settings. With the embedded default (no REFERENT_MILVUS__URI),
+    a Milvus Lite server that a running `referent serve` or `referent milvus serve`
+    runs for the same file is used instead of the file, which that server holds."""
+    uri = settings.milvus_uri
     if settings.milvus.uri is None:
+        from api.local_milvus import running_server
+
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return MilvusIndex(settings.milvus_uri, token=settings.milvus.token,
+        uri = running_server(Path(uri)) or uri
+    return MilvusIndex(uri, token=settings.milvus.token,
                        collection_prefix=settings.milvus.collection_prefix,
                        timeout=settings.milvus.timeout_seconds,
                        batch_bytes=settings.retrieval.insert_batch_bytes)
@@ -93,7 +103,8 @@ def engine_config(settings: Settings) -> EngineConfig:
                         granularity_by_kb=dict(r.consumed_granularity_by_kb),
                         context_budget_tokens=r.context_budget_tokens,
                         dual_path_below=r.dual_path_below,
-                        max_text_chars=settings.limits.max_text_chars)
+                        max_text_chars=settings.limits.max_text_chars,
+                        answers_kept=settings.sessions.answers_kept)
 
 
 def open_topic_shift(settings: Settings, embedder: Embedder | None) -> SimilarityShift | None:
@@ -178,6 +189,7 @@ def open_session_store(settings: Settings) -> SessionStore:
 
         return RedisSessionStore(settings.sessions.redis_url,
                                  ttl_seconds=settings.sessions.ttl_seconds,
+                                 timeout=settings.sessions.redis_timeout_seconds,
                                  traces_kept=settings.sessions.traces_kept,
                                  trace_ttl_seconds=settings.sessions.trace_ttl_seconds)
     return SQLiteSessionStore(settings.sqlite_path, ttl_seconds=settings.sessions.ttl_seconds,

@@ -11,6 +11,39 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+#: The local Neo4j's password, fine on a laptop and refused in production.
+DEFAULT_NEO4J_PASSWORD = "referent-dev"
+#: Shortest Neo4j password production mode accepts.
+MIN_NEO4J_PASSWORD_CHARS = 12
+# Passwords every scanner tries first (compared without case); short ones fail the length anyway.
+_COMMON_PASSWORDS = frozenset({
+    "", "neo4j", "password", DEFAULT_NEO4J_PASSWORD, "neo4jneo4j", "neo4jpassword",
+    "password123", "password1234", "passw0rd1234", "123456789012", "1234567890123",
+    "qwertyuiop123", "changeme1234", "administrator", "letmein12345", "iloveyou1234",
+    "welcome12345", "neo4j123456789", "secretpassword", "defaultpassword",
+})
+
+
+def weak_neo4j_password(password: str, user: str = "neo4j") -> str | None:
+    """Why ``password`` is too weak for production, or None when it is not.
+
+    Refused: the local default, empty, shorter than MIN_NEO4J_PASSWORD_CHARS, the
+    user name (with or without digits after it), one character repeated, or one of
+    the passwords every scanner tries first.
+    """
+    lowered = password.lower()
+    if password == DEFAULT_NEO4J_PASSWORD:
+        return "is the development default"
+    if lowered in _COMMON_PASSWORDS:
+        return "is a well-known default or common password"
+    if len(password) < MIN_NEO4J_PASSWORD_CHARS:
+        return f"is shorter than {MIN_NEO4J_PASSWORD_CHARS} characters"
+    if lowered.rstrip("0123456789") in (user.lower(), "neo4j", "password"):
+        return "is the user name or 'password' with digits"
+    if len(set(password)) <= 2:
+        return "repeats one or two characters"
+    return None
+
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -22,8 +55,10 @@ class Neo4jSettings(BaseModel):
         "any Neo4j: a server, a cluster or Aura (`neo4j+s://…`); unset: the local one, "
         "`bolt://127.0.0.1:<local_port>`"))
     user: str = Field(default="neo4j", description="user name (the local Neo4j is created with it)")
-    password: str = Field(default="referent-dev", description=(
-        "password (the local Neo4j is created with it); production mode refuses the default"))
+    password: str = Field(default=DEFAULT_NEO4J_PASSWORD, description=(
+        "password (the local Neo4j is created with it); production mode refuses the default, "
+        f"an empty one, `neo4j`, `password`, well-known ones and any shorter than "
+        f"{MIN_NEO4J_PASSWORD_CHARS} characters"))
     database: str | None = Field(default=None, description="database name; unset: the server's default")
     connection_timeout_seconds: float = Field(default=5.0, gt=0, description=(
         "how long opening a connection may take"))
@@ -34,6 +69,13 @@ class Neo4jSettings(BaseModel):
     max_retry_seconds: float = Field(default=10.0, ge=0, description=(
         "how long the driver retries a transaction on a transient failure (a cluster "
         "election, Neo4j unreachable) before an admin write answers 503"))
+    call_timeout_seconds: float = Field(default=15.0, gt=0, description=(
+        "the longest any Neo4j call waits, retries included (the driver has no read "
+        "timeout: a frozen server would hold a call for ever); past it an admin call "
+        "answers 503 with Retry-After, and a write rolls back on Neo4j's side instead of "
+        "committing later"))
+    bulk_timeout_seconds: float = Field(default=600.0, gt=0, description=(
+        "the same bound for ontology imports and exports and whole alias-table loads"))
     local_port: int = Field(default=7687, ge=1, le=65535, description=(
         "Bolt port of the local Neo4j (`referent neo4j start`, loopback only)"))
     local_home: Path | None = Field(default=None, description=(
@@ -67,7 +109,18 @@ class SessionSettings(BaseModel):
     sqlite_path: Path | None = Field(default=None, description=(
         "session store file; unset: `<data_dir>/sessions.sqlite3`"))
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description=(
-        "Redis for sessions when the backend is `redis`"))
+        "Redis for sessions when the backend is `redis`. Run it with the append-only file "
+        "(`appendonly yes`), or a Redis restart forgets turns that were answered 200; "
+        "`appendfsync always` keeps them through a power loss too (`everysec`: all but the "
+        "last second)"))
+    redis_timeout_seconds: float = Field(default=2.0, gt=0, description=(
+        "per Redis call (connect and read). A session save that reaches Redis later than "
+        "0.6 of this (a stalled Redis) is refused by Redis itself, so a turn answered 503 "
+        "is never saved afterwards"))
+    answers_kept: int = Field(default=2, ge=1, le=20, description=(
+        "the newest turns of a session whose answers are kept with the state, so that a "
+        "retry with the same `Idempotency-Key` (or `turn`) gets the answer again instead of "
+        "playing a second turn"))
     ttl_seconds: int = Field(default=1800, gt=0, description="idle sessions expire and start fresh")
     traces_kept: int = Field(default=20, ge=0, le=1000, description=(
         "turn traces kept per session (`GET .../turns/{n}/trace`); they hold the user's "
@@ -298,7 +351,7 @@ class Settings(BaseSettings):
 
     mode: Literal["development", "production"] = Field(default="development", description=(
         "`production` refuses to start without an admin and a query key, with a key from the "
-        "docs, or with the default Neo4j password"))
+        "docs, or with a weak Neo4j password (the default, `neo4j`, `password`, short or common)"))
     data_dir: Path = Field(default=Path("var"), description=(
         "where the embedded defaults (local Neo4j, Milvus Lite file, SQLite sessions) keep "
         "their files"))

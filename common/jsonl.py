@@ -84,7 +84,8 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
                           path=str(path)) from exc
 
 
-_NOT_PRINTABLE = "contains a control character or line break; remove it"
+_NOT_PRINTABLE = ("contains a control character, line break or invisible format character (bidi "
+                  "control, zero-width space or joiner); remove it")
 
 
 class Fields:

@@ -10,6 +10,7 @@ route and `referent eval` both call :meth:`TurnEngine.handle`.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Mapping
@@ -33,7 +34,8 @@ from dialogue.rewrite_chain import RewriteChain, RewriteOutcome
 from dialogue.rewriter import Proposal, RewriteRequest
 from dialogue.session_store import SessionStore
 from dialogue.stages import TurnRun
-from dialogue.state import SessionAccess, SessionOwner, SessionState, TurnRecord
+from dialogue.state import (PlayedTurn, SessionAccess, SessionOwner, SessionState,
+                            TurnRecord)
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
@@ -64,6 +66,10 @@ class EngineConfig:
     dual_path_below: float = 0.3
     max_text_chars: int = 2000
     save_attempts: int = 3
+    # Played turns remembered per session for retries (idempotency keys, turn numbers),
+    # and how many of the newest keep their whole answer to return it again.
+    played_kept: int = 20
+    answers_kept: int = 2
 
     def granularity(self, kb: str) -> str:
         return self.granularity_by_kb.get(kb, self.consumed_granularity)
@@ -115,25 +121,46 @@ class TurnEngine:
                               consumed_window=config.consumed_window)
 
     def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None,
-               access: SessionAccess | None = None) -> TurnResult:
+               access: SessionAccess | None = None, idempotency_key: str | None = None,
+               expected_turn: int | None = None) -> TurnResult:
         """Process one user turn and persist the new session state.
 
         With ``access``, the session must be the caller's (or the caller an admin of
         the kb); a new session becomes the caller's. Without (the CLI), no check.
+        The turn's answer is saved with the state, in the same write. A retry of a
+        turn that was saved (same ``idempotency_key``, or ``expected_turn`` naming a
+        turn already played) gets that answer again with ``replayed`` set, and the
+        session does not advance; a failed turn (any exception) saved nothing.
 
         Raises:
-            InputError: bad kb, session id or text.
+            InputError: bad kb, session id or text; an idempotency key reused for
+                another text (``field`` is ``Idempotency-Key``).
             NotFoundError: the kb has no ontology, or the session belongs to another caller.
-            ConflictError: the session kept changing under us (after retries).
+            ConflictError: the session kept changing under us (after retries), or
+                ``expected_turn`` does not follow the session's last turn.
             DependencyError: Neo4j, Milvus or the session store failed; the
                 session is not advanced.
         """
         self._check_input(kb, session_id, text)
+        k = k or self._config.top_k
+        text = text.strip()
+        fingerprint = hashlib.sha256(f"{k}\x00{text}".encode()).hexdigest()[:32]
         for attempt in range(self._config.save_attempts):
             started = time.perf_counter()
             state = self._owned(self._sessions.load(kb, session_id), access)
             loaded = time.perf_counter()
-            result, new_state = self._turn(kb, state, text.strip(), k or self._config.top_k)
+            replay = self._replay(state, fingerprint, idempotency_key, expected_turn)
+            if replay is not None:
+                return self._with_kept_trace(kb, session_id, replay)
+            result, new_state = self._turn(kb, state, text, k)
+            self._warn_if_incomplete(kb, result)
+            # The answer without its trace, which the trace store keeps (and a replay
+            # reads back from there): the bulk of a state would be traces otherwise.
+            new_state.keep_played(PlayedTurn(turn=result.turn, key=idempotency_key,
+                                             fingerprint=fingerprint,
+                                             answer=result.model_dump_json(exclude={"trace"})),
+                                  keep=self._config.played_kept,
+                                  answers=self._config.answers_kept)
             saving = time.perf_counter()
             try:
                 self._sessions.save(new_state)
@@ -141,6 +168,8 @@ class TurnEngine:
                 if attempt + 1 == self._config.save_attempts:
                     raise
                 continue
+            # Saved: from here on nothing may fail the request, or the client would be
+            # told the turn failed although it was played.
             done = time.perf_counter()
             result.latency_ms = (done - started) * 1000
             timings = result.trace.setdefault("timings_ms", {})
@@ -159,6 +188,74 @@ class TurnEngine:
         if len(text) > self._config.max_text_chars:
             raise InputError(f"text is {len(text)} characters long; the limit is "
                              f"{self._config.max_text_chars}")
+
+    def _with_kept_trace(self, kb: str, session_id: str, result: TurnResult) -> TurnResult:
+        """A replayed answer with the trace its turn kept (an empty one if it is gone)."""
+        try:
+            kept = self._sessions.load_trace(kb, session_id, result.turn)
+        except DependencyError:
+            kept = None
+        if kept is not None:
+            result.trace = kept.get("stages", {})
+        return result
+
+    def _warn_if_incomplete(self, kb: str, result: TurnResult) -> None:
+        """Say so in the answer when an ingest into the kb did not finish."""
+        try:
+            incomplete = self._retriever.incomplete(kb)
+        except Exception:  # noqa: BLE001 - a warning never fails a turn
+            logger.exception("could not read the ingest state of kb %r", kb)
+            return
+        if incomplete is not None:
+            result.trace["collection_incomplete"] = incomplete
+            result.warnings.append(
+                f"the knowledge base's collection is incomplete: an ingest started at "
+                f"{incomplete.get('started_at', '?')} did not finish, so evidence may be "
+                f"missing; run `referent ingest --kb {kb} FILE` again to complete it")
+
+    def _replay(self, state: SessionState, fingerprint: str, key: str | None,
+                expected_turn: int | None) -> TurnResult | None:
+        """The stored answer when this request repeats a played turn; None to play it.
+
+        Raises:
+            InputError: the key was used for a turn with another text or k.
+            ConflictError: ``expected_turn`` does not fit the session (skips a turn,
+                or names a played turn with another text), or the repeated turn's
+                answer is no longer kept.
+        """
+        record = state.played_turn(key=key) if key is not None else None
+        if record is not None and record.fingerprint != fingerprint:
+            raise InputError(f"Idempotency-Key {key!r} was already used for turn {record.turn} "
+                             f"of session {state.session_id!r} with another text or k; a new "
+                             "turn needs a new key", field="Idempotency-Key")
+        if record is not None and expected_turn is not None and expected_turn != record.turn:
+            raise ConflictError(f"Idempotency-Key {key!r} belongs to turn {record.turn}, not turn "
+                                f"{expected_turn}", field="turn")
+        if record is None and expected_turn is not None:
+            now = state.turn_count
+            if expected_turn == now + 1:
+                return None
+            if expected_turn > now + 1:
+                raise ConflictError(f"session {state.session_id!r} is at turn {now} (it may have "
+                                    f"expired), so turn {expected_turn} would skip turns; send "
+                                    f"\"turn\": {now + 1}", field="turn")
+            record = state.played_turn(turn=expected_turn)
+            if record is not None and record.fingerprint != fingerprint:
+                raise ConflictError(f"turn {expected_turn} of session {state.session_id!r} was "
+                                    f"played with another text or k; the session is at turn "
+                                    f"{now}: send \"turn\": {now + 1} for a new turn", field="turn")
+            if record is None:
+                raise ConflictError(f"turn {expected_turn} of session {state.session_id!r} was "
+                                    f"played already and is no longer remembered; the session "
+                                    f"is at turn {now}", field="turn")
+        if record is None:
+            return None
+        if record.answer is None:
+            raise ConflictError(f"turn {record.turn} of session {state.session_id!r} was played "
+                                f"already; its answer is no longer kept (the last "
+                                f"{self._config.answers_kept} are)",
+                                field="Idempotency-Key" if key is not None else "turn")
+        return TurnResult.model_validate_json(record.answer).model_copy(update={"replayed": True})
 
     # -- one turn: understand → decide → rewrite → retrieve → pack → apply ----------
 
@@ -412,6 +509,8 @@ class TurnEngine:
         except DependencyError as exc:
             # The turn itself succeeded and its state is saved; only the explanation is lost.
             logger.warning("could not keep the trace of turn %s: %s", result.turn, exc)
+        except Exception:  # noqa: BLE001 - the turn is saved: its answer must go out
+            logger.exception("could not keep the trace of turn %s", result.turn)
 
     def close(self) -> None:
         if self._llm is not None:

@@ -55,6 +55,12 @@ class TurnResult(BaseModel):
     context: str = ""
     context_tokens: int = 0
     latency_ms: float = 0.0
+    # True when this is the stored answer of a turn played before (a retry with the same
+    # Idempotency-Key or turn number), not a second play of the turn.
+    replayed: bool = False
+    # Things the caller should know about this answer, in words: e.g. the kb's
+    # collection is incomplete (an ingest was interrupted), so evidence may be missing.
+    warnings: list[str] = Field(default_factory=list)
     # Its shape is dialogue.trace.TurnTrace (so the OpenAPI document shows it).
     trace: dict[str, Any] = Field(default_factory=dict)
     # What the turn tells the metrics and the analytics (dialogue/events.py); not serialized.

@@ -1,45 +1,73 @@
 """Redis session store: shared by every API instance, idle expiry by PEXPIRE.
 
-Each session is one hash ``{prefix}{kb}:{session_id}`` with fields ``version``
-and ``state``. A save is one Lua script, so checking the version and writing
-the new state are atomic across all API processes.
+Each session is one hash ``{prefix}{kb}:{session_id}`` with fields ``version``,
+``state`` and ``write`` (the id of the save that wrote it). A save is one Lua
+script, so checking the version and writing the new state (with the turn's
+answer, kept for retries) are atomic across all API processes.
+
+A save is fenced in time. A Redis that is frozen (a stalled host, SIGSTOP) still
+holds the request in its socket buffer: after the client gave up and answered
+503, Redis would apply it when it wakes up, and the session would advance on a
+turn its user was told had failed. So each save carries a deadline on Redis's own
+clock (a lower bound of the offset to ours is measured on every load) shortly before the client's
+read timeout, and the script refuses to write once it has passed. A save resent
+by the client library after a broken connection carries the same write id, and
+the script answers "done" if that write was already applied.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from common.errors import DependencyError, RetryableDependencyError
 from dialogue.session_store import TRACES_KEPT, Erased, session_conflict
 from dialogue.state import SessionState
 
-# KEYS[1] = session key; ARGV = expected version, new version, state JSON, ttl ms.
-# A missing key counts as version 0 (never saved, or expired).
+# KEYS[1] = session key; ARGV = expected version, new version, state JSON, ttl ms,
+# write id, deadline (ms on Redis's clock). A missing key counts as version 0 (never
+# saved, or expired). Returns 1 written (or written before by this same write id),
+# 0 the version moved on (another turn), -1 too late: nothing written.
 _SAVE = """
-local current = redis.call('HGET', KEYS[1], 'version')
-if (current == false and ARGV[1] == '0') or current == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3])
+local current = redis.call('HMGET', KEYS[1], 'version', 'write')
+if current[2] == ARGV[5] then
+  return 1
+end
+local now = redis.call('TIME')
+if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > tonumber(ARGV[6]) then
+  return -1
+end
+if (current[1] == false and ARGV[1] == '0') or current[1] == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'version', ARGV[2], 'state', ARGV[3], 'write', ARGV[5])
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
   return 1
 end
 return 0
 """
 
+# How much of the read timeout a save may spend reaching Redis: the rest is left for
+# the reply to come back before the client gives up on it.
+_WRITE_WINDOW = 0.6
+
 
 @contextmanager
-def _translated(action: str) -> Iterator[None]:
+def _translated(action: str, *, unknown: str = "") -> Iterator[None]:
+    """Redis's errors as ours; ``unknown`` is added when the write may have landed."""
     try:
         yield
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise RetryableDependencyError(
             f"Redis is unreachable while trying to {action} ({exc}); check "
-            "REFERENT_SESSIONS__REDIS_URL and that redis-server runs", service="redis") from exc
+            f"REFERENT_SESSIONS__REDIS_URL and that redis-server runs{unknown}",
+            service="redis") from exc
     except redis.RedisError as exc:
         raise DependencyError(f"Redis failed to {action}: {exc}", service="redis") from exc
 
@@ -50,13 +78,19 @@ class RedisSessionStore:
     def __init__(self, url: str, *, ttl_seconds: int, prefix: str = "referent:session:",
                  timeout: float = 2.0, traces_kept: int = TRACES_KEPT,
                  trace_ttl_seconds: int | None = None) -> None:
+        # One quick resend after a broken connection (a pooled one that died with a Redis
+        # restart); the library's default would resend 3 times with backoff, stretching a
+        # stalled Redis into many seconds per call.
         self._client = redis.Redis.from_url(url, socket_timeout=timeout,
-                                            socket_connect_timeout=timeout, decode_responses=True)
+                                            socket_connect_timeout=timeout, decode_responses=True,
+                                            retry=Retry(NoBackoff(), 1))
         self._ttl_ms = ttl_seconds * 1000
         self._traces_kept = traces_kept
         self._trace_ttl = min(trace_ttl_seconds or ttl_seconds, ttl_seconds)
         self._prefix = prefix
+        self._timeout = timeout
         self._save = self._client.register_script(_SAVE)
+        self._clock_offset_ms = 0.0  # Redis's clock minus ours, from the last load
 
     def _key(self, kb: str, session_id: str) -> str:
         return f"{self._prefix}{kb}:{session_id}"
@@ -67,16 +101,33 @@ class RedisSessionStore:
 
     def load(self, kb: str, session_id: str) -> SessionState:
         with _translated(f"read session {session_id!r}"):
-            payload = self._client.hget(self._key(kb, session_id), "state")
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hget(self._key(kb, session_id), "state")
+            pipe.time()
+            payload, (seconds, micros) = pipe.execute()
+            # Redis read its clock before we got the reply, so this offset is at most the
+            # true one: deadlines computed with it are early, never late.
+            self._clock_offset_ms = seconds * 1000 + micros / 1000 - time.time() * 1000
         if payload is None:
             return SessionState(kb=kb, session_id=session_id)
         return SessionState.model_validate_json(payload)
 
     def save(self, state: SessionState) -> SessionState:
         new = state.model_copy(update={"version": state.version + 1})
-        with _translated(f"save session {state.session_id!r}"):
+        deadline = int(time.time() * 1000 + self._clock_offset_ms
+                       + self._timeout * _WRITE_WINDOW * 1000)
+        # A connection lost after Redis applied the save (a crash between its write
+        # and its reply) cannot be told from one lost before: say so.
+        with _translated(f"save session {state.session_id!r}", unknown=(
+                "; the connection broke during the save, so it may have been applied: "
+                "retry with the same Idempotency-Key")):
             ok = self._save(keys=[self._key(state.kb, state.session_id)],
-                            args=[state.version, new.version, new.model_dump_json(), self._ttl_ms])
+                            args=[state.version, new.version, new.model_dump_json(), self._ttl_ms,
+                                  uuid.uuid4().hex, deadline])
+        if ok == -1:
+            raise RetryableDependencyError(
+                f"Redis answered too late to save session {state.session_id!r} (was it "
+                "stalled?); the turn was not saved", service="redis")
         if ok != 1:
             raise session_conflict(state.session_id)
         return new

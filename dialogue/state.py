@@ -94,6 +94,18 @@ class SessionAccess:
         return stored is None or self.sees_all or stored == self.owner
 
 
+class PlayedTurn(BaseModel):
+    """What identifies a played turn to a client that retries it: the turn number, the
+    idempotency key it came with (if any), a fingerprint of its request (text and k)
+    and, for the newest few, the answer it got (TurnResult JSON), so that a retry
+    returns that answer instead of playing a second turn."""
+
+    turn: int
+    key: str | None = None
+    fingerprint: str
+    answer: str | None = None
+
+
 class SessionState(BaseModel):
     kb: str
     session_id: str
@@ -113,10 +125,28 @@ class SessionState(BaseModel):
     pending: PendingClarification | None = None
     slots: Slots = Field(default_factory=Slots)
     summary: list[SummaryLine] = Field(default_factory=list)  # older turns, oldest first
+    # The last turns played, oldest first, saved with the state in the same write: a
+    # retried request finds its answer here (see TurnEngine.handle).
+    played: list[PlayedTurn] = Field(default_factory=list)
 
     @property
     def last_turn(self) -> TurnRecord | None:
         return self.recent[-1] if self.recent else None
+
+    def played_turn(self, *, key: str | None = None, turn: int | None = None) -> PlayedTurn | None:
+        """The kept record of the turn with this idempotency key, or with this number."""
+        for record in reversed(self.played):
+            if (key is not None and record.key == key) or (key is None and record.turn == turn):
+                return record
+        return None
+
+    def keep_played(self, record: PlayedTurn, *, keep: int, answers: int) -> None:
+        """Keep ``record`` among the last ``keep`` played turns, only the newest
+        ``answers`` of them with their answer (the answers are the bulky part)."""
+        kept = [*self.played, record][-keep:]
+        cut = len(kept) - answers
+        self.played = [p.model_copy(update={"answer": None}) if i < cut and p.answer else p
+                       for i, p in enumerate(kept)]
 
     def remember(self, record: TurnRecord, *, keep_turns: int) -> list[TurnRecord]:
         """Keep ``record`` among the last ``keep_turns``; returns the records that fell out."""

@@ -121,6 +121,8 @@ class TurnTrace(_Part):
     no_answer: dict[str, Any] | None = None
     slots: dict[str, Any] | None = None
     fallbacks: list[FallbackTrace] = Field(default_factory=list)
+    collection_incomplete: dict[str, Any] | None = Field(
+        None, description="an ingest into the kb started and did not finish: when, which file")
 
 
 def openapi_schemas() -> dict[str, dict[str, Any]]:

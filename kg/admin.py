@@ -19,7 +19,7 @@ from typing import Any
 from common.errors import InputError, InvalidIdError
 from common.ids import check_entity_id
 from common.language.normalize import Normalization
-from common.text import printable
+from common.text import describe_unprintable, first_unprintable
 from kg.ontology import MAX_ALIAS_LEN, MAX_NAME_LEN, ConfusableDef, EntityDef, RelationDef, TypeDef
 
 MAX_DESCRIPTION_LEN = 4000
@@ -152,8 +152,9 @@ def checked_text(value: str, field_name: str, *, max_len: int, what: str) -> str
     if len(value) > max_len:
         raise InputError(f"{what} is {len(value)} characters long; the limit is {max_len}",
                          field=field_name)
-    if not printable(value):
-        raise InputError(f"{what} contains a control character or line break; remove it",
+    position = first_unprintable(value)
+    if position is not None:
+        raise InputError(f"{what} contains {describe_unprintable(value, position)}; remove it",
                          field=field_name)
     return value
 

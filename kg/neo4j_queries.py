@@ -32,6 +32,11 @@ SCHEMA = (
     "FOR (k:ApiKey) REQUIRE k.hash IS UNIQUE",
 )
 
+# A write's deadline, on Neo4j's own clock: read at the start of the transaction, checked
+# right before it commits, so a write held up by a frozen server rolls back when it wakes.
+SERVER_TIME = "RETURN timestamp() AS now"
+BEFORE_DEADLINE = "RETURN timestamp() <= $deadline AS ok"
+
 KB_VERSION = "MATCH (k:KnowledgeBase {id: $kb}) RETURN k.alias_version AS version"
 
 KB_STATE = """

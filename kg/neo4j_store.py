@@ -18,12 +18,33 @@ audit entry commit together, or neither does.
 
 All Cypher lives in :mod:`kg.neo4j_queries`. Driver errors are translated
 into :mod:`common.errors` here and nowhere else.
+
+Every call is bounded. The driver has no read timeout of its own: against a
+server that accepts connections but answers nothing (a frozen host, SIGSTOP) a
+query waits for ever, and a transaction that waited may still commit when the
+server wakes. So each call runs on a worker thread and the caller waits at most
+``call_timeout`` (``bulk_timeout`` for imports, exports and whole alias-table
+reads), then gets a retryable DependencyError (the API answers 503 with
+Retry-After). A write transaction carries the same deadline to Neo4j: it reads
+the server's clock when it starts, and right before it commits asks the server
+whether the deadline has passed, rolling back if it has; the server-side
+transaction timeout is set to the bound too. The last check must pass a
+commit margin (a third of the bound, at most 2 s) before the bound, so the
+commit itself has that long. A write whose caller was told "nothing was
+written" is therefore not applied later; only a commit still running when the
+bound passes (the server froze or crawled in that margin) has an unknown
+outcome, and the 503 says so.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -54,11 +75,38 @@ class _TooLargeForOneTransaction(Exception):
     """Raised inside a transaction function so the driver does not retry it."""
 
 
+class _PastDeadline(Exception):
+    """Raised inside a transaction (or before one starts) once its caller's bound has
+    passed: the driver rolls it back and does not retry it."""
+
+
+class _Call:
+    """The bounded call a worker thread is running: its deadline (time.monotonic())
+    and whether its transaction has passed the last check and is committing."""
+
+    def __init__(self, deadline: float, commit_by: float) -> None:
+        self.deadline = deadline
+        self.commit_by = commit_by  # the last check must pass before this
+        self.committing = False
+
+
+_current = threading.local()
+
+
+def _commit_margin(limit: float) -> float:
+    """The part of a call's bound left for the commit after the last deadline check."""
+    return min(2.0, limit / 3)
+
+
 @contextmanager
 def translate_errors(action: str) -> Iterator[None]:
     """Turn neo4j driver exceptions into Referent errors that say what to do."""
     try:
         yield
+    except _PastDeadline as exc:
+        raise RetryableDependencyError(
+            f"Neo4j answered too late to {action}; nothing was written (a write is rolled "
+            "back once its time bound has passed), retry", service="neo4j") from exc
     except _TooLargeForOneTransaction as exc:
         raise DependencyError(
             f"Neo4j ran out of transaction memory while trying to {action}: the change is too "
@@ -76,6 +124,12 @@ def translate_errors(action: str) -> Iterator[None]:
             "`referent neo4j start` or check REFERENT_NEO4J__URI, then retry",
             service="neo4j") from exc
     except neo4j_errors.Neo4jError as exc:
+        if "TransactionTimedOut" in (exc.code or ""):
+            raise RetryableDependencyError(
+                f"Neo4j ended the transaction to {action} at its time bound "
+                "(REFERENT_NEO4J__CALL_TIMEOUT_SECONDS, or __BULK_TIMEOUT_SECONDS for imports): "
+                "nothing was written; retry, or raise the bound if Neo4j is just slow",
+                service="neo4j") from exc
         raise DependencyError(f"Neo4j failed to {action}: {exc}", service="neo4j") from exc
     except neo4j_errors.DriverError as exc:
         raise DependencyError(f"the Neo4j driver failed to {action}: {exc}",
@@ -143,15 +197,21 @@ class Neo4jOntologyStore:
     """The ontology of every knowledge base, in one Neo4j database."""
 
     def __init__(self, driver: neo4j.Driver, database: str | None = None, *,
-                 check_timeout: float = 5.0) -> None:
+                 check_timeout: float = 5.0, call_timeout: float = 15.0,
+                 bulk_timeout: float = 600.0) -> None:
         self._driver = driver
         self._database = database
         self._check_timeout = check_timeout
+        self._call_timeout = call_timeout
+        self._bulk_timeout = bulk_timeout
+        # Callers wait on these threads, never on a socket: a frozen Neo4j holds a few
+        # workers until it wakes (their calls then fail their deadline), not the API.
+        self._workers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="neo4j-call")
 
     @classmethod
     def connect(cls, uri: str, user: str, password: str, database: str | None = None, *,
-                connection_timeout: float = 5.0,
-                max_retry_seconds: float = 10.0) -> Neo4jOntologyStore:
+                connection_timeout: float = 5.0, max_retry_seconds: float = 10.0,
+                call_timeout: float = 15.0, bulk_timeout: float = 600.0) -> Neo4jOntologyStore:
         """Open a driver (lazy: nothing is sent until the first query).
 
         Args:
@@ -159,6 +219,9 @@ class Neo4jOntologyStore:
                 version check (:meth:`kb_state`) waits for an unreachable server.
             max_retry_seconds: how long a transaction is retried on transient
                 failures (Neo4j unreachable, a leader election) before it fails.
+            call_timeout: the longest any call waits, retries included (see the
+                module docstring); also the wait for a pooled connection.
+            bulk_timeout: the same for imports, exports and whole alias-table reads.
         """
         with translate_errors("connect"):
             # Server notifications (e.g. "property key does not exist" on an empty
@@ -166,53 +229,135 @@ class Neo4jOntologyStore:
             driver = neo4j.GraphDatabase.driver(uri, auth=(user, password),
                                                 notifications_min_severity="OFF",
                                                 connection_timeout=connection_timeout,
+                                                connection_acquisition_timeout=call_timeout,
                                                 max_transaction_retry_time=max_retry_seconds)
-        return cls(driver, database, check_timeout=connection_timeout)
+        return cls(driver, database, check_timeout=connection_timeout, call_timeout=call_timeout,
+                   bulk_timeout=bulk_timeout)
 
     def close(self) -> None:
+        self._workers.shutdown(wait=False, cancel_futures=True)
         self._driver.close()
 
     # -- plumbing -------------------------------------------------------------
 
-    def _read(self, action: str, query: str, **params: Any) -> list[neo4j.Record]:
-        with translate_errors(action):
-            records, _, _ = self._driver.execute_query(
-                query, params, database_=self._database, routing_=neo4j.RoutingControl.READ)
-        return records
+    def _bounded(self, action: str, call: Callable[[], T], *, bulk: bool = False) -> T:
+        """``call()`` on a worker thread; waits at most the call (or bulk) timeout.
 
-    def _write_tx(self, action: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        """Run ``work`` in one write transaction (retried by the driver on transient errors,
-        except running out of transaction memory, which a retry cannot fix)."""
-        def guarded(tx: neo4j.ManagedTransaction) -> T:
+        Raises:
+            RetryableDependencyError: no answer within the bound. A write transaction
+                started by ``call`` rolls back by itself once the bound has passed.
+        """
+        limit = self._bulk_timeout if bulk else self._call_timeout
+        deadline = time.monotonic() + limit
+        state = _Call(deadline, deadline - _commit_margin(limit))
+
+        def run() -> T:
+            if time.monotonic() >= deadline:
+                raise _PastDeadline()  # queued behind stuck calls until its caller gave up
+            _current.value = state
             try:
-                return work(tx)
+                return call()
+            finally:
+                _current.value = None
+
+        # Log lines of the call keep the request's context (request id, kb).
+        future = self._workers.submit(contextvars.copy_context().run, run)
+        try:
+            with translate_errors(action):
+                return future.result(timeout=limit)
+        except FutureTimeout:
+            future.cancel()
+            setting = ("REFERENT_NEO4J__BULK_TIMEOUT_SECONDS" if bulk
+                       else "REFERENT_NEO4J__CALL_TIMEOUT_SECONDS")
+            outcome = ("Nothing was written (a write rolls back once this bound has passed); "
+                       "retry" if not state.committing else
+                       "The write was committing when the bound passed, so it may have been "
+                       "applied: read it back before you retry")
+            raise RetryableDependencyError(
+                f"Neo4j did not answer within {limit:g} s ({setting}) while trying to {action}: "
+                f"is it frozen or overloaded? {outcome}", service="neo4j") from None
+
+    def _read(self, action: str, query: str, bulk_: bool = False,
+              **params: Any) -> list[neo4j.Record]:
+        def call() -> list[neo4j.Record]:
+            with translate_errors(action):
+                records, _, _ = self._driver.execute_query(
+                    query, params, database_=self._database, routing_=neo4j.RoutingControl.READ)
+            return records
+
+        return self._bounded(action, call, bulk=bulk_)
+
+    def _write_tx(self, action: str, work: Callable[[neo4j.ManagedTransaction], T], *,
+                  bulk: bool = False) -> T:
+        """Run ``work`` in one write transaction (retried by the driver on transient errors,
+        except running out of transaction memory, which a retry cannot fix), bounded in
+        time on both sides: the caller stops waiting, and Neo4j refuses to commit, once
+        the bound has passed."""
+        limit = self._bulk_timeout if bulk else self._call_timeout
+
+        def guarded(tx: neo4j.ManagedTransaction) -> T:
+            call: _Call | None = getattr(_current, "value", None)
+            server_deadline = None
+            if call is not None:
+                call.committing = False
+                if time.monotonic() >= call.commit_by:
+                    raise _PastDeadline()  # a driver retry after the caller gave up
+                started = tx.run(q.SERVER_TIME).single()["now"]
+                # The server read its clock before we got the answer, so this deadline on
+                # its clock is at most as late as ours. The margin after it is the commit's.
+                server_deadline = started + int((call.commit_by - time.monotonic()) * 1000)
+            try:
+                result = work(tx)
             except neo4j_errors.TransientError as exc:
                 if exc.code == _TX_MEMORY:
                     raise _TooLargeForOneTransaction(str(exc)) from exc
                 raise
+            if call is not None:
+                if (time.monotonic() >= call.commit_by
+                        or not tx.run(q.BEFORE_DEADLINE, deadline=server_deadline).single()["ok"]):
+                    raise _PastDeadline()
+                call.committing = True
+            return result
 
-        with translate_errors(action):
-            with self._driver.session(database=self._database) as session:
-                return session.execute_write(guarded)
+        # Neo4j's own transaction timeout, a second guard: a transaction whose caller gave
+        # up is ended by the server too, and stops holding the kb's lock for the retries.
+        guarded.timeout = limit - _commit_margin(limit)  # type: ignore[attr-defined]
 
-    def _read_tx(self, action: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with translate_errors(action):
-            with self._driver.session(database=self._database,
-                                      default_access_mode=neo4j.READ_ACCESS) as session:
-                return session.execute_read(work)
+        def call() -> T:
+            with translate_errors(action):
+                with self._driver.session(database=self._database) as session:
+                    return session.execute_write(guarded)
+
+        return self._bounded(action, call, bulk=bulk)
+
+    def _read_tx(self, action: str, work: Callable[[neo4j.ManagedTransaction], T], *,
+                 bulk: bool = False) -> T:
+        def call() -> T:
+            with translate_errors(action):
+                with self._driver.session(database=self._database,
+                                          default_access_mode=neo4j.READ_ACCESS) as session:
+                    return session.execute_read(work)
+
+        return self._bounded(action, call, bulk=bulk)
 
     def verify(self) -> None:
         """Fail fast with a clear message when Neo4j cannot be reached."""
-        with translate_errors("connect"):
-            self._driver.verify_connectivity()
+        def call() -> None:
+            with translate_errors("connect"):
+                self._driver.verify_connectivity()
+
+        self._bounded("connect", call)
 
     # -- schema and versions --------------------------------------------------
 
     def ensure_schema(self) -> None:
         """Create constraints and indexes (idempotent)."""
-        with translate_errors("create the schema"):
-            for statement in q.SCHEMA:
-                self._driver.execute_query(statement, database_=self._database)
+        def call() -> None:
+            with translate_errors("create the schema"):
+                for statement in q.SCHEMA:
+                    self._driver.execute_query(statement, database_=self._database)
+
+        self._bounded("create the schema", call, bulk=True)
 
     def alias_version(self, kb: str) -> int | None:
         records = self._read("read the alias table version", q.KB_VERSION, kb=check_kb(kb))
@@ -226,11 +371,15 @@ class Neo4jOntologyStore:
         keeps linking with what it holds rather than wait for driver retries.
         """
         check_kb(kb)
-        with translate_errors("read the alias table version"):
-            with self._driver.session(database=self._database,
-                                      default_access_mode=neo4j.READ_ACCESS) as session:
-                records = list(session.run(neo4j.Query(q.KB_STATE, timeout=self._check_timeout),
-                                           kb=kb))
+
+        def call() -> list[neo4j.Record]:
+            with translate_errors("read the alias table version"):
+                with self._driver.session(database=self._database,
+                                          default_access_mode=neo4j.READ_ACCESS) as session:
+                    return list(session.run(
+                        neo4j.Query(q.KB_STATE, timeout=self._check_timeout), kb=kb))
+
+        records = self._bounded("read the alias table version", call)
         if not records or records[0]["version"] is None:
             return None
         return KbState(version=records[0]["version"], uid=records[0]["uid"])
@@ -270,10 +419,10 @@ class Neo4jOntologyStore:
                                ontology=ontology, alias_norms=norms)
 
         for _ in range(3):
-            data = self._read_tx("read the alias table", work)
+            data = self._read_tx("read the alias table", work, bulk=True)
             if data is not None:
                 return data
-        data = self._write_tx("read the alias table", lambda tx: work(tx, lock=True))
+        data = self._write_tx("read the alias table", lambda tx: work(tx, lock=True), bulk=True)
         if data is None:  # cannot happen under the lock; kept as a guard
             raise RetryableDependencyError(f"the ontology of {kb!r} kept changing while it was "
                                            "read; retry", service="neo4j")
@@ -349,9 +498,11 @@ class Neo4jOntologyStore:
         check_kb(kb)
         if dry_run:
             return self._read_tx("check the ontology file",
-                                 lambda tx: self._import_in(tx, kb, lines, path, actor, False))
+                                 lambda tx: self._import_in(tx, kb, lines, path, actor, False),
+                                 bulk=True)
         return self._write_tx("import the ontology",
-                              lambda tx: self._import_in(tx, kb, lines, path, actor, True))
+                              lambda tx: self._import_in(tx, kb, lines, path, actor, True),
+                              bulk=True)
 
     def _import_in(self, tx: neo4j.ManagedTransaction, kb: str, lines: list[str],
                    path: str | None, actor: Actor, write: bool) -> ImportReport:
@@ -415,7 +566,7 @@ class Neo4jOntologyStore:
                 return None
             return read_ontology(tx, kb)[0]
 
-        ontology = self._read_tx("read the ontology", work)
+        ontology = self._read_tx("read the ontology", work, bulk=True)
         if ontology is None:
             if missing_ok:
                 return Ontology()
@@ -425,7 +576,8 @@ class Neo4jOntologyStore:
 
     def load_alias_rows(self, kb: str) -> list[AliasRow]:
         return [AliasRow(norm=r["norm"], text=r["text"], entity_id=r["id"])
-                for r in self._read("read the alias table", q.READ_ALIAS_TABLE, kb=check_kb(kb))]
+                for r in self._read("read the alias table", q.READ_ALIAS_TABLE, kb=check_kb(kb),
+                                    bulk_=True)]
 
     def delete_kb(self, kb: str) -> None:
         """Remove a kb's whole ontology and audit log (tests and benchmarks).
@@ -434,9 +586,13 @@ class Neo4jOntologyStore:
         nodes are then deleted in batches.
         """
         check_kb(kb)
-        with translate_errors("delete the knowledge base"):
-            self._driver.execute_query(q.DELETE_KB_NODE, {"kb": kb}, database_=self._database)
-            with self._driver.session(database=self._database) as session:
-                for statement in q.DELETE_KB_LABELLED:
-                    session.run(statement, kb=kb).consume()
+
+        def call() -> None:
+            with translate_errors("delete the knowledge base"):
+                self._driver.execute_query(q.DELETE_KB_NODE, {"kb": kb}, database_=self._database)
+                with self._driver.session(database=self._database) as session:
+                    for statement in q.DELETE_KB_LABELLED:
+                        session.run(statement, kb=kb).consume()
+
+        self._bounded("delete the knowledge base", call, bulk=True)
 

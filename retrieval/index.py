@@ -64,6 +64,19 @@ class VectorIndex(Protocol):
         """
         ...
 
+    def mark_incomplete(self, kb: str, info: dict) -> None:
+        """Record that an ingest into ``kb`` started (``info``: when, which file); turns
+        on the kb say the collection is incomplete until ``mark_complete``."""
+        ...
+
+    def mark_complete(self, kb: str) -> None:
+        """Clear the kb's incomplete-ingest record, if any."""
+        ...
+
+    def incomplete(self, kb: str) -> dict | None:
+        """The record of an ingest into ``kb`` that has not finished, or None."""
+        ...
+
     def delete_document(self, kb: str, doc_id: str) -> int:
         """Delete every chunk of one document; return how many were deleted."""
         ...

@@ -9,11 +9,16 @@ stored one. Chunks stored exactly as the file has them are not written (nor
 embedded) again, changed and new chunks are upserted, and chunks the document
 no longer has are deleted, after the new ones are stored. Documents absent
 from the file are left alone (``referent delete-doc`` removes one).
+
+While an ingest writes, its kb is marked incomplete (``VectorIndex.mark_incomplete``):
+an ingest that is interrupted leaves the mark, turns on the kb say the collection
+is incomplete, and running the same ingest again completes it and clears the mark.
 """
 
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -117,6 +122,8 @@ def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot
     chunks, tagged = parse_corpus(lines, snapshot, path=path, chunk_chars=chunk_chars)
     dense = DenseSpec(embedder.name, embedder.dim) if embedder is not None else None
     index.ensure_collection(kb, dense)
+    index.mark_incomplete(kb, {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                               "file": path, "chunks": len(chunks)})
     doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
     stored_ids = index.doc_chunk_ids(kb, doc_ids)
     stored = {c.chunk_id: c for c in index.get_chunks(
@@ -137,6 +144,7 @@ def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot
     keep = {c.chunk_id for c in chunks}
     stale = [cid for ids in stored_ids.values() for cid in ids if cid not in keep]
     removed = index.delete_chunks(kb, stale) if stale else 0
+    index.mark_complete(kb)
     return IngestReport(documents=len(doc_ids), chunks=len(chunks), tagged_by_linker=tagged,
                         written=total, unchanged=len(chunks) - total, removed=removed,
                         seconds=time.perf_counter() - started)

@@ -50,7 +50,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -140,9 +142,23 @@ class MilvusIndex:
         # Lite's FLAT index keeps filtered dense search exact; a server picks its own index.
         self._lite = "://" not in uri
         self._specs: dict[str, DenseSpec | None] = {}
+        # Interrupted-ingest records, per kb: (read at, record or None).
+        self._incomplete: dict[str, tuple[float, dict[str, Any] | None]] = {}
+        # Longer than prefix + any kb name (64 characters at most), so no kb's collection
+        # can ever be called this.
+        self._state_collection = f"{collection_prefix}ingest_state_{'0' * 52}"
         try:
             self._client = MilvusClient(uri=uri, token=token or "", timeout=timeout)
         except ConnectionConfigException as exc:
+            if self._lite and os.path.exists(uri):
+                raise ConfigurationError(
+                    f"cannot open the Milvus Lite file {uri!r}: another process has it open "
+                    "(a `referent serve`, `referent milvus serve`, `referent ingest` or another "
+                    "program). Stop that process, or share the file through one server: run "
+                    f"`referent milvus serve --db {uri} --port 19530` and set "
+                    "REFERENT_MILVUS__URI=http://127.0.0.1:19530 for every process that uses "
+                    "it (`referent serve` started without REFERENT_MILVUS__URI runs such a "
+                    "server itself, and the CLI finds it)") from exc
             raise ConfigurationError(
                 f"cannot open Milvus at {uri!r}: {exc.message}; set milvus.uri "
                 "(REFERENT_MILVUS__URI) to an existing directory's *.db file or a server URI"
@@ -216,6 +232,52 @@ class MilvusIndex:
             if self._client.has_collection(name, timeout=self._timeout):
                 self._client.drop_collection(name, timeout=self._timeout)
         self._specs.pop(kb, None)
+        self.mark_complete(kb)
+
+    # -- ingest state ----------------------------------------------------------
+
+    def mark_incomplete(self, kb: str, info: dict[str, Any]) -> None:
+        """Record that an ingest into ``kb`` has started and not finished (``info``: when,
+        which file). Turns on the kb say so until :meth:`mark_complete`."""
+        name = self._state_collection
+        with self._errors("record the ingest state", None):
+            if not self._client.has_collection(name, timeout=self._timeout):
+                schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+                schema.add_field("kb", DataType.VARCHAR, is_primary=True, max_length=64)
+                schema.add_field("info", DataType.VARCHAR, max_length=4096)
+                schema.add_field("v", DataType.FLOAT_VECTOR, dim=2)  # Milvus needs one
+                index_params = self._client.prepare_index_params()
+                index_params.add_index(field_name="v", index_type="FLAT", metric_type="L2")
+                self._client.create_collection(name, schema=schema, index_params=index_params,
+                                               consistency_level="Strong", timeout=self._timeout)
+            self._client.load_collection(name, timeout=self._timeout)
+            self._client.upsert(name, [{"kb": check_kb(kb), "v": [0.0, 0.0],
+                                        "info": json.dumps(info, ensure_ascii=False)[:4000]}],
+                                timeout=self._timeout)
+        self._incomplete[kb] = (time.monotonic(), info)
+
+    def mark_complete(self, kb: str) -> None:
+        """Clear ``kb``'s incomplete-ingest record (nothing happens if there is none)."""
+        name = self._state_collection
+        with self._errors("record the ingest state", None):
+            if self._client.has_collection(name, timeout=self._timeout):
+                self._client.delete(name, ids=[check_kb(kb)], timeout=self._timeout)
+        self._incomplete[kb] = (time.monotonic(), None)
+
+    def incomplete(self, kb: str, *, max_age: float = 1.0) -> dict[str, Any] | None:
+        """The record of an ingest into ``kb`` that started and has not finished (an
+        interrupted one), or None. Read at most once per ``max_age`` seconds."""
+        cached = self._incomplete.get(kb)
+        if cached is not None and time.monotonic() - cached[0] < max_age:
+            return cached[1]
+        name = self._state_collection
+        with self._errors("read the ingest state", None):
+            rows = (self._client.query(name, ids=[check_kb(kb)], output_fields=["info"],
+                                       timeout=self._timeout)
+                    if self._client.has_collection(name, timeout=self._timeout) else [])
+        info = json.loads(rows[0]["info"]) if rows else None
+        self._incomplete[kb] = (time.monotonic(), info)
+        return info
 
     def close(self) -> None:
         """Close the client connection (for Lite, release the local database file)."""

@@ -145,6 +145,14 @@ class Retriever:
     def config(self) -> RetrieverConfig:
         return self._config
 
+    def incomplete(self, kb: str) -> dict | None:
+        """The record of an unfinished ingest into ``kb`` (None: complete, or unknown
+        because the store did not answer: the search itself will say so)."""
+        try:
+            return self._index.incomplete(kb)
+        except DependencyError:
+            return None
+
     def search(self, kb: str, queries: Sequence[str], *, k: int,
                entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
                exclude_doc_ids: Sequence[str] = (),

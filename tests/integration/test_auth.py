@@ -95,17 +95,17 @@ def test_production_refuses_missing_published_or_default_secrets():
     keys = [{"name": "ops", "role": "admin", "hash": hash_key("rk_a_real_secret_admin_key_123456")},
             {"name": "app", "role": "query", "hash": hash_key("rk_a_real_secret_query_key_654321")}]
     with pytest.raises(ConfigurationError, match="REFERENT_AUTH__KEYS must hold"):
-        build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass"}))
+        build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass-for-the-tests"}))
     with pytest.raises(ConfigurationError, match="REFERENT_AUTH__KEYS must hold"):
-        build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass"},
+        build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass-for-the-tests"},
                                 auth={"keys": keys[:1]}))
     published = [{**keys[0], "hash": hash_key(EXAMPLE_KEYS[0])}, keys[1]]
     with pytest.raises(ConfigurationError, match="published in the docs"):
-        build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass"},
+        build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass-for-the-tests"},
                                 auth={"keys": published}))
     with pytest.raises(ConfigurationError, match="REFERENT_NEO4J__PASSWORD"):
         build_keyring(_settings(mode="production", auth={"keys": keys}))
-    ring = build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass"},
+    ring = build_keyring(_settings(mode="production", neo4j={"password": "s3cret-pass-for-the-tests"},
                                    auth={"keys": keys}))
     assert ring.roles() == {"admin", "query"}
 

@@ -387,7 +387,10 @@ def test_a_long_conversation_keeps_the_stored_state_bounded(runtime, demo_kb):
     for i in range(48):
         runtime.engine.handle(demo_kb, s, questions[i % len(questions)])
         state = runtime.sessions.load(demo_kb, s)
-        sizes.append(len(state.model_dump_json()))
+        # The answers kept for retries (at most answers_kept, without their traces) apart.
+        sizes.append(len(state.model_copy(update={"played": []}).model_dump_json()))
+        assert len(state.played) <= 20 and sum(p.answer is not None for p in state.played) <= 2
+        assert sum(len(p.answer or "") for p in state.played) < 2 * 8_000
     assert state.turn_count == 48
     assert len(state.recent) == 4 and len(state.summary) == SUMMARY_LINES
     assert all(len(line.text) <= SUMMARY_CHARS for line in state.summary)

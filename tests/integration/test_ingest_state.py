@@ -1,0 +1,93 @@
+"""An interrupted ingest leaves its kb marked incomplete, turns on it still work
+and say so (a warning and the trace), and running the ingest again completes it;
+real Neo4j and Milvus Lite."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from kg.aliases import SnapshotCache
+from retrieval import ingest as ingest_module
+from retrieval.ingest import ingest_corpus
+from tests.conftest import DEMO
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+
+class Interrupted(Exception):
+    """Stands for the process being stopped (Ctrl-C, a crash) in the middle."""
+
+
+def _corpus(copies: int) -> list[str]:
+    """The demo corpus, ``copies`` times under other doc ids (more than one write step)."""
+    lines = []
+    for line in (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        for n in range(copies):
+            copy = {**record, "doc_id": f"{record['doc_id']}-{n}"}
+            if "chunk_id" in record:
+                copy["chunk_id"] = f"{record['chunk_id']}-{n}"
+            lines.append(json.dumps(copy, ensure_ascii=False))
+    return lines
+
+
+@pytest.fixture
+def demo_ontology_kb(neo4j_store, milvus_index):
+    kb = f"t_ing_{uuid.uuid4().hex[:8]}"
+    neo4j_store.import_ontology(kb, (DEMO / "ontology.jsonl").read_text(encoding="utf-8")
+                                .splitlines())
+    yield kb
+    milvus_index.drop(kb)
+    neo4j_store.delete_kb(kb)
+
+
+def test_an_interrupted_ingest_is_marked_turns_say_so_and_a_rerun_completes_it(
+        runtime, neo4j_store, milvus_index, demo_ontology_kb, monkeypatch):
+    kb = demo_ontology_kb
+    snapshot = SnapshotCache(neo4j_store).get(kb)
+    lines = _corpus(3)
+    monkeypatch.setattr(ingest_module, "STEP", 100)
+
+    def stop_after_first_step(done: int, total: int) -> None:
+        if done >= 100:
+            raise Interrupted()
+
+    with pytest.raises(Interrupted):
+        ingest_corpus(kb, lines, index=milvus_index, snapshot=snapshot,
+                      progress=stop_after_first_step, path="corpus.jsonl")
+    total = len(ingest_module.parse_corpus(lines, snapshot)[0])
+    stored = milvus_index.count(kb)
+    assert 0 < stored < total
+    record = milvus_index.incomplete(kb, max_age=0)
+    assert record is not None and record["file"] == "corpus.jsonl" and record["started_at"]
+
+    # A turn still works, and says the collection is incomplete.
+    result = runtime.engine.handle(kb, f"s-{uuid.uuid4().hex[:8]}", "华东区7月的销售额是多少")
+    assert result.action in ("retrieve", "no_answer")
+    assert result.trace["collection_incomplete"]["file"] == "corpus.jsonl"
+    assert any("incomplete" in w and f"referent ingest --kb {kb}" in w for w in result.warnings)
+
+    # The same ingest again: everything stored, the mark gone, turns without the warning.
+    report = ingest_corpus(kb, lines, index=milvus_index, snapshot=snapshot, path="corpus.jsonl")
+    assert report.unchanged == stored and report.written == total - stored
+    assert milvus_index.count(kb) == total
+    assert milvus_index.incomplete(kb, max_age=0) is None
+    runtime.index.incomplete(kb, max_age=0)  # the engine's cache reads it afresh
+    again = runtime.engine.handle(kb, f"s-{uuid.uuid4().hex[:8]}", "华东区7月的销售额是多少")
+    assert again.action == "retrieve" and again.warnings == []
+    assert "collection_incomplete" not in again.trace
+
+
+def test_a_finished_ingest_leaves_no_mark_and_dropping_a_kb_clears_one(
+        milvus_index, neo4j_store, demo_ontology_kb):
+    kb = demo_ontology_kb
+    snapshot = SnapshotCache(neo4j_store).get(kb)
+    ingest_corpus(kb, _corpus(1), index=milvus_index, snapshot=snapshot)
+    assert milvus_index.incomplete(kb, max_age=0) is None
+    milvus_index.mark_incomplete(kb, {"started_at": "2026-12-01T00:00:00+00:00", "file": None})
+    assert milvus_index.incomplete(kb, max_age=0)["started_at"].startswith("2026-12-01")
+    milvus_index.drop(kb)
+    assert milvus_index.incomplete(kb, max_age=0) is None
