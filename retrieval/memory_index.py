@@ -31,6 +31,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from common.errors import NotFoundError
 from common.ids import check_kb
@@ -83,6 +84,7 @@ class InMemoryIndex:
 
     def __init__(self) -> None:
         self._kbs: dict[str, _Kb] = {}
+        self._incomplete: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     # -- collections ---------------------------------------------------------
@@ -109,6 +111,20 @@ class InMemoryIndex:
     def close(self) -> None:
         with self._lock:
             self._kbs.clear()
+
+    # -- ingest state ----------------------------------------------------------
+
+    def mark_incomplete(self, kb: str, info: dict[str, Any]) -> None:
+        with self._lock:
+            self._incomplete[check_kb(kb)] = dict(info)
+
+    def mark_complete(self, kb: str) -> None:
+        with self._lock:
+            self._incomplete.pop(check_kb(kb), None)
+
+    def incomplete(self, kb: str) -> dict[str, Any] | None:
+        found = self._incomplete.get(check_kb(kb))
+        return dict(found) if found is not None else None
 
     # -- writes --------------------------------------------------------------
 

@@ -351,3 +351,15 @@ class TestVectorIndexContract:
         assert index.get_chunks(own_corpus_kb, ["policy#0"]) == [CORPUS[-1]]
         assert index.search(own_corpus_kb, "意外伤害住院津贴", limit=1)[0].metadata == {
             "version": "2025", "valid_from": "2025-01-01"}
+
+
+class TestIngestStateContract:
+    def test_an_ingest_marked_incomplete_stays_so_until_marked_complete(self, index, kb):
+        index.ensure_collection(kb)
+        assert index.incomplete(kb) is None
+        index.mark_incomplete(kb, {"started_at": "2026-12-01T15:00:00+00:00", "file": "c.jsonl"})
+        assert index.incomplete(kb)["file"] == "c.jsonl"
+        index.mark_complete(kb)
+        assert index.incomplete(kb) is None
+        index.mark_complete(kb)  # nothing to clear: no error
+        assert index.incomplete(kb) is None
