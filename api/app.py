@@ -51,6 +51,13 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
                                       f"{max_text_chars} characters",
                           examples=["那华南区呢"])
         k: int | None = Field(default=None, ge=1, le=50, description="evidence items to return")
+        used: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+            default_factory=list, max_length=200,
+            description="chunk ids of earlier evidence the client actually used: they count "
+                        "as consumed and are not shown again (a revisit aside); evidence shown "
+                        "but not used may come back when it answers a new question. Each must "
+                        "be a chunk this session was shown.",
+            examples=[["prod-a-personal-apply#1"]])
 
         @field_validator("text")
         @classmethod
@@ -159,7 +166,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                   _: Annotated[Caller, Depends(any_caller)]) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question."""
-        result = engine.handle(kb, session_id, body.text, k=body.k)
+        result = engine.handle(kb, session_id, body.text, k=body.k, used=body.used)
         runtime.clarifications.observe(kb, session_id, result)  # analytics; never raises
         metrics.observe_turn(kb, result)
         context = log.current()

@@ -74,7 +74,8 @@ def is_correction(detection: Detection, links: LinkResult) -> bool:
 _BACK_RE = re.compile(r"回到(?:刚才|之前|前面|上面)|(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个|"
                       r"\bgo(?:ing)? back to\b|\bback to (?:the|that)\b|\bthe (?:earlier|previous) one\b",
                       re.IGNORECASE)
-_AGAIN_RE = re.compile(r"再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)|重新(?:发|给)|"
+_AGAIN_RE = re.compile(r"再(?:给我|发我)?(?:看看|看一下|发一下|说一遍|讲一遍)|再(?:给我|发我)一下|重新(?:发|给)|"
+                       r"(?:刚才|之前|前面|上面)[^，,。？?]{0,12}那(?:条|段|个)[^，,。？?]{0,4}再|"
                        r"\bshow (?:me )?(?:that|it) again\b|\bonce more\b|\brepeat that\b",
                        re.IGNORECASE)
 
@@ -94,6 +95,11 @@ def strip_conversation_cues(query: str) -> str:
     return _LEADING_CUE_RE.sub("", query, count=1) or query
 
 
+def asks_again(text: str) -> bool:
+    """再发我一下 / show me that again: the same evidence again, not a new question."""
+    return bool(_AGAIN_RE.search(text))
+
+
 def revisit_cue(text: str) -> str | None:
     """'back' (return to an earlier topic), 'again' (the same one again) or None."""
     if _BACK_RE.search(text):
@@ -101,6 +107,19 @@ def revisit_cue(text: str) -> str | None:
     if _AGAIN_RE.search(text):
         return "again"
     return None
+
+
+# 还有呢 / 其他的 / what else / more: new information on the same topic, nothing shown before.
+_MORE_RE = re.compile(r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)|(?:别的|其他的?|其它的?|另外的)(?:呢|吗|还有吗)?"
+                      r"\s*[?？。!！]*\s*$|还有(?:别的|其他|其它)|更多|"
+                      r"\bwhat else\b|\banything else\b|\b(?:tell|show|give) me more\b|"
+                      r"\bany (?:more|others?)\b|\bother (?:ones|options)\b|^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$",
+                      re.IGNORECASE)
+
+
+def asks_for_more(text: str) -> bool:
+    """还有呢 / 其他的 / what else / more: the user wants what has not been shown yet."""
+    return bool(_MORE_RE.search(text))
 
 
 class TurnKind(str, Enum):
