@@ -42,7 +42,7 @@ Intent = Literal["new", "more", "revisit"]
 # A shown chunk comes back only within the first this many places of a turn's evidence,
 # and only when it holds this IDF-weighted share of the turn's new question words.
 NOVELTY_RANK = 1
-NOVELTY_MIN_GAIN = 0.5
+NOVELTY_MIN_GAIN = 0.3
 
 # Stats are rebuilt at most this often (seconds), and only when the kb's size changed.
 _STATS_TTL = 300.0

@@ -284,7 +284,7 @@ class Retriever:
         if not terms:
             return pairs
         trace["history_terms"] = terms
-        return [(f"{queries[0]} {' '.join(terms)}", queries[0]), *pairs[1:]]
+        return [*pairs, (f"{queries[0]} {' '.join(terms)}", queries[0])]
 
     def _check_embedder(self, kb: str) -> bool:
         """Whether to search dense vectors; refuse an embedder the kb was not built with."""
