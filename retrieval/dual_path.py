@@ -22,17 +22,20 @@ from typing import Any
 
 from kg.normalize import normalize
 from retrieval.fusion import rrf
-from retrieval.novelty import Intent, Shown, units
+from retrieval.models import Hit
+from retrieval.novelty import Intent, Shown, TermStats, units
 from retrieval.search import Found, Retriever, SearchOutcome
 
 
-def own_coverage(original: str, hit) -> float:
-    """Share of the user's content characters (and English words) found in the hit."""
+def own_coverage(original: str, hit: Hit, stats: TermStats) -> float:
+    """IDF-weighted share of the user's content characters (and English words) found
+    in the hit: 火星 weighs more than 上 or 天, which most passages have."""
     asked = units(original)
-    if not asked:
+    total = sum(stats.idf(u) for u in asked)
+    if not asked or total <= 0:
         return 1.0
     have = units(f"{hit.title}\n{hit.text}")
-    return sum(1 for u in asked if u in have) / len(asked)
+    return sum(stats.idf(u) for u in asked if u in have) / total
 
 
 def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original: str, *,
@@ -64,7 +67,8 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
     # characters: a follow-up's own words are few (一般多久能转过去), and their bigrams
     # rarely survive a paraphrase, while a rewrite that only carried a name over
     # (退货政策 + 火星上的天气怎么样) still shares next to nothing with the question.
-    own = max((own_coverage(original, f.hit) for f in first.found), default=0.0)
+    stats = retriever.term_stats(kb)
+    own = max((own_coverage(original, f.hit, stats) for f in first.found), default=0.0)
     floor = retriever.config.no_answer_threshold
     if own < floor and second.strength < floor and abstain:
         found: list[Found] = []

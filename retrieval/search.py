@@ -202,7 +202,7 @@ class Retriever:
             # "还有呢 / what else": everything shown stays out.
             excluded.extend(competing)
             competing = {}
-        stats = self._term_stats(kb) if competing or (history and not entity_ids) else None
+        stats = self.term_stats(kb) if competing or (history and not entity_ids) else None
         searched = self._with_history(list(queries), history, entity_ids, stats, trace)
         pool = k * cfg.pool_factor if rerank else k
         # Shown chunks are not excluded, so they may take places in the pool.
@@ -268,7 +268,8 @@ class Retriever:
 
     # -- steps -------------------------------------------------------------------------
 
-    def _term_stats(self, kb: str) -> TermStats:
+    def term_stats(self, kb: str) -> TermStats:
+        """Document frequencies of the kb's words (built once, refreshed when it grows)."""
         return self._stats.get(kb)
 
     def _with_history(self, queries: list[str], history: Sequence[str], entity_ids: Sequence[str],
