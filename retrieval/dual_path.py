@@ -43,7 +43,8 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                 exclude_chunk_ids: Sequence[str] = (), exclude_doc_ids: Sequence[str] = (),
                 confusable: Mapping[str, frozenset[str]] | None = None,
                 shown: Sequence[Shown] = (), intent: Intent = "new",
-                history: Sequence[str] = (), abstain: bool = True) -> SearchOutcome:
+                history: Sequence[str] = (), abstain: bool = True,
+                names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
     """Search ``queries``; if their evidence is weak, also ``original``, and fuse.
 
     ``weak_below`` 0 turns the dual path off. ``shown``, ``intent`` and ``history``
@@ -55,7 +56,8 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
     common: dict[str, Any] = {"k": k, "exclude_chunk_ids": exclude_chunk_ids,
                               "exclude_doc_ids": exclude_doc_ids, "confusable": confusable,
                               "shown": shown, "intent": intent, "abstain": abstain}
-    first = retriever.search(kb, queries, entity_ids=entity_ids, history=history, **common)
+    first = retriever.search(kb, queries, entity_ids=entity_ids, history=history, names=names,
+                             **common)
     asked = {normalize(q) for q in queries}
     if weak_below <= 0 or first.strength >= weak_below or not normalize(original) \
             or normalize(original) in asked:

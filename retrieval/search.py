@@ -25,6 +25,7 @@ weak evidence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -166,7 +167,8 @@ class Retriever:
                exclude_doc_ids: Sequence[str] = (),
                confusable: Mapping[str, frozenset[str]] | None = None,
                rerank: bool = True, abstain: bool = True, shown: Sequence[Shown] = (),
-               intent: Intent = "new", history: Sequence[str] = ()) -> SearchOutcome:
+               intent: Intent = "new", history: Sequence[str] = (),
+               names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
         """Search every query and return the turn's best ``k`` chunks.
 
         Args:
@@ -182,6 +184,10 @@ class Retriever:
                 and never abstains; ``new`` applies the novelty test.
             history: earlier user turns and their evidence, most recent last: when no
                 entity is resolved, their salient words join the query.
+            names: resolved entity → its names and aliases: the names in a script the
+                query does not name the entity in (English for 携号转网, 携号转网 for
+                "number portability") join the keyword query, so a question in one
+                language finds passages written in the other.
 
         Raises:
             ConfigurationError: the configured embedder is not the one the kb was built with.
@@ -204,6 +210,9 @@ class Retriever:
             competing = {}
         stats = self.term_stats(kb) if competing or (history and not entity_ids) else None
         searched = self._with_history(list(queries), history, entity_ids, stats, trace)
+        if names:
+            searched = [(_with_other_names(q, entity_ids, names), asked) for q, asked in searched]
+            trace["names_added"] = [q for q, _ in searched if q not in queries]
         pool = k * cfg.pool_factor if rerank else k
         # Shown chunks are not excluded, so they may take places in the pool.
         pool += min(len(competing), pool)
@@ -396,6 +405,41 @@ def _merge(narrow: list[Hit], broad: list[Hit]) -> list[Hit]:
     for h in narrow:
         by_id.setdefault(h.chunk_id, h)
     return sorted(by_id.values(), key=lambda h: (-h.score, h.chunk_id))
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _with_other_names(query: str, entity_ids: Sequence[str],
+                      names: Mapping[str, Sequence[str]], per_entity: int = 3) -> str:
+    """The query plus each entity's names in a script (Chinese / Latin) that the
+    question's own words are written in but the entity is not yet named in: an English
+    question gets the English names of an entity the rewrite named in Chinese, and the
+    reverse. A question in one script only gets nothing (more names would only add
+    weight to the entity over what is asked about it)."""
+    low = query.lower()
+    rest = low
+    for entity_id in entity_ids:
+        for name in sorted(names.get(entity_id, ()), key=len, reverse=True):
+            if name.strip():
+                rest = rest.replace(name.lower(), " ")
+    asked_in = {script for script, found in ((True, _CJK.search(rest)),
+                                             (False, re.search(r"[a-z]{2,}", rest))) if found}
+    extra: list[str] = []
+    for entity_id in entity_ids:
+        all_names = list(dict.fromkeys(n for n in names.get(entity_id, ()) if n.strip()))
+        present = {bool(_CJK.search(n)) for n in all_names if n.lower() in low}
+        added = 0
+        for name in all_names:
+            if added == per_entity:
+                break
+            script = bool(_CJK.search(name))
+            if script in present or script not in asked_in or name.lower() in low \
+                    or name in extra:
+                continue
+            extra.append(name)
+            added += 1
+    return f"{query} {' '.join(extra)}" if extra else query
 
 
 def _novel_first(ranked: list[Found], top: int) -> tuple[list[Found], int]:
