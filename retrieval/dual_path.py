@@ -31,10 +31,12 @@ def own_coverage(original: str, hit: Hit, stats: TermStats) -> float:
     """IDF-weighted share of the user's content characters (and English words) found
     in the hit: 火星 weighs more than 上 or 天, which most passages have."""
     asked = units(original)
+    have = units(f"{hit.title}\n{hit.text}")
+    if not any(u.isascii() and u.isalpha() for u in have):
+        asked = {u for u in asked if not (u.isascii() and u.isalpha())}  # English over Chinese
     total = sum(stats.idf(u) for u in asked)
     if not asked or total <= 0:
         return 1.0
-    have = units(f"{hit.title}\n{hit.text}")
     return sum(stats.idf(u) for u in asked if u in have) / total
 
 

@@ -104,13 +104,23 @@ class SearchOutcome:
     strength: float = 0.0
 
 
+_LATIN_WORD = re.compile(r"[a-z][a-z'\-]+")
+
+
 def content_units(text: str) -> frozenset[str]:
-    """The query's content bigrams after normalization (function-word pairs left out)."""
-    norm = normalize(text)
-    if len(norm) < 2:
-        return frozenset({norm}) if norm and norm not in _FUNCTION_CHARS else frozenset()
-    return frozenset(norm[i:i + 2] for i in range(len(norm) - 1)
-                     if not (norm[i] in _FUNCTION_CHARS and norm[i + 1] in _FUNCTION_CHARS))
+    """The query's content units after normalization: bigrams of its Chinese (and digit)
+    runs, function-word pairs left out, and the stems of its English words (question
+    and function words left out, ``kg.fit.tokens``)."""
+    words = frozenset(tokens(" ".join(_LATIN_WORD.findall(text.lower()))))
+    units: set[str] = set(words)
+    for run in re.sub(r"[a-z]+", " ", normalize(text)).split():
+        if len(run) < 2:
+            if run and run not in _FUNCTION_CHARS and not run.isascii():
+                units.add(run)
+            continue
+        units.update(run[i:i + 2] for i in range(len(run) - 1)
+                     if not (run[i] in _FUNCTION_CHARS and run[i + 1] in _FUNCTION_CHARS))
+    return frozenset(units)
 
 
 def coverage(query: str, hit: Hit) -> float:
@@ -123,9 +133,13 @@ def coverage(query: str, hit: Hit) -> float:
     (``嗯嗯``) counts as fully covered: there is nothing to judge it by.
     """
     units = content_units(query)
+    haystack = normalize(f"{hit.title}\n{hit.text}")
+    if not re.search(r"[a-z]{2,}", haystack):
+        # A passage without English cannot hold the English words of a mixed question:
+        # they are judged by the rest (the dense path, if any, matched their meaning).
+        units = frozenset(u for u in units if not u.isascii() or not u.isalpha())
     if not units:
         return 1.0
-    haystack = normalize(f"{hit.title}\n{hit.text}")
     return sum(1 for unit in units if unit in haystack) / len(units)
 
 
@@ -246,6 +260,9 @@ class Retriever:
                 else:
                     novelty["left_out"] += 1
         ranked = sorted(candidates, key=lambda f: (-f.hit.score, f.hit.chunk_id))
+        if intent == "revisit":
+            # "再给我看看 / show me that again" asks for what was shown: it goes first.
+            ranked.sort(key=lambda f: f.seen_in_turn is None)
         ranked = _per_document(ranked, cfg.chunks_per_doc)
         if intent != "revisit" and competing:
             ranked, demoted = _novel_first(ranked, cfg.novelty_rank)
@@ -429,6 +446,8 @@ def _with_other_names(query: str, entity_ids: Sequence[str],
     for entity_id in entity_ids:
         all_names = list(dict.fromkeys(n for n in names.get(entity_id, ()) if n.strip()))
         present = {bool(_CJK.search(n)) for n in all_names if n.lower() in low}
+        if not present:
+            continue  # this query is about another of the turn's entities
         added = 0
         for name in all_names:
             if added == per_entity:
