@@ -104,23 +104,13 @@ class SearchOutcome:
     strength: float = 0.0
 
 
-_LATIN_WORD = re.compile(r"[a-z][a-z'\-]+")
-
-
 def content_units(text: str) -> frozenset[str]:
-    """The query's content units after normalization: bigrams of its Chinese (and digit)
-    runs, function-word pairs left out, and the stems of its English words (question
-    and function words left out, ``kg.fit.tokens``)."""
-    words = frozenset(tokens(" ".join(_LATIN_WORD.findall(text.lower()))))
-    units: set[str] = set(words)
-    for run in re.sub(r"[a-z]+", " ", normalize(text)).split():
-        if len(run) < 2:
-            if run and run not in _FUNCTION_CHARS and not run.isascii():
-                units.add(run)
-            continue
-        units.update(run[i:i + 2] for i in range(len(run) - 1)
-                     if not (run[i] in _FUNCTION_CHARS and run[i + 1] in _FUNCTION_CHARS))
-    return frozenset(units)
+    """The query's content bigrams after normalization (function-word pairs left out)."""
+    norm = normalize(text)
+    if len(norm) < 2:
+        return frozenset({norm}) if norm and norm not in _FUNCTION_CHARS else frozenset()
+    return frozenset(norm[i:i + 2] for i in range(len(norm) - 1)
+                     if not (norm[i] in _FUNCTION_CHARS and norm[i + 1] in _FUNCTION_CHARS))
 
 
 def coverage(query: str, hit: Hit) -> float:
@@ -134,10 +124,10 @@ def coverage(query: str, hit: Hit) -> float:
     """
     units = content_units(query)
     haystack = normalize(f"{hit.title}\n{hit.text}")
-    if not re.search(r"[a-z]{2,}", haystack):
+    if not re.search(r"[a-z]{2}", haystack):
         # A passage without English cannot hold the English words of a mixed question:
         # they are judged by the rest (the dense path, if any, matched their meaning).
-        units = frozenset(u for u in units if not u.isascii() or not u.isalpha())
+        units = frozenset(u for u in units if not re.search(r"[a-z]", u))
     if not units:
         return 1.0
     return sum(1 for unit in units if unit in haystack) / len(units)
