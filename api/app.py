@@ -70,6 +70,13 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
             "optional: the number this turn should get (the session's last turn + 1). A retry "
             "of a turn that was saved gets its stored answer; a number that skips or repeats "
             "a turn with other text is refused (409)"))
+        used: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+            default_factory=list, max_length=200,
+            description="chunk ids of earlier evidence the client actually used: they count "
+                        "as consumed and are not shown again (a revisit aside); evidence shown "
+                        "but not used may come back when it answers a new question. Each must "
+                        "be a chunk this session was shown.",
+            examples=[["prod-a-personal-apply#1"]])
 
         @field_validator("text")
         @classmethod
@@ -198,7 +205,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         turn that was saved returns the stored answer instead of playing it again."""
         result = engine.handle(kb, session_id, body.text, k=body.k,
                                access=caller.session_access(kb),
-                               idempotency_key=idempotency_key, expected_turn=body.turn)
+                               idempotency_key=idempotency_key, expected_turn=body.turn,
+                               used=body.used)
         if result.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         else:

@@ -415,7 +415,8 @@ def keys_revoke(key_id: Annotated[str, typer.Argument(help="the id `referent key
 def eval_suite(
     kb: KbOption,
     suite: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="conversation suite (docs/formats.md §3)")],
-    out: Annotated[Optional[Path], typer.Option(help="results file, one line per turn (docs/formats.md §4)")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        help="results file, one line per turn and system (docs/formats.md §4, with 'system')")] = None,
     summary: Annotated[Optional[Path], typer.Option(help="write the summary as JSON")] = None,
     k: Annotated[int, typer.Option(min=1, max=50, help="evidence depth for hit@k")] = 5,
     baseline: Annotated[Optional[list[str]], typer.Option(help="raw | concat (repeatable)")] = None,
@@ -444,14 +445,20 @@ def eval_suite(
                 results = run_system(runtime.engine, kb, scripts, k=k,
                                      on_turn=lambda _: progress.advance(task))
             summaries = {"referent": score(scripts, results, k=k)}
+            by_system = {"referent": results}
             for b in baselines:
-                summaries[b] = score(scripts, run_baseline(runtime.retriever, kb, scripts, b, k=k), k=k)
+                by_system[b] = run_baseline(runtime.retriever, kb, scripts, b, k=k)
+                summaries[b] = score(scripts, by_system[b], k=k)
         finally:
             runtime.close()
     if out is not None:
+        # Every system of the run, each line naming its system (FORMATS.md §4 plus the
+        # optional ``system``; lines without it are Referent's, as in older files).
         with open(out, "w", encoding="utf-8") as fh:
-            for r in results:
-                fh.write(json.dumps(r.results_line(), ensure_ascii=False) + "\n")
+            for system, lines in by_system.items():
+                for r in lines:
+                    fh.write(json.dumps({**r.results_line(), "system": system},
+                                        ensure_ascii=False) + "\n")
     _print_summary(summaries)
     failed = [r for r in results if getattr(r, "error", None)]
     if failed:

@@ -233,11 +233,17 @@ _TURN_CLARIFY = {
 _EVIDENCE = {"chunk_id": "prod-a-personal-apply#1", "doc_id": "prod-a-personal-apply",
              "score": 1.167, "title": "A产品（个人版）申请流程",
              "text": "A产品个人版申请常见问题：每个身份证号只能申请1个个人版账号；未满18周岁不能申请。",
-             "entity_ids": ["prod.a.personal"], "query": "A产品（个人版）怎么申请"}
+             "entity_ids": ["prod.a.personal"], "query": "A产品（个人版）怎么申请",
+             "seen_in_turn": None}
+_SEEN_EVIDENCE = {"chunk_id": "prod-a-overview#2", "doc_id": "prod-a-overview", "score": 0.912,
+                  "title": "A产品概览", "text": "A产品个人版可在官网或App内申请，实名认证后即时开通。",
+                  "entity_ids": ["prod.a", "prod.a.personal"], "query": "A产品（个人版）怎么申请",
+                  "seen_in_turn": 1}
 _TURN_RETRIEVE = {
     "session": "s1", "turn": 2, "user": "个人版", "action": "retrieve",
     "standalone": "A产品（个人版）怎么申请", "queries": ["A产品（个人版）怎么申请"],
-    "entities": ["prod.a.personal"], "clarification": None, "evidence": [_EVIDENCE],
+    "entities": ["prod.a.personal"], "clarification": None,
+    "evidence": [_EVIDENCE, _SEEN_EVIDENCE],
     "rewrite": {"source": "rules", "accepted": True,
                 "checks": {"entities_known": True, "entities_present": True,
                            "negation_kept": True, "time_kept": True}},
@@ -305,7 +311,7 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
         'referent_turns_total{action="retrieve",kb="demo"} 1842.0\n'
         'referent_turns_total{action="clarify",kb="demo"} 97.0\n'),
     ("POST", f"{SESSION}/turns"): Examples(
-        _TURN_RETRIEVE, request={"text": "个人版", "k": 5},
+        _TURN_RETRIEVE, request={"text": "个人版", "k": 5, "used": ["prod-a-overview#1"]},
         errors={422: _p(422, "Invalid input", "text: String should have at most 2000 characters",
                         field="text", errors=[{"field": "text", "message":
                                                "String should have at most 2000 characters"}]),

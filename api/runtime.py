@@ -92,7 +92,9 @@ def retriever_config(settings: Settings) -> RetrieverConfig:
                            near_duplicate_cosine=r.near_duplicate_cosine,
                            near_duplicate_shingles=r.near_duplicate_shingles, rrf_k=r.rrf_k,
                            no_answer_threshold=r.no_answer_threshold,
-                           cross_encoder_top_n=settings.rerank.top_n)
+                           cross_encoder_top_n=settings.rerank.top_n,
+                           novelty_rank=r.novelty_rank, novelty_min_gain=r.novelty_min_gain,
+                           history_terms=r.history_terms)
 
 
 def engine_config(settings: Settings) -> EngineConfig:

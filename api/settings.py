@@ -171,6 +171,15 @@ class RetrievalSettings(BaseModel):
         "neither covers what the user wrote, `no_answer` (`docs/dialogue.md`; `0` turns it off)"))
     context_budget_tokens: int = Field(default=2000, ge=50, description=(
         "token budget of the packed `context`"))
+    novelty_rank: int = Field(default=1, ge=0, le=100, description=(
+        "a chunk shown earlier in the session comes back only within this many first places "
+        "of a turn's evidence (`0`: never, except on a revisit; `docs/retrieval.md`)"))
+    novelty_min_gain: float = Field(default=0.3, ge=0, le=1, description=(
+        "... and only when it holds this IDF-weighted share of the words the turn asks that "
+        "the turn which showed it did not"))
+    history_terms: int = Field(default=6, ge=0, le=50, description=(
+        "a turn that links no entity also searches with this many salient words of the "
+        "recent turns and their evidence (`0`: off)"))
 
     def granularity(self, kb: str) -> Granularity:
         return self.consumed_granularity_by_kb.get(kb, self.consumed_granularity)

@@ -57,6 +57,8 @@ def main() -> None:
         lines = args.results.read_text(encoding="utf-8").splitlines()
         for line in lines:
             r = json.loads(line)
+            if r.get("system", "referent") != "referent":
+                continue  # a baseline's line of the same run
             expected = gold.get((r["session"], r["turn"]))
             if not expected or not r["queries"]:
                 continue

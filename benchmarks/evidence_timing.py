@@ -39,6 +39,8 @@ def main() -> None:
     tally: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for line in args.results.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
+        if r.get("system", "referent") != "referent":
+            continue  # a baseline's line of the same run
         ids = {e["chunk_id"] for e in r["evidence"][:args.k]} | {e["doc_id"] for e in r["evidence"][:args.k]}
         history = shown[r["session"]]
         expected = gold.get((r["session"], r["turn"]))

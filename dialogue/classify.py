@@ -76,6 +76,11 @@ def strip_conversation_cues(query: str) -> str:
     return _LEADING_CUE_RE.sub("", query, count=1) or query
 
 
+def asks_again(text: str) -> bool:
+    """再发我一下 / show me that again: the same evidence again, not a new question."""
+    return bool(_AGAIN_RE.search(text))
+
+
 def revisit_cue(text: str) -> str | None:
     """'back' (return to an earlier topic), 'again' (the same one again) or None."""
     if _BACK_RE.search(text):
@@ -83,6 +88,19 @@ def revisit_cue(text: str) -> str | None:
     if _AGAIN_RE.search(text):
         return "again"
     return None
+
+
+# 还有呢 / 其他的 / what else / more: new information on the same topic, nothing shown before.
+_MORE_RE = re.compile(r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)|(?:别的|其他的?|其它的?|另外的)(?:呢|吗|还有吗)?"
+                      r"\s*[?？。!！]*\s*$|还有(?:别的|其他|其它)|更多|"
+                      r"\bwhat else\b|\banything else\b|\b(?:tell|show|give) me more\b|"
+                      r"\bany (?:more|others?)\b|\bother (?:ones|options)\b|^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$",
+                      re.IGNORECASE)
+
+
+def asks_for_more(text: str) -> bool:
+    """还有呢 / 其他的 / what else / more: the user wants what has not been shown yet."""
+    return bool(_MORE_RE.search(text))
 
 
 class TurnKind(str, Enum):

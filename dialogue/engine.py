@@ -2,7 +2,8 @@
 
 A short pipeline: load the session → understand (detect mentions, link) →
 decide (dialogue/policy) → rewrite (dialogue/rewrite_chain.py) → retrieve
-(entity filter, consumed excluded, one chunk per doc) → pack context → apply
+(entity filter, used evidence excluded, shown evidence back only when it answers
+something new, one chunk per doc) → pack context → apply
 (dialogue/transition.py) → save. A stage that fails falls back and the trace
 says so (dialogue/stages.py); only a store being down fails the turn. The HTTP
 route and `referent eval` both call :meth:`TurnEngine.handle`.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,7 +23,8 @@ from common.ids import check_kb, check_session_id
 from dialogue.clarify import build_clarification
 from dialogue.events import (ClarificationAnswered, ClarificationAsked, DependencyDegraded,
                              StagesTimed)
-from dialogue.classify import TurnKind, strip_conversation_cues, strip_correction_cue
+from dialogue.classify import (TurnKind, asks_again, asks_for_more, strip_conversation_cues,
+                               strip_correction_cue)
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.policy.clarify_model import ClarifyModel
@@ -35,16 +37,18 @@ from dialogue.rewriter import Proposal, RewriteRequest
 from dialogue.session_store import SessionStore
 from dialogue.stages import TurnRun
 from dialogue.state import (PlayedTurn, SessionAccess, SessionOwner, SessionState,
-                            TurnRecord)
+                            ShownRecord, TurnRecord)
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
+from kg.ontology import Ontology
 from kg.linker import EntityLinker, LinkResult
 from kg.mentions import Detection, detect_mentions
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
+from retrieval.novelty import Shown
 from retrieval.search import Found, Retriever, SearchOutcome, degraded_dependencies
 
 
@@ -122,7 +126,7 @@ class TurnEngine:
 
     def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None,
                access: SessionAccess | None = None, idempotency_key: str | None = None,
-               expected_turn: int | None = None) -> TurnResult:
+               expected_turn: int | None = None, used: Sequence[str] = ()) -> TurnResult:
         """Process one user turn and persist the new session state.
 
         With ``access``, the session must be the caller's (or the caller an admin of
@@ -131,11 +135,14 @@ class TurnEngine:
         turn that was saved (same ``idempotency_key``, or ``expected_turn`` naming a
         turn already played) gets that answer again with ``replayed`` set, and the
         session does not advance; a failed turn (any exception) saved nothing.
+        ``used``: chunk ids of earlier evidence the client used; they count as consumed.
 
         Raises:
             InputError: bad kb, session id or text; an idempotency key reused for
-                another text (``field`` is ``Idempotency-Key``).
-            NotFoundError: the kb has no ontology, or the session belongs to another caller.
+                another text (``field`` is ``Idempotency-Key``); a used id the session
+                was not shown.
+            NotFoundError: the kb has neither an ontology nor a corpus, or the session
+                belongs to another caller.
             ConflictError: the session kept changing under us (after retries), or
                 ``expected_turn`` does not follow the session's last turn.
             DependencyError: Neo4j, Milvus or the session store failed; the
@@ -152,6 +159,8 @@ class TurnEngine:
             replay = self._replay(state, fingerprint, idempotency_key, expected_turn)
             if replay is not None:
                 return self._with_kept_trace(kb, session_id, replay)
+            if used:
+                state = _with_used(state, used)
             result, new_state = self._turn(kb, state, text, k)
             self._warn_if_incomplete(kb, result)
             # The answer without its trace, which the trace store keeps (and a replay
@@ -281,7 +290,9 @@ class TurnEngine:
         outcome = TurnOutcome(turn_no, text, decision, result.action, plan.proposal.standalone,
                               plan.entities, plan.kind, plan.detection, plan.links, tuple(negated),
                               tuple(e.chunk_id for e in result.evidence),
-                              tuple(e.doc_id for e in result.evidence))
+                              tuple(e.doc_id for e in result.evidence),
+                              asked=" ".join(plan.queries),
+                              found_titles=tuple(e.title for e in result.evidence[:2] if e.title))
         new_state = self._apply(run, state, outcome, snapshot)
         run.trace["slots"] = new_state.slots.as_trace()
         result.trace = run.trace  # with what applying the turn added
@@ -308,8 +319,13 @@ class TurnEngine:
     def _snapshot(self, kb: str) -> AliasSnapshot:
         snapshot = self._snapshots.get(kb)
         if snapshot is None:
-            raise NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
-                                f"`referent ontology import --kb {kb} FILE`")
+            # No ontology: nothing links, the turn is searched with its own words and
+            # those of the earlier turns. A kb with neither ontology nor corpus is unknown.
+            if not self._retriever.has_kb(kb):
+                raise NotFoundError(f"knowledge base {kb!r} has neither an ontology nor a corpus; "
+                                    f"import one with `referent ontology import --kb {kb} FILE` "
+                                    f"or `referent ingest --kb {kb} FILE`")
+            snapshot = AliasSnapshot.from_ontology(kb, 0, Ontology())
         return snapshot
 
     def _trace_start(self, kb: str, state: SessionState, snapshot: AliasSnapshot) -> dict[str, Any]:
@@ -370,15 +386,14 @@ class TurnEngine:
                   negated: list[str]) -> tuple[_Plan, list[Found], bool]:
         """The plan (with the user's own words when they were searched too), the
         evidence (none only about negated entities) and whether it is too weak."""
-        exclude_chunks, exclude_docs = self._consumed(run, kb, plan, state)
+        shown = self._shown_so_far(run, kb, plan, state, snapshot)
         original = plan.detection.text
         if plan.kind is TurnKind.CORRECTION:
             original = strip_correction_cue(original)
         outcome = run.guarded("retrieve", lambda: dual_search(
             self._retriever, kb, plan.queries, strip_conversation_cues(original), k=k,
             weak_below=self._config.dual_path_below, entity_ids=plan.entities,
-            exclude_chunk_ids=exclude_chunks, exclude_doc_ids=exclude_docs,
-            confusable=dict(snapshot.confusable)),
+            confusable=dict(snapshot.confusable), **shown),
             lambda: SearchOutcome(found=(), trace={"fallback": "no answer"}, no_answer=True),
             "no answer")
         run.trace["retrieval"] = outcome.trace
@@ -395,23 +410,52 @@ class TurnEngine:
             run.trace["retrieval"]["dropped_negated"] = len(outcome.found) - len(found)
         return plan, found, outcome.no_answer
 
-    def _consumed(self, run: TurnRun, kb: str, plan: _Plan,
-                  state: SessionState) -> tuple[list[str], list[str]]:
-        """The chunk ids and doc ids this turn must not return again."""
+    def _shown_so_far(self, run: TurnRun, kb: str, plan: _Plan, state: SessionState,
+                      snapshot: AliasSnapshot) -> dict[str, Any]:
+        """What the session was shown, for the search: ``exclude_*`` (what must stay out:
+        used chunks, or whole documents at doc granularity), ``shown`` (what competes
+        again under the novelty test), ``intent`` (revisit / more / new), ``history``
+        (earlier user turns and the titles of their evidence, for a turn without names),
+        ``abstain`` and the resolved entities' names in every language."""
         granularity = self._config.granularity(kb)
-        if plan.lift_consumed:
-            run.trace["consumed"] = ConsumedTrace(granularity=granularity, lifted=True).dump()
-            return [], []
-        chunks, docs = ([], state.consumed_docs) if granularity == "doc" else (state.consumed, [])
-        run.trace["consumed"] = ConsumedTrace(granularity=granularity, lifted=False,
-                                              excluded=len(docs) + len(chunks)).dump()
-        return list(chunks), list(docs)
+        text = plan.detection.text
+        # "再发我一下 / show me that again" asks for what was shown; "回到刚才那个X，…"
+        # returns to a topic with a question, which the novelty test serves.
+        again = plan.lift_consumed and asks_again(text)
+        intent = "revisit" if again else "more" if asks_for_more(text) else "new"
+        exclude_chunks: list[str] = []
+        exclude_docs: list[str] = []
+        shown: list[Shown] = []
+        if granularity == "doc":
+            if not plan.lift_consumed:
+                exclude_docs = list(state.consumed_docs)
+        else:
+            used = set(state.used)
+            known = {r.chunk_id for r in state.shown}
+            # Sessions saved before shown chunks were recorded: their turn is unknown (0).
+            records = [*(ShownRecord(chunk_id=c, doc_id="", turn=0, query="")
+                         for c in state.consumed if c not in known), *state.shown]
+            exclude_chunks = [] if plan.lift_consumed else [r.chunk_id for r in records
+                                                            if r.chunk_id in used]
+            shown = [Shown(r.chunk_id, r.doc_id, r.turn, r.query) for r in records
+                     if plan.lift_consumed or r.chunk_id not in used]
+        run.trace["consumed"] = ConsumedTrace(
+            granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
+            excluded=len(exclude_docs) + len(exclude_chunks)).dump()
+        history = [t for r in state.recent if r.action != "clarify" for t in (r.user, *r.found)]
+        # A revisit asks for something the session found before: it never abstains.
+        return {"exclude_chunk_ids": exclude_chunks, "exclude_doc_ids": exclude_docs,
+                "shown": shown, "intent": intent, "history": history,
+                "abstain": not plan.lift_consumed,
+                "names": {e: snapshot.entities[e].all_aliases for e in plan.entities
+                          if e in snapshot.entities}}
 
     def _answer(self, run: TurnRun, state: SessionState, turn_no: int, text: str, plan: _Plan,
                 rewrite: RewriteInfo, found: list[Found], weak: bool) -> TurnResult:
         evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id,
                                  score=f.hit.score, title=f.hit.title, text=f.hit.text,
-                                 entity_ids=list(f.hit.entity_ids), query=f.query)
+                                 entity_ids=list(f.hit.entity_ids), query=f.query,
+                                 seen_in_turn=f.seen_in_turn)
                     for f in found]
         context, tokens = run.guarded(
             "pack", lambda: pack_context([f.hit for f in found],
@@ -538,6 +582,22 @@ def no_trace(session_id: str, turn: int) -> NotFoundError:
     return NotFoundError(f"no trace of turn {turn} in session {session_id!r}: only the last "
                          "turns of a live session are kept, and only for the caller that "
                          "made them")
+
+
+def _with_used(state: SessionState, used: Sequence[str]) -> SessionState:
+    """The state with the client's used chunks marked consumed.
+
+    Raises:
+        InputError: an id this session was not shown (or shown too long ago to remember).
+    """
+    known = {r.chunk_id for r in state.shown} | set(state.consumed)
+    unknown = [c for c in used if c not in known]
+    if unknown:
+        raise InputError(f"used: {unknown[0]!r} is not evidence this session was shown (or it "
+                         "fell out of the consumed window); send chunk ids of earlier evidence")
+    state = state.model_copy(deep=True)
+    state.mark_used(list(used))
+    return state
 
 
 def _ms(start: float, end: float) -> float:

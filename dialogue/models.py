@@ -31,6 +31,9 @@ class EvidenceItem(BaseModel):
     text: str = ""
     entity_ids: list[str] = Field(default_factory=list)
     query: str = ""
+    # Set when this chunk was shown on an earlier turn of the session and comes back
+    # because it answers what this turn newly asks; a client that kept it may drop it.
+    seen_in_turn: int | None = None
 
 
 class RewriteInfo(BaseModel):
@@ -78,7 +81,8 @@ class TurnResult(BaseModel):
             "action": self.action, "standalone": self.standalone, "queries": self.queries,
             "entities": self.entities,
             "clarification": self.clarification.model_dump() if self.clarification else None,
-            "evidence": [{"chunk_id": e.chunk_id, "doc_id": e.doc_id, "score": round(e.score, 4)}
+            "evidence": [{"chunk_id": e.chunk_id, "doc_id": e.doc_id, "score": round(e.score, 4),
+                          **({"seen_in_turn": e.seen_in_turn} if e.seen_in_turn is not None else {})}
                          for e in self.evidence],
             "rewrite": self.rewrite.model_dump(),
             "context_tokens": self.context_tokens,

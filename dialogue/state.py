@@ -24,6 +24,17 @@ class TurnRecord(BaseModel):
     standalone: str
     action: str
     entities: list[str] = Field(default_factory=list)
+    # Titles of the evidence the turn found: words a later turn without a name may inherit.
+    found: list[str] = Field(default_factory=list)
+
+
+class ShownRecord(BaseModel):
+    """A chunk the session was shown: on which turn and for which queries (novelty)."""
+
+    chunk_id: str
+    doc_id: str
+    turn: int
+    query: str
 
 
 class Slot(BaseModel):
@@ -122,6 +133,10 @@ class SessionState(BaseModel):
     negated: list[str] = Field(default_factory=list)
     consumed: list[str] = Field(default_factory=list)  # chunk ids already returned, oldest first
     consumed_docs: list[str] = Field(default_factory=list)  # their doc ids, oldest first
+    # Every chunk shown within the window, with the turn and query that showed it, oldest
+    # first; ``used``: the ones the client said it used (consumed for good).
+    shown: list[ShownRecord] = Field(default_factory=list)
+    used: list[str] = Field(default_factory=list)
     pending: PendingClarification | None = None
     slots: Slots = Field(default_factory=Slots)
     summary: list[SummaryLine] = Field(default_factory=list)  # older turns, oldest first
@@ -166,3 +181,14 @@ class SessionState(BaseModel):
             recent = list(dict.fromkeys(doc_ids))
             kept = [d for d in self.consumed_docs if d not in recent]
             self.consumed_docs = (kept + recent)[-window:] if window else []
+
+    def show(self, records: list[ShownRecord], *, window: int) -> None:
+        """Remember what a turn showed (a chunk shown again moves to the newest end)."""
+        ids = {r.chunk_id for r in records}
+        kept = [r for r in self.shown if r.chunk_id not in ids]
+        self.shown = (kept + records)[-window:] if window else []
+        live = {r.chunk_id for r in self.shown}
+        self.used = [c for c in self.used if c in live]
+
+    def mark_used(self, chunk_ids: list[str]) -> None:
+        self.used = list(dict.fromkeys([*self.used, *chunk_ids]))

@@ -78,7 +78,11 @@ class RewriteTrace(_Part):
 class ConsumedTrace(_Part):
     granularity: str = Field(description="chunk or doc")
     lifted: bool = Field(description="a revisit: earlier evidence may come back")
-    excluded: int | None = None
+    excluded: int | None = Field(None, description="used chunks (or, at doc granularity, "
+                                 "documents) left out")
+    intent: str | None = Field(None, description="new, more (everything shown left out) or "
+                               "revisit (shown evidence first, never no_answer)")
+    shown: int | None = Field(None, description="chunks shown earlier that competed again")
 
 
 class RetrievalTrace(_Part):
@@ -90,6 +94,12 @@ class RetrievalTrace(_Part):
     no_answer: dict[str, Any] | None = None
     dual_path: dict[str, Any] | None = None
     dropped_negated: int | None = None
+    novelty: dict[str, Any] | None = Field(None, description=(
+        "shown chunks that competed, came back (with the turn that showed them) or stayed out"))
+    history_terms: list[str] | None = Field(None, description=(
+        "salient words of earlier turns searched with a turn that linked nothing"))
+    names_added: list[str] | None = Field(None, description=(
+        "queries with the entities' names in the other script added"))
 
 
 class FallbackTrace(_Part):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from dialogue.classify import TurnKind, is_bare_mention
 from dialogue.policy.decision import Clarify, Decision
 from dialogue.slots import fold_into_summary, update_slots
-from dialogue.state import PendingClarification, SessionState, TurnRecord
+from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection
@@ -38,6 +38,8 @@ class TurnOutcome:
     negated: tuple[str, ...] = ()
     chunk_ids: tuple[str, ...] = ()
     doc_ids: tuple[str, ...] = ()
+    asked: str = ""  # the searched queries, joined: what the shown chunks were shown for
+    found_titles: tuple[str, ...] = ()  # titles of the best evidence (history for later turns)
 
 
 @dataclass(frozen=True)
@@ -69,11 +71,14 @@ def apply_turn(state: SessionState, outcome: TurnOutcome, snapshot: AliasSnapsho
             _searched(state, outcome)
             state.consume(list(outcome.chunk_ids), window=limits.consumed_window,
                           doc_ids=list(outcome.doc_ids))
+            state.show([ShownRecord(chunk_id=c, doc_id=d, turn=outcome.turn, query=outcome.asked)
+                        for c, d in zip(outcome.chunk_ids, outcome.doc_ids, strict=True)],
+                       window=limits.consumed_window)
         entities = list(outcome.entities)
     state.turn_count = outcome.turn
     evicted = state.remember(TurnRecord(index=outcome.turn, user=outcome.text,
                                         standalone=outcome.standalone, action=outcome.action,
-                                        entities=entities),
+                                        entities=entities, found=list(outcome.found_titles)),
                              keep_turns=limits.recent_turns)
     fold_into_summary(state, evicted, snapshot)
     return state

@@ -19,39 +19,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from common.language import cues
+from common.language.tokens import tokens
 
 if TYPE_CHECKING:  # pragma: no cover
     from kg.aliases import AliasSnapshot
-
-_WORD_RE = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
-# Stop words: whole words of the languages written with spaces; for those written
-# without, the words a run is split on and the characters dropped from it.
-_STOP = cues.STOP_WORDS
-_ZH_STOP_WORDS = cues.STOP_WORDS_RE
-_ZH_STOP_CHARS = cues.STOP_CHARS
-
-
-def _stem(word: str) -> str:
-    # Crude but language-agnostic enough: instruments/instrument, played/playing.
-    for suffix in ("ings", "ing", "ies", "ers", "ed", "es", "er", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def tokens(text: str) -> list[str]:
-    """Content tokens: stemmed English words, and Chinese character bigrams."""
-    out: list[str] = []
-    for piece in _WORD_RE.findall(text.lower()):
-        if piece[0] >= "\u3400":
-            for run in _ZH_STOP_WORDS.split(piece):
-                chars = [c for c in run if c not in _ZH_STOP_CHARS]
-                out.extend(a + b for a, b in zip(chars, chars[1:]))
-        elif piece not in _STOP and len(piece) > 1 and not piece.isdigit():
-            out.append(_stem(piece))
-    return out
-
 
 class ContextFit:
     """Scores candidates against a question; built lazily, once per snapshot."""

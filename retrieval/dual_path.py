@@ -22,22 +22,44 @@ from typing import Any
 
 from common.language.normalize import normalize
 from retrieval.fusion import rrf
-from retrieval.search import Found, Retriever, SearchOutcome, coverage
+from retrieval.models import Hit
+from retrieval.novelty import Intent, Shown, TermStats, units
+from retrieval.search import Found, Retriever, SearchOutcome
+
+
+def own_coverage(original: str, hit: Hit, stats: TermStats) -> float:
+    """IDF-weighted share of the user's content characters (and English words) found
+    in the hit: 火星 weighs more than 上 or 天, which most passages have."""
+    asked = units(original)
+    have = units(f"{hit.title}\n{hit.text}")
+    if not any(u.isascii() and u.isalpha() for u in have):
+        asked = {u for u in asked if not (u.isascii() and u.isalpha())}  # English over Chinese
+    total = sum(stats.idf(u) for u in asked)
+    if not asked or total <= 0:
+        return 1.0
+    return sum(stats.idf(u) for u in asked if u in have) / total
 
 
 def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original: str, *,
                 k: int, weak_below: float, entity_ids: Sequence[str] = (),
                 exclude_chunk_ids: Sequence[str] = (), exclude_doc_ids: Sequence[str] = (),
-                confusable: Mapping[str, frozenset[str]] | None = None) -> SearchOutcome:
+                confusable: Mapping[str, frozenset[str]] | None = None,
+                shown: Sequence[Shown] = (), intent: Intent = "new",
+                history: Sequence[str] = (), abstain: bool = True,
+                names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
     """Search ``queries``; if their evidence is weak, also ``original``, and fuse.
 
-    ``weak_below`` 0 turns the dual path off. The outcome's trace is the rewrite
+    ``weak_below`` 0 turns the dual path off. ``shown``, ``intent`` and ``history``
+    are :meth:`Retriever.search`'s (novelty and the words of earlier turns); with
+    ``abstain`` False (a revisit) the turn never answers ``no_answer`` for weak evidence. The outcome's trace is the rewrite
     path's, with a ``dual_path`` entry saying whether the second path ran and what
     it found.
     """
     common: dict[str, Any] = {"k": k, "exclude_chunk_ids": exclude_chunk_ids,
-                              "exclude_doc_ids": exclude_doc_ids, "confusable": confusable}
-    first = retriever.search(kb, queries, entity_ids=entity_ids, **common)
+                              "exclude_doc_ids": exclude_doc_ids, "confusable": confusable,
+                              "shown": shown, "intent": intent, "abstain": abstain}
+    first = retriever.search(kb, queries, entity_ids=entity_ids, history=history, names=names,
+                             **common)
     asked = {normalize(q) for q in queries}
     if weak_below <= 0 or first.strength >= weak_below or not normalize(original) \
             or normalize(original) in asked:
@@ -45,13 +67,17 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                                     "weak_below": weak_below}
         return first
     second = retriever.search(kb, (original,), **common)
-    # How much of what the user wrote the rewrite's evidence covers.
-    own = max((coverage(original, f.hit) for f in first.found), default=0.0)
+    # How much of what the user wrote the rewrite's evidence covers, in content
+    # characters: a follow-up's own words are few (一般多久能转过去), and their bigrams
+    # rarely survive a paraphrase, while a rewrite that only carried a name over
+    # (退货政策 + 火星上的天气怎么样) still shares next to nothing with the question.
+    stats = retriever.term_stats(kb)
+    own = max((own_coverage(original, f.hit, stats) for f in first.found), default=0.0)
     floor = retriever.config.no_answer_threshold
-    if own < floor and second.strength < floor:
+    if own < floor and second.strength < floor and abstain:
         found: list[Found] = []
     else:
-        found = _fused(first.found if own >= floor else (), second.found, k,
+        found = _fused(first.found if own >= floor or not abstain else (), second.found, k,
                        retriever.config.chunks_per_doc)
     trace = dict(first.trace)
     trace["dual_path"] = {

@@ -25,6 +25,7 @@ weak evidence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,12 +33,15 @@ from typing import Any
 from common.errors import ConfigurationError, DependencyError
 from common.language import cues
 from common.language.normalize import normalize
+from common.language.tokens import tokens
 from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
 from retrieval.embedders import Embedder
 from retrieval.fusion import rrf
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
+from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_RANK, Intent, Shown, StatsCache,
+                               TermStats, gain, new_terms, salient_terms)
 from retrieval.rerank import EntityAwareReranker
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
@@ -67,6 +71,13 @@ class RetrieverConfig:
     no_answer_threshold: float = 0.15
     cross_encoder_top_n: int = 20
     pool_factor: int = POOL_FACTOR
+    # A chunk shown earlier comes back only when it holds this share of the turn's new
+    # question words and ranks within the first this many of its evidence, ahead of the
+    # unseen ones (retrieval/novelty.py).
+    novelty_rank: int = NOVELTY_RANK
+    novelty_min_gain: float = NOVELTY_MIN_GAIN
+    # Salient words of earlier turns added to a turn that links no entity (0: none).
+    history_terms: int = 6
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,8 @@ class Found:
 
     hit: Hit
     query: str
+    # The turn that showed this chunk before, when it comes back (novelty).
+    seen_in_turn: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,9 +124,13 @@ def coverage(query: str, hit: Hit) -> float:
     (``嗯嗯``) counts as fully covered: there is nothing to judge it by.
     """
     units = content_units(query)
+    haystack = normalize(f"{hit.title}\n{hit.text}")
+    if not re.search(r"[a-z]{2}", haystack):
+        # A passage without English cannot hold the English words of a mixed question:
+        # they are judged by the rest (the dense path, if any, matched their meaning).
+        units = frozenset(u for u in units if not re.search(r"[a-z]", u))
     if not units:
         return 1.0
-    haystack = normalize(f"{hit.title}\n{hit.text}")
     return sum(1 for unit in units if unit in haystack) / len(units)
 
 
@@ -140,6 +157,7 @@ class Retriever:
         self._embedder = embedder
         self._cross = cross_encoder
         self._reranker = reranker or EntityAwareReranker()
+        self._stats = StatsCache(index)
 
     @property
     def config(self) -> RetrieverConfig:
@@ -153,19 +171,36 @@ class Retriever:
         except DependencyError:
             return None
 
+    def has_kb(self, kb: str) -> bool:
+        """Whether anything was ingested into ``kb``."""
+        return self._index.has_collection(kb)
+
     def search(self, kb: str, queries: Sequence[str], *, k: int,
                entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
                exclude_doc_ids: Sequence[str] = (),
                confusable: Mapping[str, frozenset[str]] | None = None,
-               rerank: bool = True, abstain: bool = True) -> SearchOutcome:
+               rerank: bool = True, abstain: bool = True, shown: Sequence[Shown] = (),
+               intent: Intent = "new", history: Sequence[str] = (),
+               names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
         """Search every query and return the turn's best ``k`` chunks.
 
         Args:
             entity_ids: resolved entities; a filter, relaxed to a boost when it starves.
-            exclude_chunk_ids / exclude_doc_ids: never returned (the consumed window).
+            exclude_chunk_ids / exclude_doc_ids: never returned (what the session consumed).
             confusable: entity → confusable siblings, for the entity-aware rerank.
             rerank: False returns the fused order as it is (one chunk per document).
             abstain: False never answers no_answer for weak evidence (the baselines).
+            shown: chunks the session was shown before (and not consumed): they compete
+                again and come back, with ``Found.seen_in_turn``, when they answer
+                what is new in the query (``retrieval/novelty.py``).
+            intent: ``more`` excludes every shown chunk; ``revisit`` lets them all back
+                and never abstains; ``new`` applies the novelty test.
+            history: earlier user turns and their evidence, most recent last: when no
+                entity is resolved, their salient words join the query.
+            names: resolved entity → its names and aliases: the names in a script the
+                query does not name the entity in (English for 携号转网, 携号转网 for
+                "number portability") join the keyword query, so a question in one
+                language finds passages written in the other.
 
         Raises:
             ConfigurationError: the configured embedder is not the one the kb was built with.
@@ -179,13 +214,29 @@ class Retriever:
             "excluded": len(exclude_chunk_ids), "excluded_docs": len(exclude_doc_ids),
             "fusion": f"rrf(k={cfg.rrf_k})" if use_dense else "bm25",
         }
+        excluded = list(dict.fromkeys(exclude_chunk_ids))
+        hard = set(excluded)
+        competing = {s.chunk_id: s for s in shown if s.chunk_id not in hard}
+        if intent == "more" and competing:
+            # "还有呢 / what else": everything shown stays out.
+            excluded.extend(competing)
+            competing = {}
+        stats = self.term_stats(kb) if competing or (history and not entity_ids) else None
+        searched = self._with_history(list(queries), history, entity_ids, stats, trace)
+        if names:
+            searched = [(_with_other_names(q, entity_ids, names), asked) for q, asked in searched]
+            trace["names_added"] = [q for q, _ in searched if q not in queries]
         pool = k * cfg.pool_factor if rerank else k
+        # Shown chunks are not excluded, so they may take places in the pool.
+        pool += min(len(competing), pool)
         reranker = EntityAwareReranker(confusable) if confusable is not None else self._reranker
         candidates: list[Found] = []
-        for query in queries:
+        novelty: dict[str, Any] = {"intent": intent, "shown": len(competing), "returned": [],
+                                   "left_out": 0} if shown or intent != "new" else {}
+        for query, asked in searched:
             q_trace: dict[str, Any] = {"query": query}
             vector = self._embed(query, q_trace) if use_dense else None
-            hits = self._query_pool(kb, query, vector, pool, k, entity_ids, exclude_chunk_ids,
+            hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
                                     exclude_doc_ids, q_trace)
             if rerank:
                 hits = self._cross_encode(query, hits, q_trace)
@@ -194,9 +245,28 @@ class Retriever:
                 hits = _lift_tagged(hits, entity_ids)
             q_trace["hits"] = len(hits)
             trace["queries"].append(q_trace)
-            candidates.extend(Found(hit, query) for hit in hits)
+            for hit in hits:
+                before = competing.get(hit.chunk_id)
+                if before is None:
+                    candidates.append(Found(hit, query))
+                    continue
+                # What it holds of the words this turn asks and the showing turn did not:
+                # nothing of them, or the same question again, answers nothing new.
+                assert stats is not None
+                if intent == "revisit" or gain(new_terms(asked, before.query), hit,
+                                               stats) >= cfg.novelty_min_gain:
+                    candidates.append(Found(hit, query, seen_in_turn=before.turn))
+                else:
+                    novelty["left_out"] += 1
         ranked = sorted(candidates, key=lambda f: (-f.hit.score, f.hit.chunk_id))
+        if intent == "revisit":
+            # "再给我看看 / show me that again" asks for what was shown: it goes first.
+            ranked.sort(key=lambda f: f.seen_in_turn is None)
         ranked = _per_document(ranked, cfg.chunks_per_doc)
+        if intent != "revisit" and competing:
+            ranked, demoted = _novel_first(ranked, cfg.novelty_rank)
+            if novelty and demoted:
+                novelty["left_out"] += demoted
         kept_hits, dropped = drop_near_duplicates(
             [f.hit for f in ranked], cosine_at=cfg.near_duplicate_cosine,
             shingles_at=cfg.near_duplicate_shingles, keep=k)
@@ -205,8 +275,13 @@ class Retriever:
         kept_ids = {h.chunk_id for h in kept_hits}
         found = [f for f in ranked if f.hit.chunk_id in kept_ids][:k]
         found = [replace(f, hit=replace(f.hit, vector=None)) for f in found]
+        if novelty:
+            novelty["returned"] = [{"chunk_id": f.hit.chunk_id, "seen_in_turn": f.seen_in_turn}
+                                   for f in found if f.seen_in_turn is not None]
+            trace["novelty"] = novelty
         strength = max((coverage(f.query, f.hit) for f in found), default=0.0)
-        threshold = cfg.no_answer_threshold if abstain else 0.0
+        # A revisit asks for what was found before: it never abstains.
+        threshold = cfg.no_answer_threshold if abstain and intent != "revisit" else 0.0
         weak = bool(found) and strength < threshold
         trace["no_answer"] = {"strength": round(strength, 4), "threshold": threshold,
                               "abstained": weak}
@@ -217,6 +292,25 @@ class Retriever:
                              strength=strength)
 
     # -- steps -------------------------------------------------------------------------
+
+    def term_stats(self, kb: str) -> TermStats:
+        """Document frequencies of the kb's words (built once, refreshed when it grows)."""
+        return self._stats.get(kb)
+
+    def _with_history(self, queries: list[str], history: Sequence[str], entity_ids: Sequence[str],
+                      stats: TermStats | None, trace: dict[str, Any]) -> list[tuple[str, str]]:
+        """(query searched, question it asks) pairs: the queries themselves, and when no
+        entity is resolved, the first one with the salient words of earlier turns."""
+        pairs = [(q, q) for q in queries]
+        if entity_ids or not history or stats is None or self._config.history_terms <= 0 \
+                or not queries:
+            return pairs
+        own = tokens(" ".join(queries))
+        terms = salient_terms(history, stats, limit=self._config.history_terms, skip=own)
+        if not terms:
+            return pairs
+        trace["history_terms"] = terms
+        return [*pairs, (f"{queries[0]} {' '.join(terms)}", queries[0])]
 
     def _check_embedder(self, kb: str) -> bool:
         """Whether to search dense vectors; refuse an embedder the kb was not built with."""
@@ -327,6 +421,58 @@ def _merge(narrow: list[Hit], broad: list[Hit]) -> list[Hit]:
     for h in narrow:
         by_id.setdefault(h.chunk_id, h)
     return sorted(by_id.values(), key=lambda h: (-h.score, h.chunk_id))
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _with_other_names(query: str, entity_ids: Sequence[str],
+                      names: Mapping[str, Sequence[str]], per_entity: int = 3) -> str:
+    """The query plus each entity's names in a script (Chinese / Latin) that the
+    question's own words are written in but the entity is not yet named in: an English
+    question gets the English names of an entity the rewrite named in Chinese, and the
+    reverse. A question in one script only gets nothing (more names would only add
+    weight to the entity over what is asked about it)."""
+    low = query.lower()
+    rest = low
+    for entity_id in entity_ids:
+        for name in sorted(names.get(entity_id, ()), key=len, reverse=True):
+            if name.strip():
+                rest = rest.replace(name.lower(), " ")
+    asked_in = {script for script, found in ((True, _CJK.search(rest)),
+                                             (False, re.search(r"[a-z]{2,}", rest))) if found}
+    extra: list[str] = []
+    for entity_id in entity_ids:
+        all_names = list(dict.fromkeys(n for n in names.get(entity_id, ()) if n.strip()))
+        present = {bool(_CJK.search(n)) for n in all_names if n.lower() in low}
+        if not present:
+            continue  # this query is about another of the turn's entities
+        added = 0
+        for name in all_names:
+            if added == per_entity:
+                break
+            script = bool(_CJK.search(name))
+            if script in present or script not in asked_in or name.lower() in low \
+                    or name in extra:
+                continue
+            extra.append(name)
+            added += 1
+    return f"{query} {' '.join(extra)}" if extra else query
+
+
+def _novel_first(ranked: list[Found], top: int) -> tuple[list[Found], int]:
+    """Shown chunks keep their place only within the first ``top`` of the ranking: there
+    they answer the new question better than all but a few unseen chunks; further down
+    they would only fill places, so they leave them to unseen ones. Returns the ranking
+    and how many shown chunks left it."""
+    out: list[Found] = []
+    left = 0
+    for f in ranked:
+        if f.seen_in_turn is not None and len(out) >= top:
+            left += 1
+            continue
+        out.append(f)
+    return out, left
 
 
 def _per_document(ranked: list[Found], cap: int) -> list[Found]:

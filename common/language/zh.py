@@ -60,7 +60,9 @@ CORRECTION_ASKED = ["我问的是", "我说的是", "我是说", "我指的是"]
 CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
 # A revisit: back to an earlier topic, or the same one again (regexes).
 REVISIT_BACK = [r"回到(?:刚才|之前|前面|上面)", r"(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个"]
-REVISIT_AGAIN = [r"再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)", r"重新(?:发|给)"]
+REVISIT_AGAIN = [r"再(?:给我|发我)?(?:看看|看一下|发一下|说一遍|讲一遍)", r"再(?:给我|发我)一下",
+                 r"重新(?:发|给)",
+                 r"(?:刚才|之前|前面|上面)[^，,。？?]{0,12}那(?:条|段|个)[^，,。？?]{0,4}再"]
 # Revisit cues at the front of a query, stripped before searching (regexes).
 LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
                    r"(?:请)?再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)(?:刚才|之前|前面|上面)?"

@@ -63,7 +63,7 @@ from typing import Any, Protocol
 
 from common.errors import ConfigurationError, ReferentError
 from kg.aliases import AliasSnapshot
-from kg.fit import tokens
+from common.language.tokens import tokens
 
 logger = logging.getLogger(__name__)
 

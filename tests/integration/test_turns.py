@@ -100,7 +100,10 @@ def test_http_endpoint_and_eval_give_the_same_results(runtime, demo_kb, keyring)
     for http, ev in zip(via_http, via_eval, strict=True):
         http_line = {key: http[key] for key in ev.results_line()}
         http_line["evidence"] = [{"chunk_id": e["chunk_id"], "doc_id": e["doc_id"],
-                                  "score": round(e["score"], 4)} for e in http["evidence"]]
+                                  "score": round(e["score"], 4),
+                                  **({"seen_in_turn": e["seen_in_turn"]}
+                                     if e["seen_in_turn"] is not None else {})}
+                                 for e in http["evidence"]]
         assert comparable(http_line) == comparable(ev.results_line())
 
 
@@ -282,9 +285,12 @@ def test_a_revisit_lifts_the_consumed_window(runtime, demo_kb):
     assert first.evidence[0].chunk_id not in {e.chunk_id for e in again.evidence}
     revisit = runtime.engine.handle(demo_kb, s, "再给我看看刚才那个年假有几天")
     assert revisit.trace["classification"] == "revisit"
-    assert revisit.trace["consumed"] == {"granularity": "chunk", "lifted": True}
+    assert revisit.trace["consumed"]["lifted"] is True
+    assert revisit.trace["consumed"]["intent"] == "revisit"
     shown = {e.chunk_id for e in (*first.evidence, *again.evidence)}
-    assert shown & {e.chunk_id for e in revisit.evidence}  # earlier evidence may come back
+    back = [e for e in revisit.evidence if e.chunk_id in shown]
+    assert back  # earlier evidence comes back, marked with the turn that showed it
+    assert all(e.seen_in_turn in (1, 2) for e in back)
 
 
 def test_several_intents_are_searched_separately(runtime, demo_kb):

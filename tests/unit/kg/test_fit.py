@@ -1,5 +1,6 @@
 from kg.aliases import AliasSnapshot
-from kg.fit import ContextFit, decide, tokens
+from common.language.tokens import tokens
+from kg.fit import ContextFit, decide
 from kg.linker import EntityLinker
 from kg.mentions import detect_mentions
 from kg.ontology import parse_ontology
