@@ -452,7 +452,7 @@ def eval_suite(
         finally:
             runtime.close()
     if out is not None:
-        # Every system of the run, each line naming its system (FORMATS.md §4 plus the
+        # Every system of the run, each line naming its system (docs/formats.md §4 plus the
         # optional ``system``; lines without it are Referent's, as in older files).
         with open(out, "w", encoding="utf-8") as fh:
             for system, lines in by_system.items():

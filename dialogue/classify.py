@@ -90,12 +90,7 @@ def revisit_cue(text: str) -> str | None:
     return None
 
 
-# 还有呢 / 其他的 / what else / more: new information on the same topic, nothing shown before.
-_MORE_RE = re.compile(r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)|(?:别的|其他的?|其它的?|另外的)(?:呢|吗|还有吗)?"
-                      r"\s*[?？。!！]*\s*$|还有(?:别的|其他|其它)|更多|"
-                      r"\bwhat else\b|\banything else\b|\b(?:tell|show|give) me more\b|"
-                      r"\bany (?:more|others?)\b|\bother (?:ones|options)\b|^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$",
-                      re.IGNORECASE)
+_MORE_RE = cues.MORE_RE
 
 
 def asks_for_more(text: str) -> bool:

@@ -179,15 +179,21 @@ class TurnEngine:
                 continue
             # Saved: from here on nothing may fail the request, or the client would be
             # told the turn failed although it was played.
-            done = time.perf_counter()
-            result.latency_ms = (done - started) * 1000
-            timings = result.trace.setdefault("timings_ms", {})
-            timings["session_load"] = _ms(started, loaded)
-            timings["session_save"] = _ms(saving, done)
-            result.events.append(StagesTimed(dict(timings), result.trace.get("alias_version")))
+            self._timed(result, started, loaded, saving)
             self._keep_trace(kb, session_id, result, new_state.owner)
             return result
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _timed(result: TurnResult, started: float, loaded: float, saving: float) -> None:
+        """The turn's latency and its session load and save timings, and the event that
+        tells them to the metrics."""
+        done = time.perf_counter()
+        result.latency_ms = (done - started) * 1000
+        timings = result.trace.setdefault("timings_ms", {})
+        timings["session_load"] = _ms(started, loaded)
+        timings["session_save"] = _ms(saving, done)
+        result.events.append(StagesTimed(dict(timings), result.trace.get("alias_version")))
 
     def _check_input(self, kb: str, session_id: str, text: str) -> None:
         check_kb(kb)

@@ -7,6 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr
 
 Action = Literal["retrieve", "clarify", "no_answer"]
+# Keys a results line (docs/formats.md §4) may carry beyond ``results_line()``'s:
+# the system that wrote it (eval --out with baselines) and a failed turn's error.
+OPTIONAL_RESULTS_KEYS = frozenset({"system", "error"})
 
 
 class ClarifyOption(BaseModel):

@@ -261,7 +261,12 @@ class Neo4jOntologyStore:
                 _current.value = None
 
         # Log lines of the call keep the request's context (request id, kb).
-        future = self._workers.submit(contextvars.copy_context().run, run)
+        try:
+            future = self._workers.submit(contextvars.copy_context().run, run)
+        except RuntimeError as exc:  # the store was closed: as unreachable as a stopped Neo4j
+            raise RetryableDependencyError(
+                f"could not {action}: this process closed its Neo4j connection",
+                service="neo4j") from exc
         try:
             with translate_errors(action):
                 return future.result(timeout=limit)

@@ -48,6 +48,9 @@ class Evidence(_Model):
     text: str = ""
     entity_ids: list[str] = Field(default_factory=list)
     query: str = Field(default="", description="the query that found it")
+    seen_in_turn: int | None = Field(default=None, description=(
+        "set when an earlier turn of the session showed this chunk: it came back because "
+        "it answers the new question (drop it if you kept it from that turn)"))
 
 
 class RewriteInfo(_Model):
@@ -79,6 +82,9 @@ class TurnResult(_Model):
     context: str = ""
     context_tokens: int = 0
     latency_ms: float = 0.0
+    replayed: bool = Field(default=False, description=(
+        "the answer stored for this turn, returned to a retry with the same Idempotency-Key"))
+    warnings: list[str] = Field(default_factory=list)
     trace: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -101,6 +101,8 @@ CORRECTION_STRIP_RE = re.compile(
 REVISIT_BACK_RE = re.compile(_alt("REVISIT_BACK"), re.IGNORECASE)
 #: The same topic again (再给我看看, show me that again).
 REVISIT_AGAIN_RE = re.compile(_alt("REVISIT_AGAIN"), re.IGNORECASE)
+#: More on the same topic, nothing shown before (还有呢 / 其他的 / what else / more).
+MORE_RE = re.compile(_alt("MORE"), re.IGNORECASE)
 #: A revisit or switch cue at the front of a query: about the conversation, not the search.
 LEADING_CUE_RE = re.compile(
     rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES})[，,：:。\s]*)", re.IGNORECASE)

@@ -42,6 +42,9 @@ CORRECTION_ANYWHERE = [r"^\s*(?:no[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\
 REVISIT_BACK = [r"\bgo(?:ing)? back to\b", r"\bback to (?:the|that)\b",
                 r"\bthe (?:earlier|previous) one\b"]
 REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\brepeat that\b"]
+MORE = [r"\bwhat else\b", r"\banything else\b", r"\b(?:tell|show|give) me more\b",
+        r"\bany (?:more|others?)\b", r"\bother (?:ones|options)\b",
+        r"^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$"]
 LEADING_REVISIT = [r"(?:let'?s\s+)?go(?:ing)? back to\s+"]
 
 # -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------

@@ -28,7 +28,8 @@ ADMIN_ROUTES = [
     ("post", "/confusables"), ("delete", "/confusables?a=a&b=b"), ("get", "/types"),
     ("put", "/types/T"), ("delete", "/types/T"), ("post", "/import"), ("get", "/export"),
     ("get", "/audit"), ("get", "/retag"), ("post", "/retag"), ("get", "/clarifications"),
-    ("delete", "/sessions?subject=u1"),
+    ("delete", "/sessions?subject=u1"), ("get", "/clarify"), ("post", "/clarify/recalibrate"),
+    ("delete", "/clarify"),
 ]
 
 

@@ -84,7 +84,7 @@ def test_a_chunk_shown_fourth_comes_back_marked_when_it_answers_the_next_questio
     assert all(e.seen_in_turn is None for e in second.evidence[1:])
     assert second.trace["retrieval"]["novelty"]["returned"] == [
         {"chunk_id": "lost#0", "seen_in_turn": 1}]
-    # The results line (FORMATS §4) carries the mark too.
+    # The results line (docs/formats.md §4) carries the mark too.
     assert second.results_line()["evidence"][0]["seen_in_turn"] == 1
 
 

@@ -16,7 +16,7 @@ from api.openapi import _TURN_CLARIFY, _TURN_RETRIEVE, EXAMPLES
 from common.errors import FormatError
 from common.formats import FORMAT_NAMES, load_schema, schema_error
 from dialogue.evaluation import EXPECT_KEYS, SESSION_KEYS, TURN_KEYS, parse_suite
-from dialogue.models import TurnResult
+from dialogue.models import OPTIONAL_RESULTS_KEYS, TurnResult
 from kg.aliases import AliasSnapshot
 from kg.ontology import RECORD_KEYS, parse_ontology
 from retrieval.ingest import CORPUS_KEYS, parse_corpus
@@ -65,7 +65,8 @@ def parser_keys() -> dict[str, set[str]]:
     return {
         **{f"ontology.{kind}": set(keys) for kind, keys in RECORD_KEYS.items()},
         "corpus": set(CORPUS_KEYS), "suite": set(SESSION_KEYS), "suite.turn": set(TURN_KEYS),
-        "suite.expect": set(EXPECT_KEYS), "results": set(example.results_line()),
+        "suite.expect": set(EXPECT_KEYS),
+        "results": set(example.results_line()) | OPTIONAL_RESULTS_KEYS,
     }
 
 
