@@ -38,7 +38,8 @@ from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.linker import EntityLinker, LinkResult
-from kg.mentions import Detection, detect_mentions
+from kg.mentions import Detection, MentionKind, detect_mentions
+from kg.normalize import turn_language
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
 from retrieval.search import Found, Retriever, SearchOutcome, degraded_dependencies
@@ -220,7 +221,9 @@ class TurnEngine:
         run.lap("detect")
         links = run.guarded("link", lambda: self._linker.link(
             detection, snapshot, focus=state.focus, listed=state.listed,
-            alternates=state.alternates), lambda: LinkResult(()), "nothing linked")
+            alternates=state.alternates, recent=_recent_entities(state),
+            context_attributes=_slot_values(state, "attribute")),
+            lambda: LinkResult(()), "nothing linked")
         run.lap("link")
         run.trace["mentions"] = [MentionTrace(kind=m.kind.value, text=m.text, start=m.start,
                                               end=m.end).dump() for m in detection.mentions]
@@ -316,7 +319,10 @@ class TurnEngine:
 
     def _ask(self, run: TurnRun, state: SessionState, turn_no: int, text: str, decision: Clarify,
              snapshot: AliasSnapshot) -> tuple[TurnResult, SessionState]:
-        clarification = build_clarification(decision.mention, list(decision.options), snapshot, text)
+        names = [(link.mention.start, link.mention.end) for link in decision.links.links
+                 if link.mention.kind is MentionKind.ALIAS]
+        clarification = build_clarification(decision.mention, list(decision.options), snapshot, text,
+                                            language=turn_language(text, names))
         run.trace["classification"] = "needs_clarification"
         outcome = TurnOutcome(turn_no, text, decision, "clarify", text, decision.resolved)
         new_state = self._apply(run, state, outcome, snapshot)
@@ -389,6 +395,16 @@ def _counted_only(state: SessionState, outcome: TurnOutcome, limits: Limits) -> 
                               action=outcome.action, entities=list(outcome.entities)),
                    keep_turns=limits.recent_turns)
     return state
+
+
+def _recent_entities(state: SessionState) -> list[str]:
+    """The entities of the verbatim turns, most recent first, each once."""
+    return list(dict.fromkeys(e for record in reversed(state.recent) for e in record.entities))
+
+
+def _slot_values(state: SessionState, name: str) -> list[str]:
+    slot = getattr(state.slots, name)
+    return list(slot.values) if slot is not None else []
 
 
 def _ms(start: float, end: float) -> float:

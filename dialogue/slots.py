@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from dialogue.classify import TurnKind
+from dialogue.classify import TurnKind, comparison_targets
 from dialogue.state import SessionState, Slot, Slots, SummaryLine, TurnRecord
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
@@ -31,26 +31,7 @@ from kg.mentions import Detection, MentionKind, detect_mentions
 SUMMARY_LINES = 8
 SUMMARY_CHARS = 80
 
-# "和华北区比", "跟去年相比", "与个人版对比", "比华南区高", "compared with X", "X versus Y", "than X".
-_COMPARISON_RES = (
-    re.compile(r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]{1,24}?)"
-               r"(?:相比|比较|对比|比起来|比)"),
-    re.compile(r"(?<![对相])比(?P<x>[^，,。？?！!]{1,16}?)(?:高|低|多|少|好|差|大|小|快|慢|贵|便宜|强|弱)"),
-    re.compile(r"\b(?:compared (?:with|to)|versus|vs\.?|than)\s+(?P<x>[^,.?!]{1,40})", re.IGNORECASE),
-)
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?%?")
-
-
-def comparison_targets(detection: Detection, links: LinkResult) -> list[str]:
-    """Entities the turn compares its subject with (华东区和华北区比呢 → the 华北区 entity)."""
-    spans = [m.span("x") for regex in _COMPARISON_RES for m in regex.finditer(detection.text)]
-    found: list[str] = []
-    for link in links.links:
-        if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
-            continue
-        if any(start <= link.mention.start and link.mention.end <= end for start, end in spans):
-            found.extend(e for e in link.entity_ids if e not in found)
-    return found
 
 
 def _stated(previous: Slot | None, values: list[str], turn: int, how: str) -> Slot | None:

@@ -23,7 +23,7 @@ from rapidfuzz import fuzz, process
 
 from common.errors import DependencyError
 from kg.fuzzy import DEFAULT_THRESHOLD as DEFAULT_FUZZY_THRESHOLD
-from kg.fuzzy import FuzzyAliasIndex
+from kg.fuzzy import FuzzyAliasIndex, SoundAliasIndex
 from kg.normalize import DEFAULT, Normalization, NormalizedText
 from kg.ontology import EntityDef, Ontology
 from kg.store import LinkingData, LinkingDelta, OntologyStore
@@ -136,6 +136,8 @@ class AliasSnapshot:
     # than fuzzy_max_aliases skip it (its index costs memory: see docs/linking.md).
     fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD
     fuzzy_max_aliases: int = 300_000
+    # Entities one relation away (either direction): what a shared alias may lean on.
+    related: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     # Derived structures built on first use (the snapshot itself never changes).
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -146,6 +148,15 @@ class AliasSnapshot:
         index = self._derived.get("fuzzy")
         if index is None:
             index = self._derived["fuzzy"] = FuzzyAliasIndex(self.by_norm)
+        return index
+
+    def sound_index(self) -> SoundAliasIndex | None:
+        """The homophone-slip index of this snapshot (off with fuzzy matching)."""
+        if self.fuzzy_threshold <= 0 or len(self.by_norm) > self.fuzzy_max_aliases:
+            return None
+        index = self._derived.get("sound")
+        if index is None:
+            index = self._derived["sound"] = SoundAliasIndex(self.by_norm)
         return index
 
     def context_fit(self):
@@ -196,7 +207,12 @@ class AliasSnapshot:
         for entity in ontology.entities:
             if entity.parent is not None:
                 children.setdefault(entity.parent, []).append(entity.id)
+        related: dict[str, set[str]] = {}
+        for rel in ontology.relations:
+            related.setdefault(rel.from_id, set()).add(rel.to_id)
+            related.setdefault(rel.to_id, set()).add(rel.from_id)
         return cls(kb=kb, version=version,
+                   related={k: frozenset(v) for k, v in related.items()},
                    entities={e.id: e for e in ontology.entities},
                    by_norm={k: tuple(sorted(v)) for k, v in by_norm.items()},
                    type_attributes=type_attributes,
@@ -288,7 +304,8 @@ class AliasSnapshot:
                                 attribute_by_norm=attribute_by_norm,
                                 normalization=self.normalization, uid=self.uid,
                                 fuzzy_threshold=self.fuzzy_threshold,
-                                fuzzy_max_aliases=self.fuzzy_max_aliases)
+                                fuzzy_max_aliases=self.fuzzy_max_aliases,
+                                related={k: v for k, v in self.related.items() if k in entities})
         # The fuzzy index is the one derived structure too slow to rebuild after every
         # write (seconds at 100,000 aliases): patch it too when this snapshot built one.
         fuzzy = self._derived.get("fuzzy")

@@ -14,6 +14,7 @@ from enum import Enum
 from functools import lru_cache
 
 from kg.aliases import AliasSnapshot, LongestMatcher
+from kg.fuzzy import one_edit_apart
 
 
 class MentionKind(str, Enum):
@@ -47,10 +48,10 @@ class Mention:
 
 
 # Longer alternatives first: the regex engine takes the first that matches.
-_ZH_PRONOUNS = ["它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
+_ZH_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
                 "该产品", "此产品", "这个产品", "那个产品", "这项", "该", "此", "它", "他", "她",
                 "这个", "那个"]
-_EN_PRONOUNS = ["this product", "that product", "this person", "this one", "that one",
+_EN_PRONOUNS = ["the two", "both", "this product", "that product", "this person", "this one", "that one",
                 "these", "those", "they", "them", "their", "its", "it"]
 _ZH_ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
                 "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,
@@ -63,7 +64,7 @@ _ZH_NEGATIONS = ["不再", "不能", "不会", "不是", "不用", "无法", "�
 _EN_NEGATIONS = ["no longer", "not", "n't", "never", "except", "without", "no"]
 
 _TIME_RE = re.compile(
-    r"(?:\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{1,2}\s*月份?|\d{4}\s*版|\d{4}(?=\s*(?:的|年度|版本|版))"
+    r"(?:[vV]?\d{1,2}(?:\.\d{1,2}){1,2}\s*版本?|\d{4}\s*年(?:\s*\d{1,2}\s*月)?|\d{1,2}\s*月份?|\d{4}\s*版|\d{4}(?=\s*(?:的|年度|版本|版))"
     r"|上半年|下半年|第[一二三四1-4]季度|[Qq][1-4]|上周|本周|这周|下周|上个月|这个月|本月|下个月"
     r"|去年|今年|明年|前年|新版|旧版|最新版|老版|现在|目前"
     r"|\b(?:19|20)\d{2}\b|\b(?:now|currently|last (?:week|month|year)|this (?:week|month|year)"
@@ -151,12 +152,18 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
         if pos + 1 == len(free) or free[pos + 1] != i + 1:
             runs.append((start, i + 1))
             start = None
+    sound = snapshot.sound_index()
     for run_start, run_end in runs:
         best: list[tuple[float, int, int, str]] = []
         for length in index.fragment_lengths:
             for i in range(run_start, run_end - length + 1):
                 for key, score in index.lookup(norm.text[i:i + length], threshold=snapshot.fuzzy_threshold)[:1]:
                     best.append((score, i, i + length, key))
+        for length in (sound.fragment_lengths if sound is not None else ()):
+            for i in range(run_start, run_end - length + 1):
+                key = _sound_slip(norm.text[i:i + length], sound, snapshot)
+                if key is not None:
+                    best.append((round(100.0 * (length - 1) / length, 1), i, i + length, key))
         for score, n_start, n_end, key in sorted(best, key=lambda b: (-b[0], -(b[2] - b[1]), b[1])):
             if not LongestMatcher.at_boundary(norm, n_start, n_end):
                 continue
@@ -165,10 +172,39 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
                       similarity=score, alias=key)
 
 
+def _sound_slip(fragment: str, sound, snapshot: AliasSnapshot) -> str | None:
+    """The alias ``fragment`` misspells by one homophone, when that is unambiguous:
+    every alias that close names the same one entity, and no entity the ontology
+    marks confusable with it has an alias within one edit of the fragment (a slip
+    between two confusable names is not guessed)."""
+    keys = sound.lookup(fragment)
+    if not keys:
+        return None
+    entities = {e for key in keys for e in snapshot.by_norm.get(key, ())}
+    if len(entities) != 1:
+        return None
+    [entity_id] = entities
+    for partner in snapshot.confusable.get(entity_id, ()):
+        other = snapshot.entities.get(partner)
+        if other is not None and any(one_edit_apart(fragment, snapshot.normalize(a))
+                                     for a in other.all_aliases):
+            return None
+    return keys[0]
+
+
+# A release number written right after a name: 手机银行7.0, iOS 17.2 (not 3.5%, 2.5元).
+_VERSION_AFTER_NAME_RE = re.compile(r"\s?[vV]?\d{1,2}(?:\.\d{1,2}){1,2}(?![\d.%])"
+                                    r"(?!\s*(?:元|块|%|倍|万|亿|个|天|年|月|分|米|[GMK]B?\b))")
+
+
 def _find_cues(found: _Collector) -> None:
     text = found.text
     for m in _TIME_RE.finditer(text):
         found.add(MentionKind.TIME, m.start(), m.end())
+    for alias in [m for m in found.mentions if m.kind is MentionKind.ALIAS]:
+        m = _VERSION_AFTER_NAME_RE.match(text, alias.end)
+        if m:
+            found.add(MentionKind.TIME, m.start() + (text[m.start()] == " "), m.end())
     for regex, table in ((_ORDINAL_ZH_RE, _ZH_ORDINALS), (_ORDINAL_EN_RE, _EN_ORDINALS)):
         for m in regex.finditer(text):
             found.add(MentionKind.ORDINAL, m.start(), m.end(), value=table[m.group(0).lower()])

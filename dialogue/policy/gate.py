@@ -6,18 +6,22 @@ turn and says whether to ask about it, with the options in the order they
 will be offered and the features and reasons of its verdict. The policy asks
 about the first link a gate says to ask about. :class:`AmbiguityGate` (the
 default) asks exactly when a link stayed ambiguous; a learned gate or one
-that also asks about a resolved pronoun plugs in through the same method.
+that also asks about a resolved pronoun plugs in through the same method:
+:class:`AntecedentGate` (the policy's default) is that one, through
+:func:`ask_which_antecedent`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
+from dialogue.classify import is_switch
 from dialogue.policy.decision import ClarifyVerdict, UnderstoodTurn
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
-from kg.linker import Link
-from kg.mentions import MentionKind
+from kg.linker import Link, LinkResult
+from kg.mentions import Detection, MentionKind
 
 
 class ClarifyGate(Protocol):
@@ -56,3 +60,61 @@ class AmbiguityGate:
         reasons = (f"{link.mention.kind.value} “{link.mention.text}” stays ambiguous between "
                    f"{len(link.candidates)} candidates", link.reason)
         return ClarifyVerdict(True, offered_order(link), tuple(r for r in reasons if r), features)
+
+
+def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
+                         snapshot: AliasSnapshot, *, focus: Sequence[str], recent: Sequence[str],
+                         negated: Sequence[str] = ()) -> tuple[str, ...]:
+    """The options to offer when ``link`` resolved a reference that has two compatible
+    antecedents in focus, else () (the linker's choice stands).
+
+    - A singular pronoun or demonstrative (它, 这个, it) that went to the most salient
+      focus entity while another focus entity of the same type fits the question as
+      well (both have the asked attribute): 车贷和随心贷… → 这个能随时提前还款吗.
+    - A shared alias settled only because one reading is the current focus, while
+      another reading was also talked about in the last turns (乐享 after both the
+      plan and the installment service).
+    """
+    if len(link.entity_ids) != 1 or link.entity_ids[0] not in snapshot.entities:
+        return ()
+    chosen = link.entity_ids[0]
+    kind = snapshot.entities[chosen].type
+    attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
+    named = {e for other in links.links if other.mention.kind is MentionKind.ALIAS
+             for e in other.entity_ids}
+
+    def fits(eid: str) -> bool:
+        # A shared alias already says the readings are alike; a pronoun needs one type.
+        return (eid in snapshot.entities
+                and (snapshot.entities[eid].type == kind or link.mention.kind is MentionKind.ALIAS)
+                and eid not in negated and (eid not in named or link.mention.kind is MentionKind.ALIAS)
+                and all(snapshot.has_attribute(eid, a) for a in attributes
+                        if snapshot.has_attribute(chosen, a)))
+
+    if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
+        rivals = [e for e in focus if e != chosen and fits(e)]
+        return tuple(e for e in focus if e == chosen or e in rivals) if rivals else ()
+    if link.mention.kind is MentionKind.ALIAS and link.reason == "already the dialogue's focus":
+        rivals = [c.entity_id for c in link.candidates
+                  if c.entity_id != chosen and c.entity_id in recent and fits(c.entity_id)]
+        return tuple(sorted([chosen, *rivals])) if rivals else ()
+    return ()
+
+
+class AntecedentGate(AmbiguityGate):
+    """Ask when a link stayed ambiguous, and when a reference the linker resolved had
+    two compatible antecedents in focus (:func:`ask_which_antecedent`)."""
+
+    def judge(self, link: Link, turn: UnderstoodTurn, state: SessionState,
+              snapshot: AliasSnapshot) -> ClarifyVerdict:
+        verdict = super().judge(link, turn, state, snapshot)
+        if verdict.ask or is_switch(turn.text):
+            return verdict
+        recent = list(dict.fromkeys(e for record in reversed(state.recent) for e in record.entities))
+        options = ask_which_antecedent(link, turn.detection, turn.links, snapshot,
+                                       focus=state.focus, recent=recent, negated=state.negated)
+        if not options:
+            return verdict
+        return ClarifyVerdict(True, options, (
+            f"{link.mention.kind.value} “{link.mention.text}” has {len(options)} compatible "
+            f"antecedents in focus: ask which", link.reason), link_features(link))
