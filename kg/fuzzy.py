@@ -96,6 +96,8 @@ class FuzzyAliasIndex:
 # not the length, keeps an ordinary word from passing for a name.
 
 SOUND_MIN_LEN = 2
+# From 10 characters on, one wrong character scores 90 and the similarity above finds it.
+SOUND_MAX_LEN = 9
 
 
 def _readings(char: str) -> frozenset[str]:
@@ -123,7 +125,7 @@ class SoundAliasIndex:
         index: dict[tuple[str, int, str], set[str]] = {}
         lengths: set[int] = set()
         for key in keys:
-            if not min_len <= len(key) <= _MAX_LEN:
+            if not min_len <= len(key) <= SOUND_MAX_LEN:
                 continue
             for i, char in enumerate(key):
                 for reading in _readings(char):
