@@ -13,6 +13,7 @@ that also asks about a resolved pronoun plugs in through the same method:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -64,13 +65,16 @@ class AmbiguityGate:
 
 def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
                          snapshot: AliasSnapshot, *, focus: Sequence[str], recent: Sequence[str],
-                         negated: Sequence[str] = ()) -> tuple[str, ...]:
+                         negated: Sequence[str] = (), previous: str = "") -> tuple[str, ...]:
     """The options to offer when ``link`` resolved a reference that has two compatible
     antecedents in focus, else () (the linker's choice stands).
 
     - A singular pronoun or demonstrative (它, 这个, it) that went to the most salient
       focus entity while another focus entity of the same type fits the question as
-      well (both have the asked attribute): 车贷和随心贷… → 这个能随时提前还款吗.
+      well (both have the asked attribute) and the previous query (``previous``)
+      named the two side by side (A和B, A还是B, A、B, A and B): 车贷和随心贷… →
+      这个能随时提前还款吗. Two things of one type named otherwise (X主演的Y) leave the
+      pronoun to the most salient one.
     - A shared alias settled only because one reading is the current focus, while
       another reading was also talked about in the last turns (乐享 after both the
       plan and the installment service).
@@ -92,13 +96,38 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
                         if snapshot.has_attribute(chosen, a)))
 
     if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
-        rivals = [e for e in focus if e != chosen and fits(e)]
+        rivals = [e for e in focus if e != chosen and fits(e)
+                  and _listed_together(chosen, e, previous, snapshot)]
         return tuple(e for e in focus if e == chosen or e in rivals) if rivals else ()
     if link.mention.kind is MentionKind.ALIAS and link.reason == "already the dialogue's focus":
         rivals = [c.entity_id for c in link.candidates
                   if c.entity_id != chosen and c.entity_id in recent and fits(c.entity_id)]
         return tuple(sorted([chosen, *rivals])) if rivals else ()
     return ()
+
+
+_COORDINATOR_RE = re.compile(r"\s*(?:和|与|跟|及|以及|还是|或|或者|、|,|，|and|or|vs\.?)\s*$",
+                             re.IGNORECASE)
+
+
+def _listed_together(a: str, b: str, text: str, snapshot: AliasSnapshot) -> bool:
+    """``text`` names ``a`` and ``b`` joined by a conjunction (their names or aliases)."""
+    def spans(entity_id: str) -> list[tuple[int, int]]:
+        entity = snapshot.entities.get(entity_id)
+        found = []
+        for name in (entity.all_aliases if entity else ()):
+            at = text.find(name)
+            while at >= 0:
+                found.append((at, at + len(name)))
+                at = text.find(name, at + 1)
+        return found
+
+    for first, second in ((a, b), (b, a)):
+        for _, end in spans(first):
+            for start, _ in spans(second):
+                if start >= end and _COORDINATOR_RE.match(text[end:start]):
+                    return True
+    return False
 
 
 class AntecedentGate(AmbiguityGate):
@@ -111,8 +140,10 @@ class AntecedentGate(AmbiguityGate):
         if verdict.ask or is_switch(turn.text):
             return verdict
         recent = list(dict.fromkeys(e for record in reversed(state.recent) for e in record.entities))
+        last = state.last_turn
         options = ask_which_antecedent(link, turn.detection, turn.links, snapshot,
-                                       focus=state.focus, recent=recent, negated=state.negated)
+                                       focus=state.focus, recent=recent, negated=state.negated,
+                                       previous=last.standalone if last else "")
         if not options:
             return verdict
         return ClarifyVerdict(True, options, (
