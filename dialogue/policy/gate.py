@@ -125,7 +125,9 @@ def _listed_together(a: str, b: str, text: str, snapshot: AliasSnapshot) -> bool
     for first, second in ((a, b), (b, a)):
         for _, end in spans(first):
             for start, _ in spans(second):
-                if start >= end and _COORDINATOR_RE.match(text[end:start]):
+                # What stands beside a name (年假 (annual leave)) is not in the way.
+                gap = re.sub(r"[（(][^（）()]*[）)]", "", text[end:start]).strip(" ()（）")
+                if start >= end and _COORDINATOR_RE.match(gap):
                     return True
     return False
 
