@@ -161,6 +161,8 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
                     best.append((score, i, i + length, key))
         for length in (sound.fragment_lengths if sound is not None else ()):
             for i in range(run_start, run_end - length + 1):
+                if length <= _SHORT_SLIP and not _stands_alone(found, *norm.span(i, i + length)):
+                    continue
                 key = _sound_slip(norm.text[i:i + length], sound, snapshot)
                 if key is not None:
                     best.append((round(100.0 * (length - 1) / length, 1), i, i + length, key))
@@ -170,6 +172,27 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
             start_o, end_o = norm.span(n_start, n_end)
             found.add(MentionKind.ALIAS, start_o, end_o, entity_ids=snapshot.by_norm[key],
                       similarity=score, alias=key)
+
+
+# A slip in a name this short is taken only where a name stands on its own: after the
+# start, punctuation or a cue, and before the end, punctuation, a particle, an asked
+# attribute or the question (房带提前还款…, 车代呢, 年修假有几天), not inside running text
+# (励志电影 is not a misspelt singer 李志).
+_SHORT_SLIP = 3
+_LEFT_OK = set("，,。.？?！!；;：:、 \t\n（(“\"'那和与及跟还")
+_RIGHT_OK = set("，,。.？?！!；;：:、 \t\n）)”\"'呢吗吧啊呀怎多几是有能可要会")
+
+
+def _stands_alone(found: _Collector, start: int, end: int) -> bool:
+    text = found.text
+    left = start == 0 or text[start - 1] in _LEFT_OK or not _is_cjk(text[start - 1])
+    right = (end >= len(text) or text[end] in _RIGHT_OK or not _is_cjk(text[end])
+             or any(m.kind is MentionKind.ATTRIBUTE and m.start == end for m in found.mentions))
+    return left and right
+
+
+def _is_cjk(char: str) -> bool:
+    return "\u4e00" <= char <= "\u9fff"
 
 
 def _sound_slip(fragment: str, sound, snapshot: AliasSnapshot) -> str | None:

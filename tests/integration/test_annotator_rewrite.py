@@ -157,5 +157,5 @@ def test_a_homophone_slip_links_but_never_across_a_confusable_pair(runtime, demo
     assert slip.entities == ["hr.leave.annual"]
     assert "年假" in slip.standalone
     # 西难区 is 西南区 misspelt; 华冬区 could be 华东区 or its confusable twin 华南区.
-    assert runtime.engine.handle(demo_kb, sid(), "西难区的负责人是谁").entities == ["region.southwest"]
-    assert runtime.engine.handle(demo_kb, sid(), "华冬区的负责人是谁").entities == []
+    assert runtime.engine.handle(demo_kb, sid(), "西难区负责人是谁").entities == ["region.southwest"]
+    assert runtime.engine.handle(demo_kb, sid(), "华冬区负责人是谁").entities == []
