@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from common.language import cues
-from common.language.normalize import language_of
+from common.language.normalize import is_cjk, turn_language
+from dialogue.classify import is_switch
 from dialogue.models import Clarification, ClarifyOption
 from dialogue.state import PendingClarification
 from kg.aliases import AliasSnapshot
@@ -19,20 +21,37 @@ _NEITHER_RE = cues.NEITHER_RE
 
 
 def build_clarification(mention: str, options: list[str], snapshot: AliasSnapshot,
-                        user_text: str) -> Clarification:
-    """Ask which entity ``mention`` means, in the user's language, naming what
-    tells the options apart (their names and descriptions)."""
+                        user_text: str, *, language: str | None = None) -> Clarification:
+    """Ask which entity ``mention`` means, in the user's language (``language``, else
+    guessed from ``user_text``), naming what tells the options apart (their names and
+    descriptions; in English, an English name of each where the kb has one)."""
     opts = [ClarifyOption(id=eid, name=snapshot.name(eid),
                           description=snapshot.entities[eid].description if eid in snapshot.entities else "")
             for eid in options]
-    words = cues.wording(language_of(user_text))
+    lang = language or turn_language(user_text)
+    words = cues.wording(lang)
+
+    def note(option: ClarifyOption) -> str:
+        # In English, an option's English name tells it apart best (Platinum Card).
+        english = _english_name(option.id, snapshot) if lang != "zh" else ""
+        return english or (_short(option.description) if option.description else "")
+
     listing = words.clarify_separator.join(
         words.clarify_option.format(number=i, name=o.name)
-        + (words.clarify_description.format(description=_short(o.description)) if o.description else "")
+        + (words.clarify_description.format(description=n) if (n := note(o)) else "")
         for i, o in enumerate(opts, 1))
     asked = words.clarify_ask_mention.format(mention=mention) if mention else words.clarify_ask
     question = asked + listing
     return Clarification(question=question, mention=mention, options=opts)
+
+
+def _english_name(entity_id: str, snapshot: AliasSnapshot) -> str:
+    """The entity's longest English alias ("Changxing Platinum Card"), or ""."""
+    entity = snapshot.entities.get(entity_id)
+    if entity is None or entity.name.isascii():
+        return ""
+    english = [a for a in entity.all_aliases if a.isascii() and any(c.isalpha() for c in a)]
+    return max(english, key=len) if english else ""
 
 
 def _short(description: str, limit: int = 60) -> str:
@@ -65,6 +84,8 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     """
     options = pending.options
     text = detection.text
+    if is_switch(text):
+        return Answer(AnswerKind.NOT_AN_ANSWER)
     if _NEITHER_RE.search(text):
         return Answer(AnswerKind.NEITHER, (), "neither")
     if _BOTH_RE.search(text):
@@ -76,6 +97,13 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     named = [eid for eid in links.resolved if eid in options]
     if len(named) == 1:
         return Answer(AnswerKind.CHOSEN, (named[0],), "named an option")
+    # The turn names another thing of the options' kind (杭州分行营业部 while 中山路支行
+    # is asked about): a new question, even if a word of it (杭州) tells the options apart.
+    kinds = {snapshot.entities[e].type for e in options if e in snapshot.entities}
+    if any(link.mention.kind is MentionKind.ALIAS and e not in options and e in snapshot.entities
+           and snapshot.entities[e].type in kinds
+           for link in links.links for e in link.entity_ids):
+        return Answer(AnswerKind.NOT_AN_ANSWER)
     shared = snapshot.normalize(pending.mention)
     text_norm = snapshot.normalize(text)
     marked = [eid for eid in options
@@ -86,4 +114,47 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     digits = cues.OPTION_NUMBER_RE.fullmatch(text)
     if digits and int(digits.group(1)) <= len(options):
         return Answer(AnswerKind.CHOSEN, (options[int(digits.group(1)) - 1],), "option number")
+    # A short reply with a piece of one option's name: 白金那张, 家庭版那个, 云帆的那个,
+    # "the enterprise one".
+    piece = _option_by_piece(text, options, snapshot)
+    if piece is not None:
+        return Answer(AnswerKind.CHOSEN, (piece,), "a part of one option's name")
     return Answer(AnswerKind.NOT_AN_ANSWER)
+
+
+# A reply longer than this is a question of its own, not a pointer at an option.
+_SHORT_REPLY_CJK = 10
+_SHORT_REPLY_WORDS = 6
+_EN_WORD_RE = re.compile(r"[a-z0-9]+")
+_EN_FILLER = {"the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
+              "version", "edition", "card", "plan", "it", "is", "for"}
+
+
+def _option_by_piece(text: str, options: Sequence[str], snapshot: AliasSnapshot) -> str | None:
+    """The one option whose names share a piece with a short reply that no other
+    option's names share: two Chinese characters in a row, or an English word."""
+    norm = snapshot.normalize(text)
+    cjk = sum(1 for c in norm if is_cjk(c))
+    words = _EN_WORD_RE.findall(text.lower())
+    if cjk > _SHORT_REPLY_CJK or len(words) > _SHORT_REPLY_WORDS or (not cjk and not words):
+        return None
+
+    def pieces(entity_id: str) -> set[str]:
+        entity = snapshot.entities.get(entity_id)
+        out: set[str] = set()
+        for alias in (entity.all_aliases if entity else ()):
+            key = snapshot.normalize(alias)
+            out.update(key[i:i + 2] for i in range(len(key) - 1)
+                       if is_cjk(key[i]) and is_cjk(key[i + 1]))
+            out.update(w for w in _EN_WORD_RE.findall(alias.lower()) if w not in _EN_FILLER
+                       and len(w) > 2)
+        return out
+
+    own = {eid: pieces(eid) for eid in options}
+    said = {norm[i:i + 2] for i in range(len(norm) - 1)} | {w for w in words if w not in _EN_FILLER}
+    hits = []
+    for eid in options:
+        others = set().union(*(own[o] for o in options if o != eid))
+        if said & (own[eid] - others):
+            hits.append(eid)
+    return hits[0] if len(hits) == 1 else None

@@ -15,6 +15,11 @@ _SWITCH_RE = cues.SWITCH_RE
 _CUE_RE = cues.ELLIPSIS_CUE_RE
 
 
+def is_switch(text: str) -> bool:
+    """An explicit cue that the user leaves the current question (换个话题, 算了，我直接问…)."""
+    return bool(_SWITCH_RE.search(text))
+
+
 def residue(detection: Detection, links: LinkResult) -> str:
     """The user's own words once every mention and ellipsis cue is taken out
     (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Beatles"."""
@@ -24,9 +29,19 @@ def residue(detection: Detection, links: LinkResult) -> str:
     return normalize(_CUE_RE.sub("", "".join(rest)))
 
 
+# A question word in what the user added makes a question of its own (那怎么办呢).
+_ASKS_RE = cues.ASKS_RE
+# How much of its own an ellipsis may add besides names: 那二套呢, 发短信呢, 普通版的…呢.
+_ELLIPSIS_OWN_CHARS = 6
+
+
 def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
-    """那华南区呢 / 价格呢 / what about X: a cue, and (almost) nothing else of the user's own."""
-    return detection.ellipsis and len(residue(detection, links)) <= 2
+    """那华南区呢 / 价格呢 / 发短信呢 / what about X: a cue, and little else of the user's
+    own — a few words that ask nothing by themselves."""
+    if not detection.ellipsis:
+        return False
+    rest = residue(detection, links)
+    return len(rest) <= 2 or (len(rest) <= _ELLIPSIS_OWN_CHARS and not _ASKS_RE.search(rest))
 
 
 def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
@@ -69,11 +84,20 @@ _AGAIN_RE = cues.REVISIT_AGAIN_RE
 _LEADING_CUE_RE = cues.LEADING_CUE_RE
 
 
+# "The one from before, again" inside a turn: 把刚才…那条再发我一下 → what it was about.
+_RECALL_RE = cues.RECALL_RE
+_AGAIN_TAIL_RE = cues.AGAIN_TAIL_RE
+
+
 def strip_conversation_cues(query: str) -> str:
     """换个话题，退货政策是什么 → 退货政策是什么; 回到刚才A产品（个人版），怎么申请 →
-    A产品（个人版），怎么申请; 再给我看看刚才那个年假有几天 → 年假有几天: such cues are
-    about the conversation, not something to search for."""
-    return _LEADING_CUE_RE.sub("", query, count=1) or query
+    A产品（个人版），怎么申请; 再给我看看刚才那个年假有几天 → 年假有几天; 把刚才千兆价格
+    那条再发我一下 → 千兆价格: such cues are about the conversation, not something to
+    search for."""
+    stripped = _LEADING_CUE_RE.sub("", query, count=1) or query
+    if _AGAIN_TAIL_RE.search(stripped):
+        stripped = _AGAIN_TAIL_RE.sub("", _RECALL_RE.sub("", stripped)).strip(" ，,。") or stripped
+    return stripped
 
 
 def asks_again(text: str) -> bool:
@@ -117,6 +141,41 @@ def classify(detection: Detection, links: LinkResult, focus: list[str]) -> TurnK
         return TurnKind.REVISIT
     named = {i for link in links.links if link.mention.kind is MentionKind.ALIAS
              for i in (link.entity_ids or tuple(c.entity_id for c in link.candidates))}
-    if named and not named & set(focus) and not (focus and is_ellipsis(detection, links)):
+    if named and not named & set(focus) and not (focus and is_ellipsis(detection, links)) \
+            and not (focus and refers_back(detection, links, focus)):
         return TurnKind.NEW_TOPIC
     return TurnKind.CONTINUATION
+
+
+# "和华北区比", "跟去年相比", "与个人版对比", "比华南区高", "compared with X", "X versus Y", "than X".
+_COMPARISON_RES = cues.COMPARISON_RES
+
+
+def comparison_targets(detection: Detection, links: LinkResult) -> list[str]:
+    """Entities the turn compares its subject with (华东区和华北区比呢 → the 华北区 entity)."""
+    spans = [m.span("x") for regex in _COMPARISON_RES for m in regex.finditer(detection.text)]
+    found: list[str] = []
+    for link in links.links:
+        if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
+            continue
+        if any(start <= link.mention.start and link.mention.end <= end for start, end in spans):
+            found.extend(e for e in link.entity_ids if e not in found)
+    return found
+
+
+def comparison_spans(text: str) -> list[tuple[int, int]]:
+    """Where the turn names what its subject is compared with (the X of 和X比, 比X高)."""
+    return [m.span("x") for regex in _COMPARISON_RES for m in regex.finditer(text)]
+
+
+def refers_back(detection: Detection, links: LinkResult, focus: list[str]) -> bool:
+    """The turn keeps the focus as its subject while naming something new: a pronoun
+    that resolved to a focus entity (它比2024版贵多少), or new names that are only what
+    the focus is compared with (跟港澳台日包比，一天贵多少)."""
+    if any(link.mention.kind is MentionKind.PRONOUN and set(link.entity_ids) & set(focus)
+           for link in links.links):
+        return True
+    named = [link for link in links.links
+             if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
+    targets = set(comparison_targets(detection, links))
+    return bool(named) and all(set(link.entity_ids) <= targets for link in named)

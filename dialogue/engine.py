@@ -28,7 +28,7 @@ from dialogue.classify import (TurnKind, asks_again, asks_for_more, strip_conver
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.policy.clarify_model import ClarifyModel
-from dialogue.policy.gate import ModelGate
+from dialogue.policy.gate import AntecedentGate, ModelGate
 from dialogue.policy import (Clarify, Decision, DialoguePolicy, NoAnswer, PlanQueries, Resume,
                              UnderstoodTurn, links_trace)
 from dialogue.rewrite import RuleRewriter
@@ -45,7 +45,8 @@ from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.ontology import Ontology
 from kg.linker import EntityLinker, LinkResult
-from kg.mentions import Detection, detect_mentions
+from kg.mentions import Detection, MentionKind, detect_mentions
+from common.language.normalize import turn_language
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
 from retrieval.novelty import Shown
@@ -119,7 +120,7 @@ class TurnEngine:
         self._linker = linker or EntityLinker(defer_fit=clarifier is not None)
         self._llm = llm
         self._policy = policy or DialoguePolicy(
-            self._linker, shift=shift, gate=ModelGate(clarifier) if clarifier else None)
+            self._linker, shift=shift, gate=AntecedentGate(ModelGate(clarifier) if clarifier else None))
         self._rewrites = rewrites or RewriteChain(rewriter or RuleRewriter(), llm, validator)
         self._limits = Limits(recent_turns=config.recent_turns,
                               consumed_window=config.consumed_window)
@@ -350,7 +351,8 @@ class TurnEngine:
         run.lap("detect")
         links = run.guarded("link", lambda: self._linker.link(
             detection, snapshot, focus=state.focus, listed=state.listed,
-            alternates=state.alternates, recent=[e for r in state.recent for e in r.entities]),
+            alternates=state.alternates, recent=_recent_entities(state),
+            context_attributes=_slot_values(state, "attribute")),
             lambda: LinkResult(()), "nothing linked")
         run.lap("link")
         run.trace["mentions"] = [MentionTrace(kind=m.kind.value, text=m.text, start=m.start,
@@ -475,7 +477,10 @@ class TurnEngine:
 
     def _ask(self, run: TurnRun, state: SessionState, turn_no: int, text: str, decision: Clarify,
              snapshot: AliasSnapshot) -> tuple[TurnResult, SessionState]:
-        clarification = build_clarification(decision.mention, list(decision.options), snapshot, text)
+        names = [(link.mention.start, link.mention.end) for link in decision.links.links
+                 if link.mention.kind is MentionKind.ALIAS]
+        clarification = build_clarification(decision.mention, list(decision.options), snapshot, text,
+                                            language=turn_language(text, names))
         run.trace["classification"] = "needs_clarification"
         outcome = TurnOutcome(turn_no, text, decision, "clarify", text, decision.resolved)
         new_state = self._apply(run, state, outcome, snapshot)
@@ -604,6 +609,16 @@ def _with_used(state: SessionState, used: Sequence[str]) -> SessionState:
     state = state.model_copy(deep=True)
     state.mark_used(list(used))
     return state
+
+
+def _recent_entities(state: SessionState) -> list[str]:
+    """The entities of the verbatim turns, most recent first, each once."""
+    return list(dict.fromkeys(e for record in reversed(state.recent) for e in record.entities))
+
+
+def _slot_values(state: SessionState, name: str) -> list[str]:
+    slot = getattr(state.slots, name)
+    return list(slot.values) if slot is not None else []
 
 
 def _ms(start: float, end: float) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import openai
 
@@ -52,12 +52,18 @@ class LLMRewriter:
             history=[*(f"(earlier) {line.text}" for line in state.summary),
                      *(record.user for record in state.recent)],
             allowed_names=[snapshot.name(e) for e in sorted(request.allowed(entities))],
-            resolved_names=[snapshot.name(e) for e in entities])
+            resolved_names=[snapshot.name(e) for e in entities],
+            structure=request.structure(entities))
         return Proposal("llm", queries, queries[0], entities, "llm")
 
     def rewrite(self, *, kb: str, session_id: str, turn: int, text: str, history: Sequence[str],
-                allowed_names: Sequence[str], resolved_names: Sequence[str]) -> tuple[str, ...]:
+                allowed_names: Sequence[str], resolved_names: Sequence[str],
+                structure: Mapping[str, str] | None = None) -> tuple[str, ...]:
         """The LLM's standalone queries for ``text``.
+
+        ``structure`` is what the turn resolved to, the same the rules rewriter builds
+        from (entities, attribute, times, comparison, excluded entities, language, the
+        rules draft); it goes into the prompt one ``key: value`` line each.
 
         Raises:
             RetryableDependencyError: timeout or connection failure.
@@ -73,7 +79,9 @@ class LLMRewriter:
                 allowed_entities="、".join(allowed_names) or "(none)")},
             {"role": "user", "content": REWRITE_USER.render(
                 history="\n".join(f"- {h}" for h in history) or "(none)", turn=text,
-                resolved_entities="、".join(resolved_names) or "(none)")},
+                resolved_entities="、".join(resolved_names) or "(none)",
+                structure="\n".join(f"- {k}: {v}" for k, v in (structure or {}).items() if v)
+                or "(none)")},
         ]
         extra = {"response_format": {"type": "json_object"}} if self._json_mode else {}
         try:

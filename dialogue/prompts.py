@@ -41,6 +41,10 @@ Rules:
 - Add no fact, number or date that is not in the conversation.
 - Keep the kind of question (how, why, how much, whether).
 - If the turn asks about several entities separately, write one query per entity.
+- Follow the structure given with the turn: ask about its entities and attribute, at its
+  times and versions, keep both sides of a comparison, and never name an excluded entity.
+- Write the query as a whole question in the user's language; never paste the turn's words
+  after the previous question.
 Answer with JSON only: {{"queries": ["...", "..."]}}""")
 
 REWRITE_USER = PromptTemplate("rewrite_user", """\
@@ -48,4 +52,6 @@ Conversation so far (oldest first):
 {history}
 
 Last user turn: {turn}
-Entities this turn is about: {resolved_entities}""")
+Entities this turn is about: {resolved_entities}
+Structure resolved for this turn:
+{structure}""")

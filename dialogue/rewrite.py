@@ -9,12 +9,14 @@ and it keeps the user's own words, so negations and times survive.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from common.language import cues
-from common.language.normalize import language_of
-from dialogue.classify import TurnKind, is_ellipsis, revisit_cue, strip_conversation_cues
+from common.language.normalize import turn_language
+from dialogue.classify import (TurnKind, comparison_spans, is_ellipsis, residue, revisit_cue,
+                               strip_conversation_cues)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
@@ -24,6 +26,17 @@ from kg.mentions import Detection, MentionKind, detect_mentions
 
 _SEPARATELY_RE = cues.SEPARATELY_RE
 _LEADING_JOINER_RE = cues.LEADING_JOINER_RE
+# What an ellipsis varies, once its cue is gone: 那二套呢 → 二套, what about texting → texting.
+_ELLIPSIS_BODY_RE = cues.ELLIPSIS_BODY_RE
+# Where the question of a query starts: its question word.
+_QUESTION_START_RE = cues.QUESTION_START_RE
+# Particles and modal verbs a short follow-up is made of besides its names (个人版能加吗).
+_LIGHT_RE = cues.LIGHT_RE
+# A continuation shorter than this that names no attribute asks about the last one (怎么才能免掉).
+_SHORT_FOLLOW_UP = 8
+# A leading continuation cue in front of a name (那手机银行关怀版…): not part of the question.
+_LEADING_CUE_RE = cues.FOLLOW_UP_LEAD_RE
+_CUE_BEFORE_NAME_RE = cues.CUE_BEFORE_NAME_RE
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,74 @@ def _written_name(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot)
     return name
 
 
+def _written_span(text: str, entity_id: str, snapshot: AliasSnapshot) -> tuple[int, int] | None:
+    """Where ``text`` (an earlier standalone) writes the entity: its canonical name with
+    what stood beside it (畅行信用卡白金版 (Changxing Platinum card), 年假（年休假）), else
+    its longest alias found."""
+    entity = snapshot.entities.get(entity_id)
+    if entity is None:
+        return None
+    name = entity.name
+    at = text.find(name)
+    if at >= 0:
+        end = at + len(name)
+        beside = re.match(r"\s?[（(][^（）()]{1,40}[）)]", text[end:])
+        return at, end + (beside.end() if beside else 0)
+    for alias in sorted(entity.all_aliases, key=len, reverse=True):
+        at = text.find(alias)
+        if at >= 0:
+            return at, at + len(alias)
+    return None
+
+
+def links_named(detection: Detection):
+    """The turn's alias mentions."""
+    return detection.of(MentionKind.ALIAS)
+
+
+def _tidy(query: str, entities: Sequence[str], snapshot: AliasSnapshot) -> str:
+    """Drop a continuation cue left in front of a name (那手机银行关怀版… → 手机银行关怀版…)."""
+    cue = _CUE_BEFORE_NAME_RE.match(query)
+    if cue and any(query[cue.end():].startswith(snapshot.name(e)) for e in entities):
+        return query[cue.end():]
+    return query
+
+
+# A follow-up that asks about a topic of its own (火星上的天气怎么样, 有健身房吗, 退租的时候…)
+# rather than leaving out what it asks about (怎么才能免掉, 输错几次会被锁).
+_OWN_TOPIC_RE = cues.OWN_TOPIC_RE
+# "Both versions" / 两个版本 / 两版 / 两年: the last two versions or times named.
+_BOTH_VERSIONS_RE = cues.BOTH_VERSIONS_RE
+
+
+def _asks_without_object(detection: Detection, links: LinkResult) -> bool:
+    """A short predicate with no topic of its own: what it asks about was left out."""
+    rest = residue(detection, links)
+    return 0 < len(rest) <= _SHORT_FOLLOW_UP and not _OWN_TOPIC_RE.search(detection.text)
+
+
+def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
+    """两个版本月费差多少 → 2025版和2024版两个版本月费差多少, from the last two versions named
+    (the user's words stay: they may name what is asked)."""
+    cue = _BOTH_VERSIONS_RE.search(text)
+    pair = list(dict.fromkeys(earlier))[:2]
+    if cue is None or len(pair) < 2:
+        return None
+    joined = cues.wording(turn_language(text)).join(pair)
+    return text[:cue.start()] + joined + ("" if joined.endswith(cue.group(0)) else " " if turn_language(text) == "en"
+                                          else "") + text[cue.start():]
+
+
+def _first_name_end(text: str, entities: Sequence[str], snapshot: AliasSnapshot) -> int | None:
+    """Just after the first entity written in ``text`` (with what stands beside it)."""
+    spots = [w[1] for e in entities if (w := _written_span(text, e, snapshot)) is not None]
+    return min(spots) if spots else None
+
+
+def _inside(mention, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(start <= mention.start and mention.end <= end for start, end in spans)
+
+
 class RuleRewriter:
     """Deterministic rewrite constrained by the resolved entities."""
 
@@ -87,7 +168,9 @@ class RuleRewriter:
             continuation=kind is TurnKind.CONTINUATION
             or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"),
             times=_slot_values(state, "time") if kind is not TurnKind.SWITCH else [],
-            compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [])
+            compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [],
+            attributes=_slot_values(state, "attribute") if kind is TurnKind.CONTINUATION else [],
+            earlier_times=_earlier_times(state) if kind is not TurnKind.SWITCH else [])
         return Proposal("rules", tuple(strip_conversation_cues(q) for q in rewrite.queries),
                         strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how)
 
@@ -109,14 +192,27 @@ class RuleRewriter:
                               times=_slot_values(state, "time"))
             entities.extend(e for e in rw.entities if e not in entities)
             queries.extend(q for q in rw.queries if q not in queries)
-        return Proposal("rules", tuple(queries), queries[0], tuple(entities),
+        standalone = queries[0]
+        if len(request.readings) > 1 and len(queries) > 1:
+            # Both options: one query each is searched; the standalone names them all.
+            first = request.readings[0]
+            both = LinkResult(tuple(
+                replace(link, entity_ids=tuple(r.chosen for r in request.readings))
+                if set(link.entity_ids) & {r.chosen for r in request.readings} and
+                link.mention.kind is not MentionKind.IMPLICIT else link
+                for link in first.links.links))
+            standalone = self.rewrite(first.detection, both, request.snapshot,
+                                      entities=tuple(entities), previous_standalone=None,
+                                      previous_entities=()).standalone
+        return Proposal("rules", tuple(queries), standalone, tuple(entities),
                         "clarification answered: pending question resumed")
 
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
                 previous_entities: Sequence[str], correction: bool = False,
                 continuation: bool = False, times: Sequence[str] | None = None,
-                compared: Sequence[str] = ()) -> Rewrite:
+                compared: Sequence[str] = (), attributes: Sequence[str] = (),
+                earlier_times: Sequence[str] = ()) -> Rewrite:
         """Write the standalone query.
 
         Args:
@@ -129,20 +225,29 @@ class RuleRewriter:
                 None reads them off ``previous_standalone``.
             compared: the comparison-target slot (华东区和华北区比): on a continuation
                 that does not name them, the query keeps "（与华北区相比）".
+            attributes: the dialogue's attribute slot (年费): a short continuation that
+                asks about no attribute of its own (怎么才能免掉) asks about this one.
+            earlier_times: the times and versions the conversation has named, most
+                recent first: "the two versions" (两个版本) are the last two of them.
         """
         text = detection.text
-        lang = language_of(text)
+        names = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
+        lang = turn_language(text, names)
         turn_aliases = [link for link in links.links
                         if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
-        if previous_standalone and (correction or is_ellipsis(detection, links)):
+        if previous_standalone and (correction or is_ellipsis(detection, links)
+                                    or self._sibling_follow_up(detection, turn_aliases, snapshot,
+                                                               previous_entities)):
             swapped = self._swap(detection, turn_aliases, snapshot, previous_standalone,
-                                 previous_entities)
+                                 previous_entities, lang)
             if swapped is not None:
                 standalone, kept = swapped
                 return Rewrite(standalone, (standalone,), kept,
                                ("correction" if correction else "ellipsis")
                                + ": slot substitution on the previous query")
 
+        spans = comparison_spans(text)
+        said_times = [m.text for m in detection.of(MentionKind.TIME)]
         # Replace resolved spans right to left so offsets stay valid.
         out = text
         replaced_any = False
@@ -153,14 +258,29 @@ class RuleRewriter:
             if kind not in (MentionKind.ALIAS, MentionKind.PRONOUN, MentionKind.ORDINAL):
                 continue
             start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
-            names = _join([_written_name(e, text[start:end] if kind is MentionKind.ALIAS else "",
-                                         lang, snapshot) for e in link.entity_ids], lang)
-            if kind is MentionKind.PRONOUN and text[end:end + 1] and names.endswith(text[end]):
+            # A slip (车代) is not written beside the name it was taken for.
+            said = text[start:end] if kind is MentionKind.ALIAS and link.mention.similarity == 100 else ""
+            names_written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
+            if kind is MentionKind.PRONOUN and text[end:end + 1] and names_written.endswith(text[end]):
                 end += 1  # 这个区 → 西南区, not 西南区区
-            if kind is MentionKind.PRONOUN and text[end:].lstrip().startswith(names):
-                names = ""  # 那个年假 → 年假: the pronoun only points at the name that follows
-            out = out[:start] + names + out[end:]
+            if kind is MentionKind.PRONOUN and text[end:].lstrip().startswith(names_written):
+                names_written = ""  # 那个年假 → 年假: the pronoun only points at the name that follows
+            elif (kind is MentionKind.PRONOUN and _inside(link.mention, spans) and said_times
+                  and times and not set(times) & set(said_times)):
+                # 2025版比它便宜多少 after 2024版: "it" is the entity as it was, at its time.
+                names_written += "".join(t for t in times if t not in text)
+            elif kind is MentionKind.PRONOUN:
+                # 这个套餐 → 5G畅享套餐个人版, not 5G畅享套餐个人版套餐
+                tail = text[end:end + 4]
+                for cut in range(len(tail), 0, -1):
+                    if names_written.endswith(tail[:cut]) and _cjk(tail[:cut]):
+                        end += cut
+                        break
+            out = out[:start] + names_written + out[end:]
             replaced_any = True
+        versions = _both_versions(out, earlier_times) if replaced_any and not said_times else None
+        if versions:
+            out = versions
         split = self._split_intents(detection, links, snapshot, out)
         if split is not None:
             return split
@@ -168,15 +288,67 @@ class RuleRewriter:
             return self._carry_context(out, detection, snapshot, entities, previous_standalone,
                                        previous_entities, lang, times, compared)
         if replaced_any or not entities:
-            return Rewrite(out, (out,), tuple(entities),
-                           "canonical names substituted" if replaced_any else "as-is")
+            return Rewrite(_tidy(out, entities, snapshot), (_tidy(out, entities, snapshot),),
+                           tuple(entities), "canonical names substituted" if replaced_any else "as-is")
 
-        # Nothing in the turn names an entity: inherit the focus and the time.
-        prefix = _join([snapshot.name(e) for e in entities], lang)
+        # Nothing in the turn names an entity: it is about the focus, at the dialogue's
+        # time, and (when it is short and asks about nothing else) the same attribute.
         carried = "".join(t for t in self._missing_times(detection, previous_standalone, times)
                           if t not in text)
-        standalone = _glue(prefix + carried, text)
+        asked = ""
+        if (continuation and attributes and not detection.of(MentionKind.ATTRIBUTE)
+                and not detection.of(MentionKind.TIME) and _asks_without_object(detection, links) and not any(a in text for a in attributes)):
+            asked = "".join(attributes)
+        versions = _both_versions(text, earlier_times)
+        if versions:
+            text, carried = versions, ""
+        if lang == "en":
+            standalone = self._english_with_names(text, [*entities], carried, asked, snapshot)
+            return Rewrite(standalone, (standalone,), tuple(entities),
+                           "focus entity named in the English question")
+        prefix = _join([snapshot.name(e) for e in entities], lang)
+        standalone = _glue(prefix + carried + asked, _LEADING_CUE_RE.sub("", text) or text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
+
+    @staticmethod
+    def _english_with_names(text: str, entities: Sequence[str], times: str, asked: str,
+                            snapshot: AliasSnapshot) -> str:
+        """An English question that names nothing gets the focus's names where its
+        subject is (How long does the transfer take? → How long does 携号转网 (the
+        transfer) take?), else after the question, in brackets."""
+        names = " and ".join(_written_name(e, "", "en", snapshot) for e in entities)
+        extra = " ".join(x for x in (times, asked) if x)
+        subject = cues.SUBJECT_RE.search(text)
+        if subject:
+            head = snapshot.name(entities[0])
+            written = f"{head} {extra}".strip() + f" ({subject.group(0)})"
+            if len(entities) > 1:
+                written = f"{names} ({subject.group(0)})"
+            return text[:subject.start()] + written + text[subject.end():]
+        body = text.rstrip()
+        mark = body[-1] if body and body[-1] in "?？.!" else ""
+        body = body[:-1] if mark else body
+        return f"{body} ({names}{' ' + extra if extra else ''}){mark}"
+
+    @staticmethod
+    def _sibling_follow_up(detection: Detection, turn_aliases, snapshot: AliasSnapshot,
+                           previous_entities: Sequence[str]) -> bool:
+        """个人版能加吗 after …家庭版副卡最多能加几张: the turn puts another entity of the same
+        kind in place of the previous one and adds nothing of its own but particles:
+        it asks the previous question about that entity."""
+        if not turn_aliases or detection.of(MentionKind.ATTRIBUTE) or detection.of(MentionKind.TIME):
+            return False
+        kinds = {snapshot.entities[e].type for e in previous_entities if e in snapshot.entities}
+        for link in turn_aliases:
+            entity = snapshot.entities.get(link.entity_ids[0])
+            if entity is None or entity.type not in kinds or link.entity_ids[0] in previous_entities:
+                return False
+        rest = list(detection.text)
+        for m in detection.mentions:
+            rest[m.start:m.end] = [" "] * (m.end - m.start)
+        said = re.sub(r"[\s，,。？?！!、]", "", "".join(rest))
+        own = re.sub(r"[\s，,。？?！!、]", "", _LIGHT_RE.sub("", "".join(rest)))
+        return bool(said) and len(own) <= 2
 
 
     @staticmethod
@@ -205,13 +377,21 @@ class RuleRewriter:
         types = {snapshot.entities[e].type for e in entities if e in snapshot.entities}
         carried = [e for e in previous_entities if e not in entities and e in snapshot.entities
                    and snapshot.entities[e].type not in types]
+        # 跟港澳台日包比，一天贵多少: what the turn names is only what the focus is compared
+        # with; the focus stays the subject.
+        spans = comparison_spans(detection.text)
+        targets = [link for link in links_named(detection) if _inside(link, spans)]
+        subject_kept = bool(spans) and bool(targets) and len(targets) == len(links_named(detection))
+        if subject_kept:
+            carried = [e for e in previous_entities if e not in entities and e in snapshot.entities]
         if carried:
-            out = _glue(_join([snapshot.name(e) for e in carried], lang), out)
+            out = _glue(_join([snapshot.name(e) for e in carried], lang), _LEADING_CUE_RE.sub("", out))
         times = "".join(t for t in self._missing_times(detection, previous, slot_times)
                         if t not in out)
         if times:
-            # Right after the first name of the turn's own entities: 华东区的负责人 → 华东区7月的负责人.
-            spots = [out.find(snapshot.name(e)) + len(snapshot.name(e)) for e in entities
+            # Right after the subject's first name: 华东区的负责人 → 华东区7月的负责人.
+            subject = carried if subject_kept else entities
+            spots = [out.find(snapshot.name(e)) + len(snapshot.name(e)) for e in subject
                      if snapshot.name(e) in out]
             at = min(spots) if spots else 0
             out = out[:at] + times + out[at:]
@@ -223,7 +403,7 @@ class RuleRewriter:
             carried.extend(others)
         if not carried and not times:
             return Rewrite(out, (out,), tuple(entities), "canonical names substituted")
-        kept = (*entities, *carried)
+        kept = (*carried, *entities) if subject_kept else (*entities, *carried)
         return Rewrite(out, (out,), kept, "canonical names substituted; context carried over")
 
     @staticmethod
@@ -244,48 +424,124 @@ class RuleRewriter:
     def _missing_times(detection: Detection, previous: str | None,
                        slot: Sequence[str] | None = None) -> list[str]:
         """The dialogue's time and version expressions (the slot's, else the previous
-        query's), when this turn has none."""
-        if detection.of(MentionKind.TIME):
+        query's), when this turn has none of its own: a time the turn names only as
+        what it compares with (比6.5版高了多少) leaves the subject's time missing."""
+        spans = comparison_spans(detection.text)
+        own = [m for m in detection.of(MentionKind.TIME) if not _inside(m, spans)]
+        if own:
             return []
+        said = {m.text for m in detection.of(MentionKind.TIME)}
         if slot is not None:
-            return list(slot)
+            return [t for t in slot if t not in said]
         if not previous:
             return []
         found = list(dict.fromkeys(m.text for m in detect_mentions(previous, None).of(MentionKind.TIME)))
         # Each once, and not a part of a longer one (2004年 inside 2004年06月).
-        return [t for t in found if not any(t != other and t in other for other in found)]
+        return [t for t in found if not any(t != other and t in other for other in found)
+                and t not in said]
 
     def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,
-              previous: str, previous_entities: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
-        """Put the turn's entity, attribute or time in place of the previous
-        query's one of the same kind. Returns the query and its entities."""
-        out, swapped = previous, False
+              previous: str, previous_entities: Sequence[str],
+              lang: str = "zh") -> tuple[str, tuple[str, ...]] | None:
+        """Ask the previous query again with what the turn changes: its entity, attribute
+        or time in place of the previous one of the same kind (那家庭版呢, 那价格呢, 那2025版呢),
+        what the turn compares with added (跟上个月比呢 → …（与上个月相比）), or the
+        turn's own words in place of their counterpart (二套呢 after 首套…利率是多少).
+        Returns the query and its entities, or None when nothing could be put in."""
+        out, swapped = _tidy(previous, previous_entities, snapshot), False
         entities = list(previous_entities)
+        spans = comparison_spans(detection.text)
+        compared_words: list[str] = []
         for link in turn_aliases:
             new_id = link.entity_ids[0]
+            if _inside(link.mention, spans):
+                compared_words.append(snapshot.name(new_id))
+                entities.append(new_id)
+                continue
             new_type = snapshot.entities[new_id].type if new_id in snapshot.entities else None
             for old_id in previous_entities:
                 old = snapshot.entities.get(old_id)
                 if old is None or old.type != new_type or old_id == new_id:
                     continue
-                for alias in sorted(old.all_aliases, key=len, reverse=True):
-                    if alias in out:
-                        out = out.replace(alias, snapshot.name(new_id), 1)
-                        if old_id in entities:
-                            entities[entities.index(old_id)] = new_id
-                        elif new_id not in entities:
-                            # An earlier mention of the turn already replaced old_id.
-                            entities.append(new_id)
-                        swapped = True
-                        break
-        prev_detection = detect_mentions(previous, snapshot)
+                where = _written_span(out, old_id, snapshot)
+                if where is None:
+                    continue
+                said = link.mention.text if link.mention.similarity == 100 else ""
+                written = _written_name(new_id, said, lang, snapshot)
+                out = out[:where[0]] + written + out[where[1]:]
+                if old_id in entities:
+                    entities[entities.index(old_id)] = new_id
+                elif new_id not in entities:
+                    # An earlier mention of the turn already replaced old_id.
+                    entities.append(new_id)
+                swapped = True
+                break
+        prev_detection = detect_mentions(out, snapshot)
         for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
-            new = detection.of(kind)
+            new = [m for m in detection.of(kind) if not _inside(m, spans)]
             old = prev_detection.of(kind)
+            compared_words.extend(m.text for m in detection.of(kind) if _inside(m, spans))
             if len(new) == 1 and len(old) == 1 and new[0].text != old[0].text:
                 out = out.replace(old[0].text, new[0].text, 1)
                 swapped = True
+            elif kind is MentionKind.TIME and len(new) == 1 and not old and new[0].text not in out:
+                # What about the 2024 edition? → the previous question, at that time.
+                at = _first_name_end(out, entities, snapshot)
+                if at is not None:
+                    out = out[:at] + (" " if lang == "en" else "") + new[0].text + out[at:]
+                    swapped = True
+        if not swapped and not compared_words and not turn_aliases:
+            varied = self._vary(detection, out, entities, snapshot)
+            if varied is not None:
+                out, swapped = varied, True
+        if compared_words:
+            names = _join(compared_words, lang)
+            out = out + cues.wording(lang).compared_with.format(names=names)
+            swapped = True
         return (out, tuple(dict.fromkeys(entities))) if swapped else None
+
+    @staticmethod
+    def _vary(detection: Detection, previous: str, entities: Sequence[str],
+              snapshot: AliasSnapshot) -> str | None:
+        """The previous query with the ellipsis's own words (X of 那X呢) in it: in place of
+        the counterpart that has X's length and head (the last character: 二套 for 首套),
+        else between the previous subject and its question (发短信呢 after 在日本…漫游接电话
+        一分钟多少钱 → 在日本…漫游发短信多少钱)."""
+        body = _ELLIPSIS_BODY_RE.match(detection.text)
+        if body is None or detection.of(MentionKind.ALIAS) or detection.of(MentionKind.PRONOUN):
+            return None
+        x = body.group("x").strip()
+        if not x or len(x) > 12:
+            return None
+        taken = [(m.start, m.end) for m in detect_mentions(previous, snapshot).mentions
+                 if m.kind in (MentionKind.ALIAS, MentionKind.TIME)]
+        if _cjk(x[-1]) and len(x) >= 2:
+            for at in range(len(previous) - len(x) + 1):
+                piece = previous[at:at + len(x)]
+                if (piece[-1] == x[-1] and piece != x and all(_cjk(c) for c in piece)
+                        and not any(at < e and s < at + len(x) for s, e in taken)):
+                    return previous[:at] + x + previous[at + len(x):]
+        asked = detect_mentions(previous, snapshot).of(MentionKind.ATTRIBUTE)
+        if asked:
+            # 线上呢 after 华东区7月的销售额是多少 → 华东区7月的线上销售额是多少
+            at = asked[-1].start
+            return previous[:at] + x + previous[at:]
+        subject_end = max((e for _, e in taken), default=0)
+        question = _QUESTION_START_RE.search(previous, subject_end)
+        if question is None or subject_end == 0:
+            return None
+        glue = " " if x.isascii() and previous[subject_end - 1].isascii() else ""
+        return previous[:subject_end] + glue + x + previous[question.start():]
+
+
+def _earlier_times(state) -> list[str]:
+    """Times and versions the recent standalone queries name, most recent first."""
+    found: list[str] = []
+    for record in reversed(state.recent):
+        for mention in detect_mentions(record.standalone, None).of(MentionKind.TIME):
+            if mention.text not in found:
+                found.append(mention.text)
+    return found
 
 
 def _slot_values(state, name: str) -> list[str]:

@@ -102,7 +102,8 @@ class RewriteChain:
         return self.validator.check(asked, proposal.queries, request.snapshot,
                                     entities=proposal.entities,
                                     allowed=request.allowed(proposal.entities),
-                                    context=request.context(), reference=reference)
+                                    context=request.context(), reference=reference,
+                                    excluded=request.excluded(proposal.entities))
 
     @staticmethod
     def _own_words(request: RewriteRequest, exc: Exception) -> RewriteOutcome:

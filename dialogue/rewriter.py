@@ -15,7 +15,8 @@ from dialogue.policy.decision import QuestionReading
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
-from kg.mentions import Detection
+from kg.mentions import Detection, MentionKind
+from common.language.normalize import turn_language
 
 Source = Literal["rules", "llm", "original"]
 
@@ -64,6 +65,37 @@ class RewriteRequest:
         return {*entities, *state.focus, *state.alternates,
                 *(e for record in state.recent for e in record.entities),
                 *(e for line in state.summary for e in line.entities)}
+
+    def excluded(self, entities: tuple[str, ...] = ()) -> list[str]:
+        """Entities the user corrected away from, this turn's correction included: a
+        rewrite about ``entities`` must not name them."""
+        state = self.state
+        last = state.last_turn
+        corrected = [e for e in (last.entities if last else ())
+                     if self.kind is TurnKind.CORRECTION and e not in entities]
+        return [e for e in dict.fromkeys([*state.negated, *corrected]) if e not in entities]
+
+    def structure(self, entities: tuple[str, ...] = ()) -> dict[str, str]:
+        """What the turn resolved to, as a rewriter that is not the rules one is shown
+        it: the structure the rules rewrite is built from, and the rules draft."""
+        state, snapshot, detection = self.state, self.snapshot, self.detection
+
+        def names(ids) -> str:
+            return "、".join(snapshot.name(e) for e in ids)
+
+        def slot(name: str) -> list[str]:
+            value = getattr(state.slots, name)
+            return list(value.values) if value is not None else []
+
+        attribute = [m.text for m in detection.of(MentionKind.ATTRIBUTE)] or slot("attribute")
+        times = [m.text for m in detection.of(MentionKind.TIME)] or slot("time")
+        spans = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
+        return {"entities": names(entities), "attribute": "、".join(attribute),
+                "times and versions": "、".join(times),
+                "compared with": names(e for e in slot("comparison") if e not in entities),
+                "excluded (never name)": names(self.excluded(entities)),
+                "language": "English" if turn_language(self.text, spans) == "en" else "Chinese",
+                "rules draft": " | ".join(self.reference.queries) if self.reference else ""}
 
     def context(self) -> list[str]:
         """Earlier text of the conversation: the summary, then the recent turns."""

@@ -21,8 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from common.language import cues
-from dialogue.classify import TurnKind
+from dialogue.classify import TurnKind, comparison_targets
 from dialogue.state import SessionState, Slot, Slots, SummaryLine, TurnRecord
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
@@ -32,21 +31,7 @@ from kg.mentions import Detection, MentionKind, detect_mentions
 SUMMARY_LINES = 8
 SUMMARY_CHARS = 80
 
-# "和华北区比", "跟去年相比", "与个人版对比", "比华南区高", "compared with X", "X versus Y", "than X".
-_COMPARISON_RES = cues.COMPARISON_RES
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?%?")
-
-
-def comparison_targets(detection: Detection, links: LinkResult) -> list[str]:
-    """Entities the turn compares its subject with (华东区和华北区比呢 → the 华北区 entity)."""
-    spans = [m.span("x") for regex in _COMPARISON_RES for m in regex.finditer(detection.text)]
-    found: list[str] = []
-    for link in links.links:
-        if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
-            continue
-        if any(start <= link.mention.start and link.mention.end <= end for start, end in spans):
-            found.extend(e for e in link.entity_ids if e not in found)
-    return found
 
 
 def _stated(previous: Slot | None, values: list[str], turn: int, how: str) -> Slot | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dialogue.classify import TurnKind, is_bare_mention
-from dialogue.policy.decision import Clarify, Decision
+from dialogue.policy.decision import Clarify, Decision, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
 from kg.aliases import AliasSnapshot
@@ -62,7 +62,10 @@ def apply_turn(state: SessionState, outcome: TurnOutcome, snapshot: AliasSnapsho
                limits: Limits = Limits()) -> SessionState:
     """The state after ``outcome``; ``state`` itself is left as it was."""
     state = state.model_copy(deep=True)
-    state.pending = None
+    dropped, state.pending = state.pending, None
+    if (dropped is not None and not isinstance(outcome.decision, Resume)
+            and state.listed == dropped.options):
+        state.listed = []  # a later 第一个 must not pick from a question the user left
     if isinstance(outcome.decision, Clarify):
         _asked(state, outcome.turn, outcome.text, outcome.decision)
         entities = list(outcome.decision.resolved)

@@ -7,6 +7,8 @@ Checks, each recorded in the trace:
 - ``time_kept``         every time and version expression of the user's turn is still there
 - ``no_new_numbers``    no number that is in neither the conversation nor an entity's name
 - ``intent_kept``       the question word (怎么, 为什么, 多少, how, why…) is still there
+- ``attribute_kept``    every attribute the user (or the trusted reference) asks about is there
+- ``excluded_absent``   no entity the user corrected away from or negated is named
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class RewriteValidator:
 
     def check(self, turn: str, queries: Sequence[str], snapshot: AliasSnapshot, *,
               entities: Sequence[str], allowed: Iterable[str], context: Sequence[str] = (),
-              reference: Sequence[str] = ()) -> Verdict:
+              reference: Sequence[str] = (), excluded: Iterable[str] = ()) -> Verdict:
         """Args:
             turn: the user's words.
             queries: the rewrite to judge.
@@ -49,7 +51,9 @@ class RewriteValidator:
             context: earlier text of the conversation (numbers may come from it).
             reference: a rewrite already trusted (the rules one): negations and times it
                 carried over from earlier turns (那综合意外险呢 after 意外险不保哪些情况)
-                must survive too.
+                must survive too, and so must the attributes and compared entities it names.
+            excluded: entities the user corrected away from (不对，我问的是B: A); a
+                rewrite that names one of them (and the turn does not) is refused.
         """
         allowed_ids = set(allowed) | set(entities)
         joined = "\n".join(queries)
@@ -58,6 +62,7 @@ class RewriteValidator:
         ambiguous_ok = all(set(m.entity_ids) & allowed_ids for m in written
                            if m.kind is MentionKind.ALIAS)
         user = detect_mentions(turn, snapshot)
+        said = {e for m in user.mentions if m.kind is MentionKind.ALIAS for e in m.entity_ids}
         kept = [*user.mentions, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
         known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context])))
         known_numbers |= {n for e in allowed_ids if e in snapshot.entities
@@ -72,5 +77,8 @@ class RewriteValidator:
                              if m.kind is MentionKind.TIME),
             "no_new_numbers": set(_NUMBER_RE.findall(joined)) <= known_numbers,
             "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),
+            "attribute_kept": all(m.text.lower() in joined.lower() or str(m.value) in joined
+                                  for m in kept if m.kind is MentionKind.ATTRIBUTE),
+            "excluded_absent": not (named & (set(excluded) - set(entities) - said)),
         }
         return Verdict(accepted=all(checks.values()), checks=checks)

@@ -24,7 +24,7 @@ from rapidfuzz import fuzz, process
 from common.errors import DependencyError
 from common.language.normalize import DEFAULT, Normalization, NormalizedText
 from kg.fuzzy import DEFAULT_THRESHOLD as DEFAULT_FUZZY_THRESHOLD
-from kg.fuzzy import FuzzyAliasIndex
+from kg.fuzzy import FuzzyAliasIndex, SoundAliasIndex
 from kg.ontology import EntityDef, Ontology
 from kg.store import LinkingData, LinkingDelta, OntologyStore
 
@@ -140,6 +140,8 @@ class AliasSnapshot:
     # relations as (relation type, entity at the other end), both directions.
     type_parents: Mapping[str, str | None] = field(default_factory=dict)
     relations: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # Entities one relation away (either direction): what a shared alias may lean on.
+    related: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     # Derived structures built on first use (the snapshot itself never changes).
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -150,6 +152,15 @@ class AliasSnapshot:
         index = self._derived.get("fuzzy")
         if index is None:
             index = self._derived["fuzzy"] = FuzzyAliasIndex(self.by_norm)
+        return index
+
+    def sound_index(self) -> SoundAliasIndex | None:
+        """The homophone-slip index of this snapshot (off with fuzzy matching)."""
+        if self.fuzzy_threshold <= 0 or len(self.by_norm) > self.fuzzy_max_aliases:
+            return None
+        index = self._derived.get("sound")
+        if index is None:
+            index = self._derived["sound"] = SoundAliasIndex(self.by_norm)
         return index
 
     def context_fit(self):
@@ -205,6 +216,7 @@ class AliasSnapshot:
             relations.setdefault(rel.from_id, []).append((rel.type, rel.to_id))
             relations.setdefault(rel.to_id, []).append((rel.type, rel.from_id))
         return cls(kb=kb, version=version,
+                   related={k: frozenset(other for _, other in v) for k, v in relations.items()},
                    entities={e.id: e for e in ontology.entities},
                    by_norm={k: tuple(sorted(v)) for k, v in by_norm.items()},
                    type_attributes=type_attributes,
@@ -304,7 +316,8 @@ class AliasSnapshot:
                                 type_parents=({t.name: t.parent for t in delta.types}
                                               if delta.types is not None else self.type_parents),
                                 relations={k: v for k, v in self.relations.items()
-                                           if k in entities})
+                                           if k in entities},
+                                related={k: v for k, v in self.related.items() if k in entities})
         # The fuzzy index is the one derived structure too slow to rebuild after every
         # write (seconds at 100,000 aliases): patch it too when this snapshot built one.
         fuzzy = self._derived.get("fuzzy")

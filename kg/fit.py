@@ -14,7 +14,6 @@ tuned on the CLAQUA dev sets (see docs/linking.md).
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING

@@ -84,3 +84,73 @@ class FuzzyAliasIndex:
             found.update(self._index.get(variant, ()))
         scored = [(key, fuzz.ratio(fragment, key)) for key in found if key != fragment]
         return sorted(((k, s) for k, s in scored if s >= threshold), key=lambda ks: (-ks[1], ks[0]))
+
+
+# -- sound-alike slips ----------------------------------------------------------------------
+#
+# Chinese is typed by sound: the common one-character slip is a homophone (房带 for 房贷,
+# 携号转往 for 携号转网, 白金咔 for 白金卡). The similarity above cannot see those in short
+# names (one wrong character in four scores 75), so a second index answers "which
+# aliases differ from this fragment in exactly one character that sounds the same
+# (tones ignored)". It takes aliases of two or more characters: the sound constraint,
+# not the length, keeps an ordinary word from passing for a name.
+
+SOUND_MIN_LEN = 2
+# From 10 characters on, one wrong character scores 90 and the similarity above finds it.
+SOUND_MAX_LEN = 9
+
+
+def _readings(char: str) -> frozenset[str]:
+    """Toneless pinyin readings of one Chinese character; empty for anything else."""
+    if not "\u4e00" <= char <= "\u9fff":
+        return frozenset()
+    return _reading_cache(char)
+
+
+def _reading_cache(char: str, _cache: dict[str, frozenset[str]] = {}) -> frozenset[str]:
+    found = _cache.get(char)
+    if found is None:
+        from pypinyin import Style, pinyin
+
+        found = _cache[char] = frozenset(r for r in pinyin(char, style=Style.NORMAL,
+                                                          heteronym=True)[0] if r.isalpha())
+    return found
+
+
+class SoundAliasIndex:
+    """Aliases keyed by (the rest of the alias, the position, a reading of the character
+    there): a fragment finds every alias that differs from it in one homophone."""
+
+    def __init__(self, keys: Iterable[str], *, min_len: int = SOUND_MIN_LEN) -> None:
+        index: dict[tuple[str, int, str], set[str]] = {}
+        lengths: set[int] = set()
+        for key in keys:
+            if not min_len <= len(key) <= SOUND_MAX_LEN:
+                continue
+            for i, char in enumerate(key):
+                for reading in _readings(char):
+                    index.setdefault((key[:i] + "\0" + key[i + 1:], i, reading), set()).add(key)
+                    lengths.add(len(key))
+        self._index = {k: tuple(sorted(v)) for k, v in index.items()}
+        self.fragment_lengths = tuple(sorted(lengths, reverse=True))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def lookup(self, fragment: str) -> list[str]:
+        """Aliases that are ``fragment`` with one character replaced by a homophone
+        (never ``fragment`` itself), sorted."""
+        found: set[str] = set()
+        for i, char in enumerate(fragment):
+            for reading in _readings(char):
+                found.update(self._index.get((fragment[:i] + "\0" + fragment[i + 1:], i, reading), ()))
+        found.discard(fragment)
+        return sorted(found)
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """At most one insertion, deletion or substitution turns ``a`` into ``b``."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    return a == b or bool(_deletions(a) & ({b} | _deletions(b))) or b in _deletions(a) \
+        or a in _deletions(b)

@@ -11,6 +11,7 @@ last listed together. Every candidate records its score and how it was found.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ from kg.fit import decide
 from kg.mentions import Detection, Mention, MentionKind
 
 _PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
+# "The two" / 两者: the focus and the other one of its kind talked about just before.
+_DUAL_PRONOUNS = cues.DUAL_PRONOUNS
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ class EntityLinker:
 
     def link(self, detection: Detection, snapshot: AliasSnapshot, *,
              focus: Sequence[str] = (), listed: Sequence[str] = (),
-             alternates: Sequence[str] = (), recent: Sequence[str] = ()) -> LinkResult:
+             alternates: Sequence[str] = (), recent: Sequence[str] = (),
+             context_attributes: Sequence[str] = ()) -> LinkResult:
         """Resolve every alias, pronoun and ordinal mention of ``detection``.
 
         Args:
@@ -98,14 +102,24 @@ class EntityLinker:
             recent: entities the recent turns named; with ``defer_fit``, a shared
                 name whose other candidates were named there too is left open
                 although one of them is the focus.
+            recent: the entities of the last turns, most recent first ("the two" means
+                the focus and the one before it).
+            context_attributes: what the dialogue has been asking about; a turn that
+                asks about no attribute of its own is taken to ask about these
+                (话费 said before 用App在哪里能查到 settles which App).
         """
         text_norm = snapshot.normalize(detection.text)
-        attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
+        attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)] or list(context_attributes)
         links: list[Link] = []
         for mention in self._credible(detection, snapshot):
             if mention.kind is MentionKind.ALIAS:
                 links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus,
                                               detection.text, recent))
+            elif mention.kind is MentionKind.PRONOUN and focus and mention.text.lower() in _DUAL_PRONOUNS:
+                pair = self._the_two(focus, recent, snapshot)
+                if pair:
+                    links.append(Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
+                                      tuple(pair), "“the two”: the focus and the last one like it"))
             elif mention.kind is MentionKind.PRONOUN and focus:
                 links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
                                                 detection.text))
@@ -122,6 +136,18 @@ class EntityLinker:
             if variant is not None:
                 links.append(variant)
         return LinkResult(tuple(links))
+
+    @staticmethod
+    def _the_two(focus: Sequence[str], recent: Sequence[str], snapshot: AliasSnapshot) -> list[str]:
+        """Two entities of one kind: the focus's two, or the focus and the most recent
+        other entity of its type."""
+        def kind(e: str) -> str | None:
+            return snapshot.entities[e].type if e in snapshot.entities else None
+
+        pool = list(dict.fromkeys([*focus, *recent]))
+        first = focus[0]
+        second = next((e for e in pool if e != first and kind(e) == kind(first)), None)
+        return [first, second] if second else []
 
     @staticmethod
     def _coordinated_variants(detection: Detection, snapshot: AliasSnapshot,
@@ -170,12 +196,35 @@ class EntityLinker:
                     at = norm.text.find(word)
                     if at >= 0:
                         found.setdefault(other, norm.span(at, at + len(word)))
+        if not found:
+            found = self._english_variant(detection.text, snapshot, focus)
         if len(found) != 1:
             return None
         [(entity_id, (start, end))] = found.items()
         mention = Mention(MentionKind.ALIAS, detection.text[start:end], start, end, (entity_id,))
         return Link(mention, (Candidate(entity_id, 0.9, "variant of focus"),), (entity_id,),
                     "names a variant of the focus entity")
+
+    @staticmethod
+    def _english_variant(text: str, snapshot: AliasSnapshot,
+                         focus: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """"And the Standard one?" after the Platinum card: an English word that only the
+        English names of one variant of a focus entity have (Standard, not Changxing)."""
+        def words(entity_id: str) -> set[str]:
+            entity = snapshot.entities.get(entity_id)
+            return {w.lower() for a in (entity.all_aliases if entity else ()) if a.isascii()
+                    for w in re.findall(r"[A-Za-z]{4,}", a)}
+
+        found: dict[str, tuple[int, int]] = {}
+        for focus_id in focus:
+            others = [o for o in snapshot.variants(focus_id) if o not in focus]
+            own = words(focus_id)
+            for other in others:
+                unique = words(other) - own - set().union(*(words(o) for o in others if o != other))
+                for m in re.finditer(r"[A-Za-z]{4,}", text):
+                    if m.group(0).lower() in unique:
+                        found.setdefault(other, m.span())
+        return found
 
     def implicit(self, detection: Detection, snapshot: AliasSnapshot, *,
                  focus: Sequence[str], alternates: Sequence[str]) -> Link:
@@ -256,16 +305,23 @@ class EntityLinker:
                   if any(w in text_norm for w in snapshot.distinguishing_words(eid, shared))]
         if len(marked) == 1:
             return Link(mention, candidates, (marked[0],), "distinguishing word in the turn")
-        # One of them is what the dialogue is about.
-        in_focus = [eid for eid in ids if eid in focus]
-        others_in_play = self.defer_fit and any(e in recent for e in ids if e not in in_focus)
-        if len(in_focus) == 1 and not others_in_play:
-            return Link(mention, candidates, (in_focus[0],), "already the dialogue's focus")
-        # The asked attribute exists for only one candidate's type.
+        # The asked attribute exists for only one candidate's type: what the turn asks
+        # outweighs what the dialogue was about (随心 + 年化利率 after the data pack).
         if attributes:
             fit = [eid for eid in ids if any(snapshot.has_attribute(eid, a) for a in attributes)]
             if len(fit) == 1:
                 return Link(mention, candidates, (fit[0],), "only type with the asked attribute")
+        # One of them is what the dialogue is about (unless, deferring to the clarify
+        # gate, the other readings were named in the recent turns too).
+        in_focus = [eid for eid in ids if eid in focus]
+        others_in_play = self.defer_fit and any(e in recent for e in ids if e not in in_focus)
+        if len(in_focus) == 1 and not others_in_play:
+            return Link(mention, candidates, (in_focus[0],), "already the dialogue's focus")
+        # One of them is one relation away from what the dialogue is about (中山路支行
+        # after a question about Hangzhou: the branch located there).
+        near = [eid for eid in ids if snapshot.related.get(eid, frozenset()) & set(focus)]
+        if not in_focus and len(near) == 1:
+            return Link(mention, candidates, (near[0],), "related to the dialogue's focus")
         return self._choose_by_fit(mention, ids, snapshot, question, source=source)
 
     def _link_pronoun(self, mention: Mention, snapshot: AliasSnapshot, attributes: list[str],

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from common.language import cues
 from kg.aliases import AliasSnapshot, LongestMatcher
+from kg.fuzzy import one_edit_apart
 
 
 class MentionKind(str, Enum):
@@ -112,12 +113,20 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
         if pos + 1 == len(free) or free[pos + 1] != i + 1:
             runs.append((start, i + 1))
             start = None
+    sound = snapshot.sound_index()
     for run_start, run_end in runs:
         best: list[tuple[float, int, int, str]] = []
         for length in index.fragment_lengths:
             for i in range(run_start, run_end - length + 1):
                 for key, score in index.lookup(norm.text[i:i + length], threshold=snapshot.fuzzy_threshold)[:1]:
                     best.append((score, i, i + length, key))
+        for length in (sound.fragment_lengths if sound is not None else ()):
+            for i in range(run_start, run_end - length + 1):
+                if length <= _SHORT_SLIP and not _stands_alone(found, *norm.span(i, i + length)):
+                    continue
+                key = _sound_slip(norm.text[i:i + length], sound, snapshot)
+                if key is not None:
+                    best.append((round(100.0 * (length - 1) / length, 1), i, i + length, key))
         for score, n_start, n_end, key in sorted(best, key=lambda b: (-b[0], -(b[2] - b[1]), b[1])):
             if not LongestMatcher.at_boundary(norm, n_start, n_end):
                 continue
@@ -126,10 +135,59 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
                       similarity=score, alias=key)
 
 
+# A slip in a name this short is taken only where a name stands on its own: after the
+# start, punctuation or a cue, and before the end, punctuation, a particle, an asked
+# attribute or the question (房带提前还款…, 车代呢, 年修假有几天), not inside running text
+# (励志电影 is not a misspelt singer 李志).
+_SHORT_SLIP = 3
+_LEFT_OK = cues.NAME_LEFT_CHARS
+_RIGHT_OK = cues.NAME_RIGHT_CHARS
+
+
+def _stands_alone(found: _Collector, start: int, end: int) -> bool:
+    text = found.text
+    left = start == 0 or text[start - 1] in _LEFT_OK or not _is_cjk(text[start - 1])
+    right = (end >= len(text) or text[end] in _RIGHT_OK or not _is_cjk(text[end])
+             or any(m.kind is MentionKind.ATTRIBUTE and m.start == end for m in found.mentions))
+    return left and right
+
+
+def _is_cjk(char: str) -> bool:
+    return "\u4e00" <= char <= "\u9fff"
+
+
+def _sound_slip(fragment: str, sound, snapshot: AliasSnapshot) -> str | None:
+    """The alias ``fragment`` misspells by one homophone, when that is unambiguous:
+    every alias that close names the same one entity, and no entity the ontology
+    marks confusable with it has an alias within one edit of the fragment (a slip
+    between two confusable names is not guessed)."""
+    keys = sound.lookup(fragment)
+    if not keys:
+        return None
+    entities = {e for key in keys for e in snapshot.by_norm.get(key, ())}
+    if len(entities) != 1:
+        return None
+    [entity_id] = entities
+    for partner in snapshot.confusable.get(entity_id, ()):
+        other = snapshot.entities.get(partner)
+        if other is not None and any(one_edit_apart(fragment, snapshot.normalize(a))
+                                     for a in other.all_aliases):
+            return None
+    return keys[0]
+
+
+# A release number written right after a name: 手机银行7.0, iOS 17.2 (not 3.5%, 2.5元).
+_VERSION_AFTER_NAME_RE = cues.VERSION_AFTER_NAME_RE
+
+
 def _find_cues(found: _Collector) -> None:
     text = found.text
     for m in _TIME_RE.finditer(text):
         found.add(MentionKind.TIME, m.start(), m.end())
+    for alias in [m for m in found.mentions if m.kind is MentionKind.ALIAS]:
+        m = _VERSION_AFTER_NAME_RE.match(text, alias.end)
+        if m:
+            found.add(MentionKind.TIME, m.start() + (text[m.start()] == " "), m.end())
     for regex, table in cues.ORDINAL_RES:
         for m in regex.finditer(text):
             found.add(MentionKind.ORDINAL, m.start(), m.end(), value=table[m.group(0).lower()])

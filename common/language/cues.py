@@ -54,8 +54,13 @@ def _words(words: Sequence[str], bounded: bool, suffixes: Sequence[str] = ()) ->
 #: Pronouns and demonstratives, one pattern per language.
 PRONOUN_RES: tuple[re.Pattern[str], ...] = tuple(
     _words(m.PRONOUNS, _BOUNDED[lang]) for lang, m in LANGUAGES.items())
+#: What may stand right before / after a short name for a one-character slip in it to count.
+NAME_LEFT_CHARS: frozenset[str] = frozenset("".join(m.NAME_LEFT_CHARS for m in LANGUAGES.values()))
+NAME_RIGHT_CHARS: frozenset[str] = frozenset("".join(m.NAME_RIGHT_CHARS for m in LANGUAGES.values()))
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
+#: "The two" (两者, both): the focus and the other one of its kind talked about just before.
+DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
 #: Words containing a pronoun character that refer to nothing (那么, 怎么).
 NOT_PRONOUN_RE = re.compile(_alt("NOT_PRONOUN_CONTEXT"))
 #: Ordinals, one (pattern, word → 0-based index or -1 for the last) pair per language;
@@ -93,10 +98,12 @@ _WRONG = f"(?:{_alt('CORRECTION_WRONG')})"
 _ASKED = f"(?:{_alt('CORRECTION_ASKED')})"
 _ANYWHERE = _alt("CORRECTION_ANYWHERE")
 #: A correction: 不对 / 我问的是… at the start, or 不是A，是B / I meant B / not A but B.
-CORRECTION_RE = re.compile(rf"^\s*(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
+_OH = rf"(?:(?:{_alt('CORRECTION_INTERJECTIONS')})[，,。!！\s]*)?"
+CORRECTION_RE = re.compile(rf"^\s*{_OH}(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
 #: The correction's cue itself, to take off what the correction asks.
 CORRECTION_STRIP_RE = re.compile(
-    rf"^\s*(?:{_WRONG}[，,。!！\s]*)?{_ASKED}|^\s*{_WRONG}[，,。!！\s]*|{_ANYWHERE}", re.IGNORECASE)
+    rf"^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)?{_ASKED}|^\s*{_OH}{_WRONG}[，,。!！\s]*|{_ANYWHERE}",
+    re.IGNORECASE)
 #: Back to an earlier topic (回到刚才…, go back to).
 REVISIT_BACK_RE = re.compile(_alt("REVISIT_BACK"), re.IGNORECASE)
 #: The same topic again (再给我看看, show me that again).
@@ -106,6 +113,38 @@ MORE_RE = re.compile(_alt("MORE"), re.IGNORECASE)
 #: A revisit or switch cue at the front of a query: about the conversation, not the search.
 LEADING_CUE_RE = re.compile(
     rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES})[，,：:。\s]*)", re.IGNORECASE)
+
+#: What an ellipsis varies once its cue is gone: 那二套呢 → 二套, what about texting → texting.
+ELLIPSIS_BODY_RE = re.compile(
+    rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})?\s*(?P<x>.+?)\s*"
+    rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$", re.IGNORECASE)
+_QUESTION_WORDS = "|".join(
+    (rf"\b(?:{'|'.join(m.QUESTION_WORDS)})\b" if _BOUNDED[lang] else "|".join(m.QUESTION_WORDS))
+    for lang, m in LANGUAGES.items() if m.QUESTION_WORDS)
+#: Where the question of a query starts: its question word.
+QUESTION_START_RE = re.compile(_QUESTION_WORDS, re.IGNORECASE)
+#: A question word or particle in what the user added makes a question of its own.
+ASKS_RE = re.compile("|".join(filter(None, [_QUESTION_WORDS, _alt("QUESTION_PARTICLES")])),
+                     re.IGNORECASE)
+#: The subject of a question that names nothing (the transfer): where the names go.
+SUBJECT_RE = re.compile(_alt("SUBJECT"), re.IGNORECASE)
+#: Particles and modal verbs a short follow-up is made of besides its names.
+LIGHT_RE = re.compile(_alt("LIGHT_WORDS"), re.IGNORECASE)
+#: A short follow-up that has a topic of its own.
+OWN_TOPIC_RE = re.compile(_alt("OWN_TOPIC"), re.IGNORECASE)
+#: "Both versions": the last two versions or times named.
+BOTH_VERSIONS_RE = re.compile(_alt("BOTH_VERSIONS"), re.IGNORECASE)
+#: A continuation cue in front of a name, with what follows it.
+FOLLOW_UP_LEAD_RE = re.compile(rf"^\s*(?:{_alt('FOLLOW_UP_LEADS')})[，,\s]*")
+CUE_BEFORE_NAME_RE = re.compile(rf"^\s*(?:{_alt('CUES_BEFORE_NAME')})\s*")
+#: "The one from before" inside a turn, and its "again" tail.
+RECALL_RE = re.compile(_alt("RECALL"), re.IGNORECASE)
+AGAIN_TAIL_RE = re.compile(_alt("AGAIN_TAIL"), re.IGNORECASE)
+#: A release number right after a name (手机银行7.0, iOS 17.2), not a quantity (3.5%, 2.5元).
+VERSION_AFTER_NAME_RE = re.compile(r"\s?[vV]?\d{1,2}(?:\.\d{1,2}){1,2}(?![\d.%])"
+                                   rf"(?!\s*(?:{_alt('QUANTITY_UNITS')}))")
+#: What stands between two names listed side by side (A和B, A还是B, A and B), alone.
+LISTED_TOGETHER_RE = re.compile(rf"\s*(?:{_alt('LISTED_TOGETHER')})\s*$", re.IGNORECASE)
 
 # -- linking and context fit --------------------------------------------------------------
 

@@ -12,10 +12,14 @@ WORD_BOUNDARIES = True
 
 # -- mention detection (kg.mentions) ------------------------------------------------------
 
-PRONOUNS = ["this product", "that product", "this person", "this one", "that one",
+PRONOUNS = ["the two", "both", "this product", "that product", "this person", "this one", "that one",
             "these", "those", "they", "them", "their", "its", "it"]
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
+# "The two": the focus and the other one of its kind talked about just before.
+DUAL_PRONOUNS = ["the two", "both"]
 NOT_PRONOUN_CONTEXT: list[str] = []
+NAME_LEFT_CHARS = ""
+NAME_RIGHT_CHARS = ""
 ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
             "the latter": -1, "the last": -1, "first one": 0, "second one": 1,
             "first": 0, "second": 1}
@@ -38,7 +42,8 @@ CUE_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b"]
 CORRECTION_WRONG: list[str] = []
 CORRECTION_ASKED: list[str] = []
-CORRECTION_ANYWHERE = [r"^\s*(?:no[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
+CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
+CORRECTION_INTERJECTIONS = ["oh", "sorry", "oops"]
 REVISIT_BACK = [r"\bgo(?:ing)? back to\b", r"\bback to (?:the|that)\b",
                 r"\bthe (?:earlier|previous) one\b"]
 REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\brepeat that\b"]
@@ -46,6 +51,20 @@ MORE = [r"\bwhat else\b", r"\banything else\b", r"\b(?:tell|show|give) me more\b
         r"\bany (?:more|others?)\b", r"\bother (?:ones|options)\b",
         r"^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$"]
 LEADING_REVISIT = [r"(?:let'?s\s+)?go(?:ing)? back to\s+"]
+
+QUESTION_WORDS = ["what", "why", "how", "which", "who", "when", "where", "whether"]
+QUESTION_PARTICLES: list[str] = []
+# The subject of a question that names nothing (the transfer): where the names go (regexes).
+SUBJECT = [r"\b(?:the|this|that)\s+(?!two\b|both\b)([A-Za-z-]+)"]
+LIGHT_WORDS = [r"\b(?:can|is|it|does|do|the|one)\b"]
+OWN_TOPIC: list[str] = []
+BOTH_VERSIONS = [r"\b(?:both|the two) (?:versions|editions|years)\b"]
+FOLLOW_UP_LEADS: list[str] = []
+CUES_BEFORE_NAME: list[str] = []
+RECALL: list[str] = []
+AGAIN_TAIL: list[str] = []
+QUANTITY_UNITS = [r"[GMK]B?\b"]
+LISTED_TOGETHER = ["and", "or", r"vs\.?"]
 
 # -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------
 

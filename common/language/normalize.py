@@ -20,7 +20,9 @@ mention spans are found on the normalized text and reported on the original.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from typing import Any
@@ -146,3 +148,22 @@ def is_cjk(ch: str) -> bool:
 def language_of(text: str) -> str:
     """'zh' when the text holds any CJK character, else 'en'."""
     return "zh" if any(is_cjk(c) for c in text) else "en"
+
+
+_LATIN_WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+
+
+def turn_language(text: str, names: Sequence[tuple[int, int]] = ()) -> str:
+    """The language the user is writing in, names aside: 'en' when the words outside
+    the ``names`` spans (aliases, which may be Chinese) are mostly English
+    ("How long does 携号转网 take?", "携号转网 is it free?"), else 'zh'
+    ("房贷 early repayment 有什么限制" is Chinese with English words in it)."""
+    rest = list(text)
+    for start, end in names:
+        rest[start:end] = [" "] * (end - start)
+    plain = "".join(rest)
+    cjk = sum(1 for c in plain if is_cjk(c))
+    words = len(_LATIN_WORD_RE.findall(plain))
+    if cjk == 0:
+        return "en" if words or not any(is_cjk(c) for c in text) else "zh"
+    return "en" if words >= 3 and words * 2 > cjk else "zh"

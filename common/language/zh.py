@@ -16,15 +16,21 @@ WORD_BOUNDARIES = False
 # -- mention detection (kg.mentions) ------------------------------------------------------
 
 # Pronouns and demonstratives that may refer to an entity (plain words).
-PRONOUNS = ["它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
+PRONOUNS = ["两者", "这两个", "这两张", "这两款", "它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
             "该产品", "此产品", "这个产品", "那个产品", "这项", "该", "此", "它", "他", "她",
             "这个", "那个"]
 # Plural pronouns: they resolve to every listed or focused entity, not one.
 PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
+# "The two": the focus and the other one of its kind talked about just before.
+DUAL_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "两个都"]
 # Words that contain a pronoun character but refer to nothing (regex alternatives).
 NOT_PRONOUN_CONTEXT = ["那么", "那里", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
                        "那边", "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",
                        "那就", "那我", "那你", "那请", "那要"]
+# What may stand right before and right after a name for a one-character slip in a
+# short name to be taken (the start, punctuation, a cue; a particle, the question).
+NAME_LEFT_CHARS = "，,。.？?！!；;：:、 \t\n（(“\"'那和与及跟还"
+NAME_RIGHT_CHARS = "，,。.？?！!；;：:、 \t\n）)”\"'呢吗吧啊呀怎多几是有能可要会"
 # Ordinal word → 0-based index, -1 for the last.
 ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
             "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,
@@ -35,7 +41,7 @@ NEGATIONS = ["不再", "不能", "不会", "不是", "不用", "无法", "没有
 # Negations that are part of a word, matched anywhere.
 NEGATION_SUFFIXES: list[str] = []
 # Time and version expressions (regex alternatives).
-TIME = [r"\d{4}\s*年(?:\s*\d{1,2}\s*月)?", r"\d{1,2}\s*月份?", r"\d{4}\s*版",
+TIME = [r"[vV]?\d{1,2}(?:\.\d{1,2}){1,2}\s*版本?", r"\d{4}\s*年(?:\s*\d{1,2}\s*月)?", r"\d{1,2}\s*月份?", r"\d{4}\s*版",
         r"\d{4}(?=\s*(?:的|年度|版本|版))",
         "上半年", "下半年", "第[一二三四1-4]季度", "[Qq][1-4]", "上周", "本周", "这周", "下周",
         "上个月", "这个月", "本月", "下个月",
@@ -53,14 +59,18 @@ CUE_LEADS = ["那么?", "还有"]
 CUE_TAILS = ["呢", "怎么样"]
 # An explicit topic switch (regex alternatives).
 SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
-          "我想问别的"]
+          "我想问别的",
+          r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)"]
 # A correction: "that's wrong", "what I asked was", and 不是A，是B anywhere (regexes).
-CORRECTION_WRONG = ["不对", "不是的", "错了"]
-CORRECTION_ASKED = ["我问的是", "我说的是", "我是说", "我指的是"]
+CORRECTION_WRONG = ["不对", "不是的", "错了", "(?:说|搞|打|写|问)错了"]
+CORRECTION_ASKED = [r"我(?:想|要|是)?(?:问|说|指|找|去|查|办)的是", "我是说", "我是想问"]
+# Interjections that may open a correction (哦，我说的是…).
+CORRECTION_INTERJECTIONS = ["哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
 CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
 # A revisit: back to an earlier topic, or the same one again (regexes).
 REVISIT_BACK = [r"回到(?:刚才|之前|前面|上面)", r"(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个"]
 REVISIT_AGAIN = [r"再(?:给我|发我)?(?:看看|看一下|发一下|说一遍|讲一遍)", r"再(?:给我|发我)一下",
+                 r"再发(?:给)?我一下", r"再发一[遍次]",
                  r"重新(?:发|给)",
                  r"(?:刚才|之前|前面|上面)[^，,。？?]{0,12}那(?:条|段|个)[^，,。？?]{0,4}再"]
 # Asking for more on the same topic, nothing shown before (还有呢, 其他的; regexes).
@@ -71,6 +81,32 @@ MORE = [r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)",
 LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
                    r"(?:请)?再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)(?:刚才|之前|前面|上面)?"
                    r"(?:说|问|提到)?的?(?:那个|那些)?[，,：:\s]*"]
+
+# Question words: where the question of a query starts (regex alternatives, longer first).
+QUESTION_WORDS = ["为什么", "为何", "怎么", "如何", "多少", "几", "哪些", "哪个", "哪", "是否", "能否",
+                  "什么", "谁", "何时"]
+# Particles that make a question of what the user added (那怎么办呢 … 吗).
+QUESTION_PARTICLES = ["吗"]
+# The subject of a question that names nothing, where the names go (English only).
+SUBJECT: list[str] = []
+# Particles and modal verbs a short follow-up is made of besides its names (个人版能加吗;
+# regex alternatives).
+LIGHT_WORDS = ["[吗呢吧啊么的了也还]", "能", "可以", "会", "要", "是", "有", "那个", "这个", "那", "呢"]
+# What in a short follow-up says it has a topic of its own (…的…, 怎么样, 有…吗; regexes).
+OWN_TOPIC = ["的", "怎么样", "如何", "是什么", "什么样", "有.{1,8}吗", r"呢\s*[?？]*\s*$"]
+# "Both versions" (两个版本, 两年): the last two versions or times named (regexes).
+BOTH_VERSIONS = ["两个?版本?", "两年", "两期"]
+# A continuation cue in front of a name (那手机银行关怀版…), not part of the question (regexes).
+FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])"]
+CUES_BEFORE_NAME = ["那么?", "还有"]
+# "The one from before" inside a turn (把刚才…那条再发我一下), and its "again" tail (regexes).
+RECALL = [r"把?(?:刚才|之前|前面|上面)(?:讲|说|问|提到|发)?(?:过)?的?(?:那[条段篇个](?!月))?"]
+AGAIN_TAIL = [r"的?那(?:条|段|篇|些|个)?\s*再(?:给我)?(?:发|看|说|讲)(?:给)?我?(?:一下|一遍|一次|看看)?",
+              r"再(?:给我)?发(?:给)?我?一下"]
+# Units after a number that make it a quantity, not a release (3.5元, 2.5倍; regexes).
+QUANTITY_UNITS = ["元", "块", "%", "倍", "万", "亿", "个", "天", "年", "月", "分", "米"]
+# Words between two names listed side by side (A和B, A还是B; regex alternatives).
+LISTED_TOGETHER = ["和", "与", "跟", "及", "以及", "还是", "或", "或者", "、", ",", "，"]
 
 # -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------
 

@@ -6,20 +6,26 @@ turn and says whether to ask about it, with the options in the order they
 will be offered and the features and reasons of its verdict. The policy asks
 about the first link a gate says to ask about. :class:`AmbiguityGate` (the
 default) asks exactly when a link stayed ambiguous; a learned gate or one
-that also asks about a resolved pronoun plugs in through the same method.
+that also asks about a resolved pronoun plugs in through the same method:
+:class:`AntecedentGate` (the policy's default) is that one, through
+:func:`ask_which_antecedent`.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Sequence
 from typing import Protocol
 
+from common.language import cues
+from dialogue.classify import is_switch
 from dialogue.policy.clarify_model import ClarifyModel, DecisionInput
 from dialogue.policy.decision import ClarifyVerdict, UnderstoodTurn
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
-from kg.linker import Link
-from kg.mentions import MentionKind
+from kg.linker import Link, LinkResult
+from kg.mentions import Detection, MentionKind
 
 
 class ClarifyGate(Protocol):
@@ -99,3 +105,96 @@ class ModelGate:
                    f"{verdict.threshold:.3f}, most support for {verdict.options[0]}",)
         return ClarifyVerdict(False, reasons=reasons, features=features,
                               resolved=verdict.options[0])
+
+
+def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
+                         snapshot: AliasSnapshot, *, focus: Sequence[str], recent: Sequence[str],
+                         negated: Sequence[str] = (), previous: str = "") -> tuple[str, ...]:
+    """The options to offer when ``link`` resolved a reference that has two compatible
+    antecedents in focus, else () (the linker's choice stands).
+
+    - A singular pronoun or demonstrative (它, 这个, it) that went to the most salient
+      focus entity while another focus entity of the same type fits the question as
+      well (both have the asked attribute) and the previous query (``previous``)
+      named the two side by side (A和B, A还是B, A、B, A and B): 车贷和随心贷… →
+      这个能随时提前还款吗. Two things of one type named otherwise (X主演的Y) leave the
+      pronoun to the most salient one.
+    - A shared alias settled only because one reading is the current focus, while
+      another reading was also talked about in the last turns (乐享 after both the
+      plan and the installment service).
+    """
+    if len(link.entity_ids) != 1 or link.entity_ids[0] not in snapshot.entities:
+        return ()
+    chosen = link.entity_ids[0]
+    kind = snapshot.entities[chosen].type
+    attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)]
+    named = {e for other in links.links if other.mention.kind is MentionKind.ALIAS
+             for e in other.entity_ids}
+
+    def fits(eid: str) -> bool:
+        # A shared alias already says the readings are alike; a pronoun needs one type.
+        return (eid in snapshot.entities
+                and (snapshot.entities[eid].type == kind or link.mention.kind is MentionKind.ALIAS)
+                and eid not in negated and (eid not in named or link.mention.kind is MentionKind.ALIAS)
+                and all(snapshot.has_attribute(eid, a) for a in attributes
+                        if snapshot.has_attribute(chosen, a)))
+
+    if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
+        rivals = [e for e in focus if e != chosen and fits(e)
+                  and _listed_together(chosen, e, previous, snapshot)]
+        return tuple(e for e in focus if e == chosen or e in rivals) if rivals else ()
+    if link.mention.kind is MentionKind.ALIAS and link.reason == "already the dialogue's focus":
+        rivals = [c.entity_id for c in link.candidates
+                  if c.entity_id != chosen and c.entity_id in recent and fits(c.entity_id)]
+        return tuple(sorted([chosen, *rivals])) if rivals else ()
+    return ()
+
+
+_COORDINATOR_RE = cues.LISTED_TOGETHER_RE
+
+
+def _listed_together(a: str, b: str, text: str, snapshot: AliasSnapshot) -> bool:
+    """``text`` names ``a`` and ``b`` joined by a conjunction (their names or aliases)."""
+    def spans(entity_id: str) -> list[tuple[int, int]]:
+        entity = snapshot.entities.get(entity_id)
+        found = []
+        for name in (entity.all_aliases if entity else ()):
+            at = text.find(name)
+            while at >= 0:
+                found.append((at, at + len(name)))
+                at = text.find(name, at + 1)
+        return found
+
+    for first, second in ((a, b), (b, a)):
+        for _, end in spans(first):
+            for start, _ in spans(second):
+                # What stands beside a name (年假 (annual leave)) is not in the way.
+                gap = re.sub(r"[（(][^（）()]*[）)]", "", text[end:start]).strip(" ()（）")
+                if start >= end and _COORDINATOR_RE.match(gap):
+                    return True
+    return False
+
+
+class AntecedentGate:
+    """Ask what ``base`` asks (an ambiguous link: :class:`AmbiguityGate`, or the fitted
+    model's :class:`ModelGate`), and also when a reference the linker resolved had
+    two compatible antecedents in focus (:func:`ask_which_antecedent`)."""
+
+    def __init__(self, base: ClarifyGate | None = None) -> None:
+        self.base = base or AmbiguityGate()
+
+    def judge(self, link: Link, turn: UnderstoodTurn, state: SessionState,
+              snapshot: AliasSnapshot) -> ClarifyVerdict:
+        verdict = self.base.judge(link, turn, state, snapshot)
+        if verdict.ask or is_switch(turn.text):
+            return verdict
+        recent = list(dict.fromkeys(e for record in reversed(state.recent) for e in record.entities))
+        last = state.last_turn
+        options = ask_which_antecedent(link, turn.detection, turn.links, snapshot,
+                                       focus=state.focus, recent=recent, negated=state.negated,
+                                       previous=last.standalone if last else "")
+        if not options:
+            return verdict
+        return ClarifyVerdict(True, options, (
+            f"{link.mention.kind.value} “{link.mention.text}” has {len(options)} compatible "
+            f"antecedents in focus: ask which", link.reason), link_features(link))

@@ -22,7 +22,7 @@ from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import TurnKind, classify, revisit_cue
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
-from dialogue.policy.gate import AmbiguityGate, ClarifyGate
+from dialogue.policy.gate import AntecedentGate, ClarifyGate
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
@@ -39,7 +39,7 @@ class DialoguePolicy:
                  gate: ClarifyGate | None = None) -> None:
         self.linker = linker or EntityLinker()
         self.shift = shift  # similarity-based switch detection (needs an embedder)
-        self.gate = gate or AmbiguityGate()
+        self.gate = gate or AntecedentGate()
 
     def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot) -> Decision:
         trace: dict[str, Any] = {}
@@ -66,7 +66,10 @@ class DialoguePolicy:
                 trace["clarify_gate"] = ClarifyGateTrace(
                     mention=link.mention.text, reasons=list(verdict.reasons),
                     features=verdict.features).dump()
-                links = LinkResult((*settled, *links.links[i:]))
+                # Earlier links as the gate settled them; this one, asked about after
+                # all, without what the linker chose for it.
+                asked = replace(link, entity_ids=()) if link.entity_ids else link
+                links = LinkResult((*settled, asked, *links.links[i + 1:]))
                 return Clarify(link.mention.text, verdict.options, link, links,
                                reasons=verdict.reasons, trace=trace, record=verdict.record)
             if verdict.resolved is not None and link.ambiguous:
