@@ -38,7 +38,7 @@ from api.settings import ApiKeySetting, Settings, weak_neo4j_password
 from common.errors import (AuthenticationError, ConfigurationError, NotFoundError,
                            PermissionDeniedError)
 from common.ids import check_subject
-from dialogue.engine import no_trace
+from dialogue.engine import no_trace, unknown_kb
 from dialogue.state import SessionAccess, SessionOwner
 from kg.api_keys import ALL_KBS, KeyTable, StoredKey
 from kg.store import Actor
@@ -253,10 +253,9 @@ def any_caller(request: Request) -> Caller:
 
 
 def unknown_kb_for_turns(kb: str) -> NotFoundError:
-    """What a turn on a kb without an ontology answers; also a key's answer on a kb it has
-    no scope on, so that the answer does not tell whether the kb exists."""
-    return NotFoundError(f"knowledge base {kb!r} has no ontology; import one with "
-                         f"`referent ontology import --kb {kb} FILE`")
+    """What a turn on an unknown kb answers; also a key's answer on a kb it has no scope
+    on, so that the answer does not tell whether the kb exists."""
+    return unknown_kb(kb)
 
 
 def unknown_kb_for_admin(kb: str) -> NotFoundError:

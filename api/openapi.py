@@ -248,7 +248,7 @@ _TURN_RETRIEVE = {
                 "checks": {"entities_known": True, "entities_present": True,
                            "negation_kept": True, "time_kept": True}},
     "context": "[prod-a-personal-apply#1] A产品（个人版）申请流程\nA产品个人版申请常见问题：……",
-    "context_tokens": 221, "latency_ms": 69.2,
+    "context_tokens": 221, "latency_ms": 69.2, "replayed": False, "warnings": [],
     "trace": {"alias_version": 1, "classification": "answer",
               "timings_ms": {"session_load": 0.2, "link": 0.5, "rewrite": 0.7,
                              "retrieve": 64.4, "session_save": 3.1}}}

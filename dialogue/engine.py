@@ -329,9 +329,7 @@ class TurnEngine:
             # No ontology: nothing links, the turn is searched with its own words and
             # those of the earlier turns. A kb with neither ontology nor corpus is unknown.
             if not self._retriever.has_kb(kb):
-                raise NotFoundError(f"knowledge base {kb!r} has neither an ontology nor a corpus; "
-                                    f"import one with `referent ontology import --kb {kb} FILE` "
-                                    f"or `referent ingest --kb {kb} FILE`")
+                raise unknown_kb(kb)
             snapshot = AliasSnapshot.from_ontology(kb, 0, Ontology())
         return snapshot
 
@@ -586,6 +584,13 @@ def _counted_only(state: SessionState, outcome: TurnOutcome, limits: Limits) -> 
                               action=outcome.action, entities=list(outcome.entities)),
                    keep_turns=limits.recent_turns)
     return state
+
+
+def unknown_kb(kb: str) -> NotFoundError:
+    """What a turn on a kb with neither an ontology nor a corpus answers."""
+    return NotFoundError(f"knowledge base {kb!r} has neither an ontology nor a corpus; "
+                         f"import one with `referent ontology import --kb {kb} FILE` "
+                         f"or `referent ingest --kb {kb} FILE`")
 
 
 def no_trace(session_id: str, turn: int) -> NotFoundError:

@@ -134,7 +134,7 @@ def test_relations_and_the_dialogue_shape_the_candidates(bank, make_runtime, neo
     assert per["card.gold"]["relation_fit"] == per["branch.gold"]["relation_fit"] == 0.0
 
     snapshot = runtime.snapshots.get(bank)
-    extractor = runtime.engine._policy.gate.model.extractor
+    extractor = runtime.engine._policy.gate.base.model.extractor
     item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
                          candidates=CARDS, focus=("card.gold",),
                          recent=(("card.gold.biz",), ("card.gold",)), negated=("card.gold.biz",))
@@ -179,7 +179,7 @@ def turn(client, kb, sid, text):
 def test_a_kb_is_recalibrated_from_its_recorded_answers(bank, make_runtime, keyring):
     runtime = make_runtime(threshold=0.001)
     # Without the prior from the answers being recorded, each question keeps its score.
-    runtime.engine._policy.gate.model.extractor.priors = None
+    runtime.engine._policy.gate.base.model.extractor.priors = None
     names = {"card.gold": "Gold Card", "card.gold.biz": "Gold Business Card",
              "branch.gold": "Gold Street Branch"}
     questions = ["What is the annual fee of Gold?", "Tell me about Gold",
