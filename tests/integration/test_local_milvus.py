@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from api.local_milvus import LocalMilvus
+from devservices.local_milvus import LocalMilvus
 from common.errors import ConfigurationError
 from retrieval.milvus_index import MilvusIndex
 from retrieval.models import Chunk

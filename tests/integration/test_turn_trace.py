@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from dialogue.evaluation import parse_suite, run_system
+from evaluation.suites import parse_suite, run_system
 from dialogue.events import ClarificationAnswered, ClarificationAsked, StagesTimed
 from dialogue.trace import TurnTrace
 from tests.conftest import DEMO

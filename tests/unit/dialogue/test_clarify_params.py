@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from common.errors import ConfigurationError
-from dialogue.policy.clarify_fit import dump, fit, read_examples
+from evaluation.clarify_fit import dump, fit, read_examples
 from dialogue.policy.clarify_model import (FEATURES, PARAMS_PATH, ClarifyParams, Coefficients,
                                     decision_features)
 

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from dialogue.engine import EngineConfig, TurnEngine
-from dialogue.evaluation import parse_suite, run_system, score
+from evaluation.suites import parse_suite, run_system, score
 from dialogue.memory_store import InMemorySessionStore
 from kg.aliases import SnapshotCache
 from kg.memory_store import InMemoryOntologyStore
