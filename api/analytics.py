@@ -13,11 +13,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, Field
 
+from analytics.clarifications import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
+                                      summarize)
 from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import NotFoundError
-from analytics.clarifications import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
-                                summarize)
 from kg.clarification_log import RecentClarification
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]

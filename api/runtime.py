@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analytics.clarifications import ClarificationRecorder
 from api.settings import Settings
 from common.errors import ConfigurationError
-from analytics.clarifications import ClarificationRecorder
 from dialogue.policy.clarify_calibrate import KbEvidence
 from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
 from dialogue.engine import EngineConfig, TurnEngine

@@ -15,8 +15,8 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from devservices.local_neo4j import LocalNeo4j
 from common.errors import ConfigurationError
+from devservices.local_neo4j import LocalNeo4j
 
 pytestmark = pytest.mark.neo4j
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from common.errors import FormatError
-from evaluation.suites import parse_suite, score
 from dialogue.models import Clarification, ClarifyOption, RewriteInfo, TurnResult
+from evaluation.suites import parse_suite, score
 
 
 def _suite(*turns: dict) -> list[str]:
