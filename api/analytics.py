@@ -1,8 +1,8 @@
 """Clarification analytics over HTTP: ``GET /v1/kbs/{kb}/admin/clarifications`` (admin keys).
 
-The records are written by :class:`dialogue.analytics.ClarificationRecorder`
+The records are written by :class:`analytics.clarifications.ClarificationRecorder`
 from the turns of every API instance; this route groups them per ambiguous
-alias and suggests alias changes (:func:`dialogue.analytics.summarize`).
+alias and suggests alias changes (:func:`analytics.clarifications.summarize`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, Field
 
+from analytics.clarifications import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
+                                      summarize)
 from api.auth import Caller, admin_caller
 from api.runtime import Runtime
 from common.errors import NotFoundError
-from dialogue.analytics import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
-                                summarize)
 from kg.clarification_log import RecentClarification
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]

@@ -63,7 +63,7 @@ def _progress() -> Progress:
 # -- neo4j ------------------------------------------------------------------------------
 
 def _local_neo4j(settings: Settings):
-    from api.local_neo4j import DEFAULT_JAVA_OPTIONS, LocalNeo4j
+    from devservices.local_neo4j import DEFAULT_JAVA_OPTIONS, LocalNeo4j
 
     heap = settings.neo4j.local_heap
     options = [o for o in DEFAULT_JAVA_OPTIONS if not o.startswith(("-Xms", "-Xmx"))]
@@ -115,7 +115,7 @@ def milvus_serve(
 ) -> None:
     """Serve a Milvus Lite file over gRPC until stopped, so that several API
     processes on this machine share it (REFERENT_MILVUS__URI=http://HOST:PORT)."""
-    from api.local_milvus import LocalMilvus
+    from devservices.local_milvus import LocalMilvus
 
     settings = Settings()
     server = LocalMilvus(db or settings.data_dir / "milvus.db", port, host)
@@ -423,7 +423,7 @@ def eval_suite(
 ) -> None:
     """Replay a conversation suite and score it, optionally beside baselines."""
     from api.runtime import Runtime
-    from dialogue.evaluation import parse_suite, run_baseline, run_system, score
+    from evaluation.suites import parse_suite, run_baseline, run_system, score
 
     baselines = baseline or []
     for b in baselines:
@@ -514,8 +514,8 @@ def clarify_fit(
     out: Annotated[Path, typer.Option(help="parameter file to write")] = Path("dialogue/policy/clarify_params.json"),
 ) -> None:
     """Fit the clarify-or-resolve model on suites and write its parameter file (deterministic)."""
-    from dialogue.policy.clarify_fit import collect, dump, fit, read_examples, write_examples
-    from dialogue.evaluation import parse_suite
+    from evaluation.clarify_fit import collect, dump, fit, read_examples, write_examples
+    from evaluation.suites import parse_suite
 
     if bool(suite) == bool(from_features):
         err.print("[bold red]error:[/] give --suite KB=FILE (one or more) or --from-features FILE")
@@ -640,7 +640,7 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
     from api.auth import build_keyring
     from api.log import configure_logging
 
-    from api.local_milvus import LocalMilvus, free_local_port, running_server
+    from devservices.local_milvus import LocalMilvus, free_local_port, running_server
 
     with reported_errors():
         settings = Settings()
@@ -682,7 +682,7 @@ def demo(kb: Annotated[str, typer.Option("--kb", help="kb to load the demo into"
     """Start Neo4j if needed, import the demo ontology and corpus, and play
     scripted conversations, printing what each turn linked, did and found."""
     from api.runtime import Runtime, open_index, open_ontology_store
-    from dialogue.evaluation import parse_suite
+    from evaluation.suites import parse_suite
 
     settings = Settings()
     with reported_errors():

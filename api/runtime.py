@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analytics.clarifications import ClarificationRecorder
 from api.settings import Settings
 from common.errors import ConfigurationError
-from dialogue.analytics import ClarificationRecorder
 from dialogue.policy.clarify_calibrate import KbEvidence
 from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
 from dialogue.engine import EngineConfig, TurnEngine
@@ -47,7 +47,7 @@ def open_index(settings: Settings) -> MilvusIndex:
     runs for the same file is used instead of the file, which that server holds."""
     uri = settings.milvus_uri
     if settings.milvus.uri is None:
-        from api.local_milvus import running_server
+        from devservices.local_milvus import running_server
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         uri = running_server(Path(uri)) or uri

@@ -45,7 +45,7 @@ def main() -> None:
 
     from api.runtime import Runtime
     from api.settings import Settings
-    from dialogue.evaluation import parse_suite
+    from evaluation.suites import parse_suite
 
     suite = parse_suite(args.suite.read_text(encoding="utf-8").splitlines())
     gold = {(s.session, i): t.expect.evidence for s in suite for i, t in enumerate(s.turns, 1)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from api.runtime import Runtime  # noqa: E402
 from api.settings import Settings  # noqa: E402
-from dialogue.evaluation import parse_suite, run_system  # noqa: E402
+from evaluation.suites import parse_suite, run_system  # noqa: E402
 
 
 def _pct(values: list[float], p: float) -> float:

@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     args = parser.parse_args()
 
-    from dialogue.evaluation import parse_suite, turn_bucket
+    from evaluation.suites import parse_suite, turn_bucket
 
     suite = parse_suite(args.suite.read_text(encoding="utf-8").splitlines())
     gold = {(s.session, i): t.expect.evidence for s in suite for i, t in enumerate(s.turns, 1)

@@ -27,7 +27,7 @@ from pathlib import Path
 from api.runtime import Runtime
 from api.settings import Settings
 from dialogue.engine import TurnEngine
-from dialogue.evaluation import parse_suite, run_system, score
+from evaluation.suites import parse_suite, run_system, score
 from kg.aliases import SnapshotCache
 from kg.fuzzy import DEFAULT_THRESHOLD
 from kg.linker import DEFAULT_FIT_MARGIN, EntityLinker

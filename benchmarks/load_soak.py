@@ -190,7 +190,7 @@ class OwnServer:
                "REFERENT_DATA_DIR": str(data_dir)}
         self.milvus = None
         if not os.environ.get("REFERENT_MILVUS__URI"):
-            from api.local_milvus import LocalMilvus
+            from devservices.local_milvus import LocalMilvus
 
             self.milvus = LocalMilvus(data_dir / "milvus.db", free_port())
             self.milvus.start()

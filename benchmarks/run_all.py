@@ -465,7 +465,7 @@ def _stop(proc: subprocess.Popen) -> None:
 # -- 3. quality --------------------------------------------------------------------------------
 
 def bench_quality(services: Services, name: str, directory: Path, workdir: Path, k: int = 5) -> dict:
-    from dialogue.evaluation import parse_suite, run_baseline, run_system, score
+    from evaluation.suites import parse_suite, run_baseline, run_system, score
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
     from retrieval.milvus_index import MilvusIndex
@@ -506,7 +506,7 @@ def bench_quality(services: Services, name: str, directory: Path, workdir: Path,
 
 def _passes(scripts, r, k: int) -> bool:
     """Whether one referent turn meets every expectation of its scripted turn."""
-    from dialogue.evaluation import score
+    from evaluation.suites import score
 
     script = next(s for s in scripts if s.session == r.session)
     one = type(script)(session=script.session, turns=(script.turns[r.turn - 1],))

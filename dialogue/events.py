@@ -2,7 +2,7 @@
 
 The engine emits these beside the turn's result (``TurnResult.events``, never
 serialized): the metrics (api/metrics.py) and the clarification analytics
-(dialogue/analytics.py) consume them instead of reading paths in the trace,
+(analytics/clarifications.py) consume them instead of reading paths in the trace,
 so the trace can change shape without either of them noticing.
 
     TurnEvent

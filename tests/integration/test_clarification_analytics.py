@@ -13,8 +13,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fastapi.testclient import TestClient
 
+from analytics.clarifications import ClarificationRecorder
 from api.app import create_app
-from dialogue.analytics import ClarificationRecorder
 from kg.clarification_log import Answered, Asked, ClarificationLog
 from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.models import Chunk

@@ -209,7 +209,7 @@ class Conversation:
 
 @pytest.fixture(scope="module")
 def stall_stack(tmp_path_factory, neo4j_store):
-    from api.local_milvus import LocalMilvus
+    from devservices.local_milvus import LocalMilvus
     from retrieval.milvus_index import MilvusIndex
 
     root = tmp_path_factory.mktemp("delivery")

@@ -41,8 +41,8 @@ CALL_TIMEOUT = 8.0
 
 @dataclass
 class Stack:
-    neo4j: object  # api.local_neo4j.LocalNeo4j
-    milvus: object  # api.local_milvus.LocalMilvus
+    neo4j: object  # devservices.local_neo4j.LocalNeo4j
+    milvus: object  # devservices.local_milvus.LocalMilvus
     redis: RedisServer
     llm: FakeServer
     api: ApiServer
@@ -61,8 +61,8 @@ def _failing_llm(path, body):
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    from api.local_milvus import LocalMilvus
-    from api.local_neo4j import DEFAULT_JAVA_OPTIONS, LocalNeo4j
+    from devservices.local_milvus import LocalMilvus
+    from devservices.local_neo4j import DEFAULT_JAVA_OPTIONS, LocalNeo4j
     from kg.neo4j_store import Neo4jOntologyStore
     from retrieval.milvus_index import MilvusIndex
 

@@ -35,7 +35,7 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory, neo4j_store, settings):
     """Two uvicorn processes on the suite's Neo4j and Redis and one Milvus Lite server."""
-    from api.local_milvus import LocalMilvus
+    from devservices.local_milvus import LocalMilvus
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
     from retrieval.milvus_index import MilvusIndex

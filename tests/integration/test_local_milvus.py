@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from api.local_milvus import LocalMilvus
 from common.errors import ConfigurationError
+from devservices.local_milvus import LocalMilvus
 from retrieval.milvus_index import MilvusIndex
 from retrieval.models import Chunk
 from tests.services import free_port

@@ -1,4 +1,4 @@
-"""The local Neo4j (api.local_neo4j) against a real server: build, start, stop, status.
+"""The local Neo4j (devservices.local_neo4j) against a real server: build, start, stop, status.
 
 A temporary home and a free port keep these tests away from a developer's own
 server on 7687. The first run builds the launcher with Maven (a download of
@@ -15,8 +15,8 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from api.local_neo4j import LocalNeo4j
 from common.errors import ConfigurationError
+from devservices.local_neo4j import LocalNeo4j
 
 pytestmark = pytest.mark.neo4j
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dialogue.evaluation import FailedTurn, parse_suite, run_system
+from evaluation.suites import FailedTurn, parse_suite, run_system
 from tests.conftest import REPO
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]

@@ -24,7 +24,7 @@ import socket
 import httpx
 import pytest
 
-from api.local_milvus import record_path
+from devservices.local_milvus import record_path
 from tests.conftest import ADMIN, DEMO, QUERY, REPO, auth_settings_json
 from tests.services import free_port
 

@@ -31,7 +31,7 @@ RATE, BURST = 5, 20
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory, neo4j_store, settings):
-    from api.local_milvus import LocalMilvus
+    from devservices.local_milvus import LocalMilvus
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
     from retrieval.milvus_index import MilvusIndex

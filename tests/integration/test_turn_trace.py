@@ -4,9 +4,9 @@ import uuid
 
 import pytest
 
-from dialogue.evaluation import parse_suite, run_system
 from dialogue.events import ClarificationAnswered, ClarificationAsked, StagesTimed
 from dialogue.trace import TurnTrace
+from evaluation.suites import parse_suite, run_system
 from tests.conftest import DEMO
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]

@@ -7,7 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from dialogue.evaluation import parse_suite, run_system
+from evaluation.suites import parse_suite, run_system
 from tests.conftest import DEMO, QUERY
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]

@@ -15,8 +15,8 @@ from api.cli import app as cli
 from api.openapi import _TURN_CLARIFY, _TURN_RETRIEVE, EXAMPLES
 from common.errors import FormatError
 from common.formats import FORMAT_NAMES, load_schema, schema_error
-from dialogue.evaluation import EXPECT_KEYS, SESSION_KEYS, TURN_KEYS, parse_suite
 from dialogue.models import OPTIONAL_RESULTS_KEYS, TurnResult
+from evaluation.suites import EXPECT_KEYS, SESSION_KEYS, TURN_KEYS, parse_suite
 from kg.aliases import AliasSnapshot
 from kg.ontology import RECORD_KEYS, parse_ontology
 from retrieval.ingest import CORPUS_KEYS, parse_corpus

@@ -12,8 +12,8 @@ import uuid
 import pytest
 
 from dialogue.engine import EngineConfig, TurnEngine
-from dialogue.evaluation import parse_suite, run_system, score
 from dialogue.memory_store import InMemorySessionStore
+from evaluation.suites import parse_suite, run_system, score
 from kg.aliases import SnapshotCache
 from kg.memory_store import InMemoryOntologyStore
 from retrieval.ingest import ingest_corpus

@@ -32,7 +32,7 @@ from typing import Any
 
 from common.errors import ConfigurationError, InputError
 from dialogue.policy.clarify_model import FEATURES, ClarifyModel, ClarifyParams, uses_embedder
-from dialogue.evaluation import ScriptSession, run_system
+from evaluation.suites import ScriptSession, run_system
 
 FOLDS = 5
 C = 1.0

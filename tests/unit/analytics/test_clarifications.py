@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from dialogue.analytics import (AnswerCounts, CandidateInfo, ClarificationGroup,
+from analytics.clarifications import (AnswerCounts, CandidateInfo, ClarificationGroup,
                                 ClarificationRecorder, events, seen_in, suggest, summarize)
 from dialogue.events import ClarificationAnswered, ClarificationAsked, StagesTimed
 from dialogue.models import Clarification, ClarifyOption, RewriteInfo, TurnResult
@@ -172,7 +172,7 @@ class _BrokenLog:
 
 def test_a_failing_store_loses_the_record_but_never_raises(snapshot, caplog):
     recorder = ClarificationRecorder(_BrokenLog(), lambda kb: snapshot)
-    with caplog.at_level(logging.WARNING, logger="dialogue.analytics"):
+    with caplog.at_level(logging.WARNING, logger="analytics.clarifications"):
         for turn in range(1, 4):
             recorder.observe("t", "s", result(turn, clarify=("A产品", ["prod.a.personal",
                                                                        "prod.a.enterprise"])))

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from common.errors import FormatError
-from dialogue.evaluation import parse_suite, score
 from dialogue.models import Clarification, ClarifyOption, RewriteInfo, TurnResult
+from evaluation.suites import parse_suite, score
 
 
 def _suite(*turns: dict) -> list[str]:
@@ -88,7 +88,7 @@ class _EngineFailingOn:
 
 
 def test_a_turn_that_raises_is_recorded_as_an_error_line_and_the_replay_goes_on():
-    from dialogue.evaluation import run_system
+    from evaluation.suites import run_system
 
     suite = parse_suite(_suite({"user": "一"}, {"user": "二"}, {"user": "三"}))
     results = run_system(_EngineFailingOn("二"), "kb", suite, k=5)
