@@ -14,7 +14,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,38 @@ class ApiServer:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+@contextmanager
+def two_servers_on_lite(root: Path, kb: str, neo4j_store, ontology: Iterable[dict[str, Any]],
+                        corpus: Iterable[dict[str, Any]],
+                        env: Mapping[str, str]) -> Iterator[tuple[ApiServer, ApiServer]]:
+    """``kb`` imported into the suite's Neo4j and ingested into a Milvus Lite server of
+    its own, and two API processes on both (plus ``env``); all stopped and the kb
+    deleted afterwards."""
+    from devservices.local_milvus import LocalMilvus
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+    from retrieval.milvus_index import MilvusIndex
+
+    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ontology])
+    milvus = LocalMilvus(root / "milvus" / "milvus.db", free_port())
+    milvus.start()
+    servers: list[ApiServer] = []
+    try:
+        # Seeded through the server: no process holds the Lite file but the server.
+        index = MilvusIndex(milvus.uri)
+        ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in corpus], index=index,
+                      snapshot=SnapshotCache(neo4j_store).get(kb))
+        index.close()
+        servers = ApiServer.several([root / "server0", root / "server1"],
+                                    {"REFERENT_MILVUS__URI": milvus.uri, **env})
+        yield servers[0], servers[1]
+    finally:
+        for server in servers:
+            server.stop()
+        milvus.stop()
+        neo4j_store.delete_kb(kb)
 
 
 class RedisServer:

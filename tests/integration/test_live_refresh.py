@@ -15,7 +15,7 @@ import pytest
 
 from retrieval.models import Chunk
 from tests.conftest import ADMIN, QUERY
-from tests.services import ApiServer, free_port
+from tests.services import ApiServer, two_servers_on_lite
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus, pytest.mark.redis]
 
@@ -35,32 +35,12 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory, neo4j_store, settings):
     """Two uvicorn processes on the suite's Neo4j and Redis and one Milvus Lite server."""
-    from devservices.local_milvus import LocalMilvus
-    from kg.aliases import SnapshotCache
-    from retrieval.ingest import ingest_corpus
-    from retrieval.milvus_index import MilvusIndex
-
     kb = f"t_live_{uuid.uuid4().hex[:8]}"
-    root = tmp_path_factory.mktemp("instances")
-    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
-    milvus = LocalMilvus(root / "milvus" / "milvus.db", free_port())
-    milvus.start()
-    servers = []
-    try:
-        # Seeded through the server: no process holds the Lite file but the server.
-        index = MilvusIndex(milvus.uri)
-        ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=index,
-                      snapshot=SnapshotCache(neo4j_store).get(kb))
-        index.close()
-        env = {"REFERENT_MILVUS__URI": milvus.uri, "REFERENT_SESSIONS__BACKEND": "redis",
-               "REFERENT_SESSIONS__REDIS_URL": settings.sessions.redis_url}
-        servers = ApiServer.several([root / "server0", root / "server1"], env)
-        yield kb, servers[0], servers[1]
-    finally:
-        for server in servers:
-            server.stop()
-        milvus.stop()
-        neo4j_store.delete_kb(kb)
+    env = {"REFERENT_SESSIONS__BACKEND": "redis",
+           "REFERENT_SESSIONS__REDIS_URL": settings.sessions.redis_url}
+    with two_servers_on_lite(tmp_path_factory.mktemp("instances"), kb, neo4j_store, ONTOLOGY, CORPUS,
+                             env) as (first, second):
+        yield kb, first, second
 
 
 def _turn(server: ApiServer, kb: str, session: str, text: str) -> dict:

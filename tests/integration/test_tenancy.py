@@ -5,14 +5,13 @@ limit is counted once across both."""
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 
 import pytest
 
 from tests.conftest import ADMIN
-from tests.services import ApiServer, free_port
+from tests.services import ApiServer, two_servers_on_lite
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus, pytest.mark.redis]
 
@@ -31,34 +30,15 @@ RATE, BURST = 5, 20
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory, neo4j_store, settings):
-    from devservices.local_milvus import LocalMilvus
-    from kg.aliases import SnapshotCache
-    from retrieval.ingest import ingest_corpus
-    from retrieval.milvus_index import MilvusIndex
-
     kb = f"t_ten_{uuid.uuid4().hex[:8]}"
-    root = tmp_path_factory.mktemp("tenancy")
-    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
-    milvus = LocalMilvus(root / "milvus" / "milvus.db", free_port())
-    milvus.start()
-    servers = []
-    try:
-        index = MilvusIndex(milvus.uri)
-        ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=index,
-                      snapshot=SnapshotCache(neo4j_store).get(kb))
-        index.close()
-        env = {"REFERENT_MILVUS__URI": milvus.uri, "REFERENT_SESSIONS__BACKEND": "redis",
-               "REFERENT_SESSIONS__REDIS_URL": settings.sessions.redis_url,
-               # Counted in the sessions' Redis: no REFERENT_RATE_LIMIT__REDIS_URL needed.
-               "REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": str(RATE),
-               "REFERENT_RATE_LIMIT__BURST": str(BURST)}
-        servers = ApiServer.several([root / "server0", root / "server1"], env)
-        yield kb, servers[0], servers[1]
-    finally:
-        for server in servers:
-            server.stop()
-        milvus.stop()
-        neo4j_store.delete_kb(kb)
+    env = {"REFERENT_SESSIONS__BACKEND": "redis",
+           "REFERENT_SESSIONS__REDIS_URL": settings.sessions.redis_url,
+           # Counted in the sessions' Redis: no REFERENT_RATE_LIMIT__REDIS_URL needed.
+           "REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": str(RATE),
+           "REFERENT_RATE_LIMIT__BURST": str(BURST)}
+    with two_servers_on_lite(tmp_path_factory.mktemp("tenancy"), kb, neo4j_store, ONTOLOGY, CORPUS,
+                             env) as (first, second):
+        yield kb, first, second
 
 
 def _key(server: ApiServer, scopes: dict[str, str]) -> tuple[str, str]:
