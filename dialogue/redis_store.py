@@ -1,7 +1,9 @@
 """Redis session store: shared by every API instance, idle expiry by PEXPIRE.
 
 Each session is one hash ``{prefix}{kb}:{session_id}`` with fields ``version``,
-``state`` and ``write`` (the id of the save that wrote it). A save is one Lua
+``state`` and ``write`` (the id of the save that wrote it); its recent traces are a
+hash ``{prefix}{kb}/traces/{session_id}``, a name no session key can take ('/' is
+not allowed in kb names or session ids, ':' is). A save is one Lua
 script, so checking the version and writing the new state (with the turn's
 answer, kept for retries) are atomic across all API processes.
 
@@ -95,6 +97,9 @@ class RedisSessionStore:
     def _key(self, kb: str, session_id: str) -> str:
         return f"{self._prefix}{kb}:{session_id}"
 
+    def _traces_key(self, kb: str, session_id: str) -> str:
+        return f"{self._prefix}{kb}/traces/{session_id}"
+
     def ping(self) -> None:
         with _translated("connect"):
             self._client.ping()
@@ -136,13 +141,13 @@ class RedisSessionStore:
         key = self._key(kb, session_id)
         with _translated(f"delete session {session_id!r}"):
             existed = self._client.delete(key) == 1
-            self._client.delete(key + ":traces")
+            self._client.delete(self._traces_key(kb, session_id))
         return existed
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
         if self._traces_kept == 0:
             return
-        key = self._key(kb, session_id) + ":traces"
+        key = self._traces_key(kb, session_id)
         kept = self._traces_kept
         # Stored as [saved at, trace]: the hash's expiry is reset by every trace, so the
         # age of each one is checked when it is read.
@@ -158,7 +163,7 @@ class RedisSessionStore:
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
         with _translated(f"read the trace of turn {turn}"):
-            payload = self._client.hget(self._key(kb, session_id) + ":traces", str(turn))
+            payload = self._client.hget(self._traces_key(kb, session_id), str(turn))
         if payload is None:
             return None
         value = json.loads(payload)
@@ -182,7 +187,7 @@ class RedisSessionStore:
                     owner = json.loads(state).get("owner") or {}
                     if owner.get("subject") == subject and self._client.delete(key):
                         sessions += 1
-                    continue
+            for key in self._client.scan_iter(match=f"{self._prefix}{kb}/traces/*", count=500):
                 values = self._client.hvals(key)
                 owned = [v for v in values if _trace_subject(v) == subject]
                 if owned and len(owned) == len(values) and self._client.delete(key):

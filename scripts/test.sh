@@ -34,9 +34,10 @@ if [ -z "${REFERENT_SESSIONS__REDIS_URL:-}" ]; then
   REDIS_PORT="${REDIS_PORT:-6390}"
   redis_dir="$REFERENT_DATA_DIR/redis"
   mkdir -p "$redis_dir"
+  redis_dir="$(cd "$redis_dir" && pwd)"  # absolute: redis-server changes into --dir
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$redis_dir" --daemonize yes --pidfile "$PWD/$redis_dir/redis.pid" \
-    --logfile "$PWD/$redis_dir/redis.log"
+    --dir "$redis_dir" --daemonize yes --pidfile "$redis_dir/redis.pid" \
+    --logfile "$redis_dir/redis.log"
   for _ in $(seq 50); do
     redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
     sleep 0.1

@@ -132,6 +132,18 @@ class TestTraceContract:
         assert store.load_trace("kb", "s1", 6) is not None
         assert store.load_trace("kb", "other", 6) is None
 
+    def test_a_session_named_like_anothers_traces_keeps_both(self, store):
+        # ':' is allowed in session ids: "s1:traces" is a session of its own, not the
+        # place where the traces of "s1" live.
+        state = store.load("kb", "s1:traces").model_copy(update={"focus": ["a"]})
+        store.save(state)
+        store.save_trace("kb", "s1", 1, {"turn": 1})
+        assert store.load("kb", "s1:traces").focus == ["a"]
+        assert store.load_trace("kb", "s1", 1) == {"turn": 1}
+        assert store.delete("kb", "s1") is False
+        assert store.load("kb", "s1:traces").focus == ["a"]
+        assert store.load_trace("kb", "s1", 1) is None
+
     def test_a_trace_is_stored_as_json(self, store):
         trace = {"turn": 1, "scores": [0.5], "nested": {"链接": None}}
         store.save_trace("kb", "s1", 1, trace)
