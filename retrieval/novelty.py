@@ -7,8 +7,9 @@ words are the content tokens (Chinese character bigrams, English word stems:
 the chunk did not have — the attribute or question words, not the entity name
 the two turns share. The chunk's *gain* is the IDF-weighted share of those new
 words it contains; it comes back, marked with the turn that showed it, when the
-gain reaches ``NOVELTY_MIN_GAIN`` and it then outranks the unseen candidates.
-A chunk whose gain is lower answers nothing new and stays out.
+gain reaches ``NOVELTY_MIN_GAIN`` and no unseen rival holds more of the new
+words (:func:`admit`). A chunk whose gain is lower answers nothing new and
+stays out.
 
 The IDF comes from the kb's own chunks (:class:`TermStats`, built once per kb
 from the stored texts and refreshed when the kb's size changes), so a word that

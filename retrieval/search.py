@@ -16,7 +16,8 @@ Per query:
    timeout or a bad answer the pool keeps its order and the trace says why.
 5. The entity- and time-aware rerank.
 
-Then across queries: at most ``chunks_per_doc`` chunks per document, near-
+Then across queries: at most ``chunks_per_doc`` chunks per document while
+documents last (further chunks fill places no other document can), near-
 duplicate passages dropped, the best ``k`` kept, and a no-answer decision:
 when the best evidence covers less than ``no_answer_threshold`` of the
 query's content (see :func:`coverage`), the turn returns nothing rather than
