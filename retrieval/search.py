@@ -275,8 +275,9 @@ class Retriever:
             if novelty and demoted:
                 novelty["left_out"] += demoted
         if len(ranked) < k:
-            # Fewer documents than places: further chunks of the same documents fill them
-            # (a shown chunk only if it was let back), rather than leave them empty.
+            # Fewer documents than places: further unseen chunks of the same documents fill
+            # them rather than leave them empty. (Shown chunks the first place left out stay
+            # out: letting them fill added repeats on enterprise-dev and no hit.)
             ranked += [f for f in overflow if f.seen_in_turn is None][:k - len(ranked)]
         kept_hits, dropped = drop_near_duplicates(
             [f.hit for f in ranked], cosine_at=cfg.near_duplicate_cosine,
