@@ -156,7 +156,8 @@ class RetrievalSettings(BaseModel):
     consumed_granularity_by_kb: dict[str, Granularity] = Field(
         default_factory=dict, description='per-kb override, JSON: `{"faq": "doc"}`')
     chunks_per_doc: int = Field(default=1, ge=1, le=20, description=(
-        "at most this many chunks of one document per turn"))
+        "at most this many chunks of one document per turn, while documents last (further "
+        "chunks fill places no other document can)"))
     near_duplicate_cosine: float = Field(default=0.95, gt=0, le=1, description=(
         "with dense vectors, a passage this close to a better one is dropped"))
     near_duplicate_shingles: float = Field(default=0.8, gt=0, le=1, description=(
@@ -176,7 +177,7 @@ class RetrievalSettings(BaseModel):
         "of a turn's evidence (`0`: never, except on a revisit; `docs/retrieval.md`)"))
     novelty_min_gain: float = Field(default=0.3, ge=0, le=1, description=(
         "... and only when it holds this IDF-weighted share of the words the turn asks that "
-        "the turn which showed it did not"))
+        "the turn which showed it did not, and no unseen chunk holds more of them"))
     history_terms: int = Field(default=6, ge=0, le=50, description=(
         "a turn that links no entity also searches with this many salient words of the "
         "recent turns and their evidence (`0`: off)"))

@@ -7,8 +7,9 @@ words are the content tokens (Chinese character bigrams, English word stems:
 the chunk did not have — the attribute or question words, not the entity name
 the two turns share. The chunk's *gain* is the IDF-weighted share of those new
 words it contains; it comes back, marked with the turn that showed it, when the
-gain reaches ``NOVELTY_MIN_GAIN`` and it then outranks the unseen candidates.
-A chunk whose gain is lower answers nothing new and stays out.
+gain reaches ``NOVELTY_MIN_GAIN`` and no unseen rival holds more of the new
+words (:func:`admit`). A chunk whose gain is lower answers nothing new and
+stays out.
 
 The IDF comes from the kb's own chunks (:class:`TermStats`, built once per kb
 from the stored texts and refreshed when the kb's size changes), so a word that
@@ -120,18 +121,22 @@ class StatsCache:
 # and the numeral 一, which in a question is mostly a measure word's (一下, 一个).
 _FUNCTION_CHARS = cues.FUNCTION_CHARS | frozenset("一")
 _PIECE_RE = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
+# Numbers (2025, 6.5, 120): a version, a year or an amount is often all that is new.
+_NUMBER_RE = re.compile(r"(?<![0-9.])[0-9]+(?:\.[0-9]+)?")
 
 
 def units(text: str) -> set[str]:
     """Content units for matching a question against a passage: single Chinese
     characters (function characters left out: 免掉 still matches 免年费, which
-    bigrams miss) and English word stems."""
+    bigrams miss), English word stems and numbers."""
     out: set[str] = set()
-    for piece in _PIECE_RE.findall(text.lower()):
+    low = text.lower()
+    for piece in _PIECE_RE.findall(low):
         if piece[0] >= "\u3400":
             out.update(c for c in piece if c not in _FUNCTION_CHARS)
         else:
             out.update(tokens(piece))
+    out.update(_NUMBER_RE.findall(low))
     return out
 
 
@@ -140,15 +145,85 @@ def new_terms(query: str, earlier_query: str) -> set[str]:
     return units(query) - units(earlier_query)
 
 
-def gain(terms: set[str], hit: Hit, stats: TermStats) -> float:
-    """IDF-weighted share of ``terms`` found in the hit's title or text, in [0, 1]."""
+def gain(terms: set[str], hit: Hit, stats: TermStats, have: set[str] | None = None) -> float:
+    """IDF-weighted share of ``terms`` found in the hit's title or text, in [0, 1]
+    (``have``: the hit's units, when already known)."""
     if not terms:
         return 0.0
-    have = units(f"{hit.title}\n{hit.text}")
+    if have is None:
+        have = units(f"{hit.title}\n{hit.text}")
     total = sum(stats.idf(t) for t in terms)
     if total <= 0:
         return 0.0
     return sum(stats.idf(t) for t in terms if t in have) / total
+
+
+def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats: TermStats, *,
+          intent: Intent, min_gain: float, entity_ids: Sequence[str] = ()) -> set[str]:
+    """Which shown chunks, found again by this turn's searches, come back.
+
+    ``again``: each such hit with the record of the turn that showed it and the question
+    the query that found it asks. ``rivals``: the unseen chunks that would take the
+    places otherwise (the turn's best unseen, one per document). ``entity_ids``: the
+    turn's resolved entities.
+
+    - A new question: a shown chunk comes back when it holds at least ``min_gain`` of
+      the words the question asks that the showing turn's did not (its attribute and
+      question words, not the entity the two share) and no rival holds more of them.
+      When a rival holds as many, the one more specific to the turn's entities wins
+      (a passage about several products answers less of a question about one than
+      that product's own passage): the shown chunk comes back only if no rival is
+      more specific. With entities resolved, a shown chunk tagged with none of them
+      does not come back (it answered nothing about them).
+    - A revisit ("刚才那条…再发我一下"): the shown chunks that best match what it
+      asks for come back (all of them when they match equally).
+    """
+    if not again:
+        return set()
+    have: dict[str, set[str]] = {}
+
+    def units_of(hit: Hit) -> set[str]:
+        if hit.chunk_id not in have:
+            have[hit.chunk_id] = units(f"{hit.title}\n{hit.text}")
+        return have[hit.chunk_id]
+
+    if intent == "revisit":
+        match = {hit.chunk_id: gain(units(asked), hit, stats, units_of(hit))
+                 for hit, _, asked in again}
+        best = max(match.values())
+        return {c for c, m in match.items() if m >= best - _EPS}
+    wanted = set(entity_ids)
+    out: set[str] = set()
+    for hit, before, asked in again:
+        terms = new_terms(asked, before.query)
+        own = gain(terms, hit, stats, units_of(hit))
+        if own < min_gain or own <= 0:
+            continue
+        mine = specificity(hit, wanted)
+        if wanted and mine <= 0:
+            continue
+        if all(own > g + _EPS or (own >= g - _EPS and mine >= specificity(r, wanted) - _EPS)
+               for r in rivals for g in (gain(terms, r, stats, units_of(r)),)):
+            out.add(hit.chunk_id)
+    return out
+
+
+_EPS = 1e-9
+
+
+def holds_new(hit: Hit, before: Shown, asked: str, stats: TermStats) -> bool:
+    """Whether a shown chunk holds any of the words ``asked`` has that its showing
+    turn's question did not."""
+    return gain(new_terms(asked, before.query), hit, stats) > 0
+
+
+def specificity(hit: Hit, entity_ids: set[str]) -> float:
+    """Share of the hit's entity tags that are among ``entity_ids`` (1.0 when the turn
+    resolved none: nothing to be specific to; 0.0 for an untagged hit otherwise)."""
+    if not entity_ids:
+        return 1.0
+    tags = set(hit.entity_ids)
+    return len(tags & entity_ids) / len(tags) if tags else 0.0
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+|[A-Za-z][A-Za-z0-9\-]*|\d+")

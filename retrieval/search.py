@@ -16,7 +16,8 @@ Per query:
    timeout or a bad answer the pool keeps its order and the trace says why.
 5. The entity- and time-aware rerank.
 
-Then across queries: at most ``chunks_per_doc`` chunks per document, near-
+Then across queries: at most ``chunks_per_doc`` chunks per document while
+documents last (further chunks fill places no other document can), near-
 duplicate passages dropped, the best ``k`` kept, and a no-answer decision:
 when the best evidence covers less than ``no_answer_threshold`` of the
 query's content (see :func:`coverage`), the turn returns nothing rather than
@@ -41,7 +42,7 @@ from retrieval.fusion import rrf
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_RANK, Intent, Shown, StatsCache,
-                               TermStats, gain, new_terms, salient_terms)
+                               TermStats, admit, holds_new, salient_terms)
 from retrieval.rerank import EntityAwareReranker
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
@@ -230,7 +231,10 @@ class Retriever:
         # Shown chunks are not excluded, so they may take places in the pool.
         pool += min(len(competing), pool)
         reranker = EntityAwareReranker(confusable) if confusable is not None else self._reranker
-        candidates: list[Found] = []
+        unseen: list[Found] = []
+        # Shown chunks the searches found again, each with its showing record and the
+        # question the query that found it asks.
+        again: list[tuple[Found, Shown, str]] = []
         novelty: dict[str, Any] = {"intent": intent, "shown": len(competing), "returned": [],
                                    "left_out": 0} if shown or intent != "new" else {}
         for query, asked in searched:
@@ -248,25 +252,33 @@ class Retriever:
             for hit in hits:
                 before = competing.get(hit.chunk_id)
                 if before is None:
-                    candidates.append(Found(hit, query))
-                    continue
-                # What it holds of the words this turn asks and the showing turn did not:
-                # nothing of them, or the same question again, answers nothing new.
-                assert stats is not None
-                if intent == "revisit" or gain(new_terms(asked, before.query), hit,
-                                               stats) >= cfg.novelty_min_gain:
-                    candidates.append(Found(hit, query, seen_in_turn=before.turn))
+                    unseen.append(Found(hit, query))
                 else:
-                    novelty["left_out"] += 1
-        ranked = sorted(candidates, key=lambda f: (-f.hit.score, f.hit.chunk_id))
+                    again.append((Found(hit, query, seen_in_turn=before.turn), before, asked))
+        by_score = lambda f: (-f.hit.score, f.hit.chunk_id)  # noqa: E731
+        back: list[Found] = []
+        if again:
+            assert stats is not None
+            rivals = _per_document(sorted(unseen, key=by_score), cfg.chunks_per_doc)[:k]
+            let_back = admit([(f.hit, before, asked) for f, before, asked in again],
+                             [f.hit for f in rivals], stats, intent=intent,
+                             min_gain=cfg.novelty_min_gain, entity_ids=entity_ids)
+            back = [f for f, _, _ in again if f.hit.chunk_id in let_back]
+            novelty["left_out"] += len({f.hit.chunk_id for f, _, _ in again} - let_back)
+        ranked = sorted([*unseen, *back], key=by_score)
         if intent == "revisit":
             # "再给我看看 / show me that again" asks for what was shown: it goes first.
             ranked.sort(key=lambda f: f.seen_in_turn is None)
-        ranked = _per_document(ranked, cfg.chunks_per_doc)
+        ranked, overflow = _per_document(ranked, cfg.chunks_per_doc, overflow=True)
         if intent != "revisit" and competing:
             ranked, demoted = _novel_first(ranked, cfg.novelty_rank)
             if novelty and demoted:
                 novelty["left_out"] += demoted
+        if len(ranked) < k:
+            # Fewer documents than places: further unseen chunks of the same documents fill
+            # them rather than leave them empty. (Shown chunks the first place left out stay
+            # out: letting them fill added repeats on enterprise-dev and no hit.)
+            ranked += [f for f in overflow if f.seen_in_turn is None][:k - len(ranked)]
         kept_hits, dropped = drop_near_duplicates(
             [f.hit for f in ranked], cosine_at=cfg.near_duplicate_cosine,
             shingles_at=cfg.near_duplicate_shingles, keep=k)
@@ -282,6 +294,26 @@ class Retriever:
         strength = max((coverage(f.query, f.hit) for f in found), default=0.0)
         # A revisit asks for what was found before: it never abstains.
         threshold = cfg.no_answer_threshold if abstain and intent != "revisit" else 0.0
+        if intent == "new" and again and (not found or strength < threshold):
+            # The unseen evidence is too weak to answer, but a shown chunk is the turn's
+            # best match: showing it again (marked) beats answering nothing.
+            kept = {f.hit.chunk_id for f in found}
+            # It must hold something of what the question asks that its showing turn did
+            # not (a version or a month no passage has makes the answer "none", not it).
+            best = min((f for f, before, asked in again if f.hit.chunk_id not in kept
+                        and holds_new(f.hit, before, asked, stats)), key=by_score, default=None)
+            top_unseen = max((f.hit.score for f in unseen), default=float("-inf"))
+            if best is not None and best.hit.score >= top_unseen:
+                # Only the turn's best match overall: one that unseen chunks outrank is
+                # no better an answer than they are.
+                best = replace(best, hit=replace(best.hit, vector=None))
+                again_strength = coverage(best.query, best.hit)
+                if again_strength > strength:
+                    found = [best, *found][:k]
+                    strength = again_strength
+                    novelty["returned_rather_than_abstain"] = best.hit.chunk_id
+                    novelty["returned"] = [*novelty.get("returned", []), {
+                        "chunk_id": best.hit.chunk_id, "seen_in_turn": best.seen_in_turn}]
         weak = bool(found) and strength < threshold
         trace["no_answer"] = {"strength": round(strength, 4), "threshold": threshold,
                               "abstained": weak}
@@ -475,18 +507,23 @@ def _novel_first(ranked: list[Found], top: int) -> tuple[list[Found], int]:
     return out, left
 
 
-def _per_document(ranked: list[Found], cap: int) -> list[Found]:
-    """At most ``cap`` chunks per document, each chunk once, keeping the best first."""
+def _per_document(ranked: list[Found], cap: int, *, overflow: bool = False):
+    """At most ``cap`` chunks per document, each chunk once, keeping the best first.
+    With ``overflow``, also the chunks the cap left out (best first), as a second list."""
     per_doc: dict[str, int] = {}
     seen: set[str] = set()
     out = []
+    over = []
     for f in ranked:
-        if f.hit.chunk_id in seen or per_doc.get(f.hit.doc_id, 0) >= cap:
+        if f.hit.chunk_id in seen:
             continue
         seen.add(f.hit.chunk_id)
+        if per_doc.get(f.hit.doc_id, 0) >= cap:
+            over.append(f)
+            continue
         per_doc[f.hit.doc_id] = per_doc.get(f.hit.doc_id, 0) + 1
         out.append(f)
-    return out
+    return (out, over) if overflow else out
 
 
 def degraded_dependencies(trace: Mapping[str, Any]) -> list[str]:

@@ -92,12 +92,24 @@ def test_a_filter_with_enough_documents_is_applied(index, bm25_kb):
 # -- one chunk per document, near-duplicates -----------------------------------------------
 
 def test_one_chunk_per_document_unless_configured(index, bm25_kb):
-    one = Retriever(index).search(bm25_kb, ["华东区销售额增长"], k=10)
+    one = Retriever(index).search(bm25_kb, ["华东区销售额增长"], k=3)
     two = Retriever(index, config=RetrieverConfig(chunks_per_doc=2)).search(
-        bm25_kb, ["华东区销售额增长"], k=10)
+        bm25_kb, ["华东区销售额增长"], k=3)
 
     assert [f.hit.doc_id for f in one.found].count("east") == 1
     assert [f.hit.doc_id for f in two.found].count("east") == 2
+
+
+def test_places_left_when_documents_run_out_are_filled_by_further_chunks(index, bm25_kb):
+    # More places than matching documents: every document's best chunk comes first, then
+    # further chunks of the same documents fill the places rather than leaving them empty.
+    outcome = Retriever(index).search(bm25_kb, ["华东区销售额增长"], k=10)
+    docs = [f.hit.doc_id for f in outcome.found]
+    distinct = len(set(docs))
+
+    assert distinct < 10 and len(docs) > distinct
+    assert len(set(docs[:distinct])) == distinct
+    assert docs.count("east") >= 2
 
 
 def test_near_duplicate_passages_of_other_documents_are_dropped(index, bm25_kb):

@@ -1,7 +1,6 @@
 """One conversation end to end on real Neo4j, Milvus Lite and SQLite."""
 
 import uuid
-from collections import Counter
 
 import pytest
 from fastapi.testclient import TestClient
@@ -72,13 +71,17 @@ def test_no_chunk_is_returned_twice_in_one_session(runtime, demo_kb):
     assert fresh.evidence[0].chunk_id == seen[0]
 
 
-def test_at_most_one_chunk_per_document_per_turn(runtime, demo_kb):
+def test_a_document_gives_a_second_chunk_only_when_documents_run_out(runtime, demo_kb):
     suite = parse_suite((DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines())
     results = run_system(runtime.engine, demo_kb, suite, k=10)
     assert sum(len(r.evidence) for r in results) > 100
     for r in results:
-        docs = Counter(e.doc_id for e in r.evidence)
-        assert max(docs.values(), default=1) == 1, (r.session, r.turn, docs)
+        docs = [e.doc_id for e in r.evidence]
+        distinct = len(set(docs))
+        # Every document's best chunk before any second chunk of a document, and a
+        # second chunk only for places the documents could not fill.
+        assert len(set(docs[:distinct])) == distinct, (r.session, r.turn, docs)
+        assert len(docs) == distinct or distinct < 10, (r.session, r.turn, docs)
 
 
 def test_http_endpoint_and_eval_give_the_same_results(runtime, demo_kb, keyring):

@@ -1,0 +1,111 @@
+"""Novelty against the unseen rivals, on real Milvus Lite (retrieval/novelty.py ``admit``):
+a shown chunk comes back only when no unseen chunk answers the new question as well or
+better (a tie goes to the passage more specific to the turn's entities); a follow-up
+whose only good match was shown before gets it back rather than ``no_answer``; places
+left empty by the one-chunk-per-document cap are filled by further chunks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval.ingest import ingest_corpus
+from retrieval.novelty import Shown
+from retrieval.search import Retriever, RetrieverConfig
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+GALAXY, MOON = "card.galaxy", "card.moon"
+ONTOLOGY = [
+    {"kind": "type", "name": "CreditCard", "attributes": ["年费", "免息期"], "parent": None},
+    {"kind": "entity", "id": GALAXY, "name": "星河卡", "type": "CreditCard", "aliases": [],
+     "description": "一张信用卡", "parent": None, "attributes": {}},
+    {"kind": "entity", "id": MOON, "name": "月光卡", "type": "CreditCard", "aliases": [],
+     "description": "另一张信用卡", "parent": None, "attributes": {}},
+]
+# (doc, chunk, entities, title, text)
+PASSAGES = [
+    ("compare", 0, [GALAXY, MOON], "信用卡对比",
+     "星河卡与月光卡对比：星河卡年费300元，免息期最长56天；月光卡年费100元，免息期最长50天。"),
+    ("fee", 0, [GALAXY], "星河卡年费", "星河卡主卡年费300元；当年刷卡满6次，可免次年年费。"),
+    ("grace", 0, [GALAXY], "星河卡免息期", "星河卡免息期最长56天，全额还款不收利息。"),
+    ("atm", 0, [GALAXY], "星河卡取现", "星河卡在ATM取现，按取现金额的1%收取手续费，最低10元。"),
+    ("guide", 0, [GALAXY], "星河卡用卡指南", "星河卡可在手机银行绑定，支持云闪付。"),
+    ("guide", 1, [GALAXY], "星河卡用卡指南", "星河卡挂失后补卡，工本费20元，新卡7天内寄出。"),
+    ("guide", 2, [GALAXY], "星河卡用卡指南", "星河卡积分每消费1元积1分，积分两年有效。"),
+]
+
+
+@pytest.fixture
+def cards_kb(kb, neo4j_store, milvus_index):
+    from kg.aliases import SnapshotCache
+
+    neo4j_store.import_ontology(kb, [json.dumps(line, ensure_ascii=False) for line in ONTOLOGY])
+    lines = [json.dumps({"doc_id": doc, "chunk_id": f"{doc}#{n}", "title": title, "text": text,
+                         "entity_ids": tags}, ensure_ascii=False)
+             for doc, n, tags, title, text in PASSAGES]
+    ingest_corpus(kb, lines, index=milvus_index, snapshot=SnapshotCache(neo4j_store).get(kb))
+    return kb
+
+
+def ids(outcome) -> list[str]:
+    return [f.hit.chunk_id for f in outcome.found]
+
+
+def test_a_shown_passage_about_two_cards_stays_out_when_the_cards_own_passage_answers_as_well(
+        runtime, cards_kb):
+    # Turn 1 asked about the fee and showed the comparison; turn 2 asks about the grace
+    # period, which the comparison also mentions, but so does the card's own passage.
+    shown = [Shown("compare#0", "compare", 1, "星河卡年费多少")]
+
+    outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], shown=shown)
+
+    assert ids(outcome)[0] == "grace#0"
+    assert "compare#0" not in ids(outcome)
+    assert outcome.trace["novelty"]["left_out"] >= 1
+    assert outcome.trace["novelty"]["returned"] == []
+
+
+def test_a_shown_passage_comes_back_marked_when_no_unseen_one_answers_as_well(runtime, cards_kb):
+    # The card's own grace-period passage was shown (for the fee question); now it is the
+    # best answer, and the comparison (unseen, about two cards) is no better.
+    shown = [Shown("grace#0", "grace", 1, "星河卡年费多少")]
+
+    outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], shown=shown)
+
+    assert ids(outcome)[0] == "grace#0"
+    assert outcome.found[0].seen_in_turn == 1
+    assert outcome.trace["novelty"]["returned"] == [{"chunk_id": "grace#0", "seen_in_turn": 1}]
+
+
+def test_a_follow_up_whose_answer_was_shown_gets_it_back_instead_of_no_answer(
+        runtime, milvus_index, cards_kb):
+    # A strict novelty test (everything must hold all new words) and every passage of
+    # the card shown before: nothing unseen is left to answer with.
+    strict = Retriever(milvus_index, config=RetrieverConfig(novelty_min_gain=1.0))
+    shown = [Shown(f"{doc}#{n}", doc, 1, "星河卡年费多少") for doc, n, *_ in PASSAGES]
+
+    outcome = strict.search(cards_kb, ["星河卡ATM取现最低收多少钱"], k=5,
+                            entity_ids=[GALAXY], shown=shown)
+
+    assert not outcome.no_answer
+    assert ids(outcome) == ["atm#0"]
+    assert outcome.found[0].seen_in_turn == 1
+    assert outcome.trace["novelty"]["returned_rather_than_abstain"] == "atm#0"
+
+    # A question nothing shown holds anything of (a card version no passage has) still
+    # gets no answer rather than a repeat.
+    none = strict.search(cards_kb, ["星河卡钻石版年费多少"], k=5, entity_ids=[GALAXY],
+                         shown=shown)
+    assert none.no_answer and not none.found
+
+
+def test_places_the_per_document_cap_leaves_empty_are_filled_by_further_chunks(runtime, cards_kb):
+    # Only the guide's chunks hold these words: one chunk per document would answer
+    # with one passage and leave the other places empty.
+    outcome = runtime.retriever.search(cards_kb, ["云闪付 工本费 积分"], k=5)
+
+    assert set(ids(outcome)) == {"guide#0", "guide#1", "guide#2"}
