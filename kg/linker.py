@@ -267,8 +267,9 @@ class EntityLinker:
         names what the knowledge base describes the focus with (its director, the park
         it lies in) still talks about the focus. The focus entities whose description
         names one of the turn's names stay, after the named ones; None when nothing
-        stays. A variant or a confusable
-        sibling of a named entity never stays (个人版 after 企业版 replaces it)."""
+        stays. A variant or a confusable sibling of a named entity never stays (个人版
+        after 企业版 replaces it), nor does anything when a pronoun of the turn already
+        says what it is about."""
         named = [e for link in links.links if link.mention.kind is MentionKind.ALIAS
                  for e in link.entity_ids]
         if not named or any(link.mention.kind is MentionKind.PRONOUN and link.entity_ids

@@ -87,6 +87,8 @@ class _Collector:
 
 
 _NUMBER_UNITS = cues.NUMBER_UNIT_CHARS
+# What joins digits into one number, date or time (3.5, 21:00, 6/21, 2025-06-21).
+_NUMBER_JOINERS = frozenset(".:：/-")
 
 
 def _inside_number(text: str, start: int, end: int) -> bool:
@@ -94,9 +96,8 @@ def _inside_number(text: str, start: int, end: int) -> bool:
     or an amount: a digit, a decimal point or a separator beside them, or a unit after."""
     before = text[start - 1] if start > 0 else ""
     after = text[end] if end < len(text) else ""
-    joined = set(".:：/-")
-    return (before.isdigit() or after.isdigit() or (before in joined and before != "")
-            or (after in joined and after != "") or after in _NUMBER_UNITS)
+    return (before.isdigit() or after.isdigit() or (before != "" and before in _NUMBER_JOINERS)
+            or (after != "" and after in _NUMBER_JOINERS) or after in _NUMBER_UNITS)
 
 
 def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: bool = True) -> None:
