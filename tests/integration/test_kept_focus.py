@@ -117,3 +117,12 @@ def test_a_pronoun_after_a_name_in_the_same_turn_means_that_name(runtime, film_k
 def test_a_pronoun_inside_a_comparison_is_still_the_focus(runtime, demo_kb):
     _, compared = play(runtime, demo_kb, "员工手册2024版的年假有几天", "2025版比它多几天")
     assert "2024" in compared.standalone and "2025" in compared.standalone
+
+
+def test_a_bare_name_keeps_the_focus_only_as_an_alternate(runtime, film_kb):
+    # "林默" said back alone adds the director; the film stays in play for a pronoun
+    # (an alternate), not among the turn's entities.
+    _, bare = play(runtime, film_kb, "雾港的导演是谁？", "林默")
+    assert bare.entities == ["person.linmo"]
+    _, bare_en = play(runtime, film_kb, "Who directed Harbor Fog?", "Lin Mo")
+    assert bare_en.entities == ["person.linmo"]
