@@ -261,6 +261,8 @@ class RuleRewriter:
             # A slip (车代) is not written beside the name it was taken for.
             said = text[start:end] if kind is MentionKind.ALIAS and link.mention.similarity == 100 else ""
             names_written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
+            if kind is MentionKind.PRONOUN and link.candidates[0].source == "named before it":
+                continue  # 陆川…，他获得过: the name is written just before it already
             if kind is MentionKind.PRONOUN and text[end:end + 1] and names_written.endswith(text[end]):
                 end += 1  # 这个区 → 西南区, not 西南区区
             if kind is MentionKind.PRONOUN and text[end:].lstrip().startswith(names_written):
@@ -278,6 +280,11 @@ class RuleRewriter:
                         break
             out = out[:start] + names_written + out[end:]
             replaced_any = True
+        held = [snapshot.name(e) for link in links.links if link.mention.kind is MentionKind.IMPLICIT
+                for e in link.entity_ids]
+        if replaced_any and held and not all(name in out for name in held):
+            # The focus the turn keeps beside what it names (这部电影是奉俊昊导演的).
+            out = _glue(_join([n for n in held if n not in out], lang), _LEADING_CUE_RE.sub("", out))
         versions = _both_versions(out, earlier_times) if replaced_any and not said_times else None
         if versions:
             out = versions

@@ -373,6 +373,41 @@ class AliasSnapshot:
                 break
         return list(out.values())[:limit]
 
+    def described_with(self, entity_id: str) -> frozenset[str]:
+        """The entities ``entity_id``'s description names, each by a name only it has
+        (a film's description naming its director, a sight's naming the park it lies
+        in): what the knowledge base tells about it with them. Built once per snapshot,
+        on first use; a name found in many descriptions is a common word there (a
+        number, "city") and ties nothing."""
+        table = self._derived.get("described_with")
+        if table is None:
+            table = self._derived["described_with"] = self._described_with_table()
+        return table.get(entity_id, frozenset())
+
+    # A name found in more than this share of the descriptions is a common word there.
+    _COMMON_IN_DESCRIPTIONS = 0.02
+
+    def _described_with_table(self) -> dict[str, frozenset[str]]:
+        named: dict[str, set[str]] = {}  # entity -> alias keys its description names
+        seen_in: dict[str, int] = {}  # alias key -> descriptions it occurs in
+        described = 0
+        for entity in self.entities.values():
+            if not entity.description:
+                continue
+            described += 1
+            keys = {key for _, _, key in self.alias_matcher.find(
+                self.normalize_with_offsets(entity.description))}
+            for key in keys:
+                seen_in[key] = seen_in.get(key, 0) + 1
+                ids = self.by_norm.get(key, ())
+                # A shared name says nothing about which entity; a one-character or
+                # numeric one is too easily a word of the text.
+                if len(ids) == 1 and ids[0] != entity.id and len(key) >= 2 and not key.isdigit():
+                    named.setdefault(entity.id, set()).add(key)
+        limit = max(3, int(described * self._COMMON_IN_DESCRIPTIONS))
+        return {entity_id: frozenset(self.by_norm[k][0] for k in keys if seen_in[k] <= limit)
+                for entity_id, keys in named.items()}
+
     def name(self, entity_id: str) -> str:
         entity = self.entities.get(entity_id)
         return entity.name if entity else entity_id

@@ -72,6 +72,8 @@ DEFAULT_FIT_MARGIN = 1.0
 
 # 和 / 与 / 及 / 、 / 还是 / and / or between two names of one list.
 _COORDINATION_RE = cues.COORDINATION_RE
+# 和华北区比 / 比6.5版高 / compared with X: the span ``x`` is what the subject is compared with.
+_COMPARISON_RES = cues.COMPARISON_RES
 
 
 class EntityLinker:
@@ -120,6 +122,10 @@ class EntityLinker:
                 if pair:
                     links.append(Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
                                       tuple(pair), "“the two”: the focus and the last one like it"))
+            elif mention.kind is MentionKind.PRONOUN and (said := self._named_before(
+                    mention, detection)) is not None:
+                links.append(Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
+                                  "pronoun → the one name said before it in the turn"))
             elif mention.kind is MentionKind.PRONOUN and focus:
                 links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
                                                 detection.text))
@@ -136,6 +142,22 @@ class EntityLinker:
             if variant is not None:
                 links.append(variant)
         return LinkResult(tuple(links))
+
+    @staticmethod
+    def _named_before(pronoun: Mention, detection: Detection) -> str | None:
+        """陆川是个成功的导演，他获得过…: a singular pronoun after the turn named exactly one
+        entity (by a name only it has) means that entity, not the dialogue's focus. Not
+        inside what is compared with (2025版比它便宜多少: 它 is the other one)."""
+        if pronoun.text.lower() in _PLURAL_PRONOUNS or pronoun.text.lower() in _DUAL_PRONOUNS:
+            return None
+        if any(m.start("x") <= pronoun.start < m.end("x")
+               for regex in _COMPARISON_RES for m in regex.finditer(detection.text)):
+            return None
+        before = {m.entity_ids[0] for m in detection.of(MentionKind.ALIAS)
+                  if m.end <= pronoun.start and len(m.entity_ids) == 1 and m.similarity == 100}
+        shared = [m for m in detection.of(MentionKind.ALIAS)
+                  if m.end <= pronoun.start and len(m.entity_ids) > 1]
+        return next(iter(before)) if len(before) == 1 and not shared else None
 
     @staticmethod
     def _the_two(focus: Sequence[str], recent: Sequence[str], snapshot: AliasSnapshot) -> list[str]:
@@ -237,6 +259,37 @@ class EntityLinker:
                         "names nothing: the focus entities")
         return self._choose_by_fit(mention, [focus[0], *alternates], snapshot, detection.text,
                                    source="focus")
+
+    @staticmethod
+    def kept_focus(links: LinkResult, snapshot: AliasSnapshot, *, focus: Sequence[str],
+                   negated: Sequence[str] = ()) -> Link | None:
+        """这部电影是奉俊昊导演的 / the address is next to the Olympic park: a turn that
+        names what the knowledge base describes the focus with (its director, the park
+        it lies in) still talks about the focus. The focus entities whose description
+        names one of the turn's names stay, after the named ones; None when nothing
+        stays. A variant or a confusable sibling of a named entity never stays (个人版
+        after 企业版 replaces it), nor does anything when a pronoun of the turn already
+        says what it is about."""
+        named = [e for link in links.links if link.mention.kind is MentionKind.ALIAS
+                 for e in link.entity_ids]
+        if not named or any(link.mention.kind is MentionKind.PRONOUN and link.entity_ids
+                            for link in links.links):
+            return None  # a pronoun already says what the turn is about (林默…，他是…)
+
+        def stays(entity_id: str) -> bool:
+            if entity_id in named or entity_id in negated or entity_id not in snapshot.entities:
+                return False
+            tied = [n for n in named if n in snapshot.described_with(entity_id)]
+            return bool(tied) and not any(
+                entity_id in snapshot.variants(n) or entity_id in snapshot.confusable.get(n, ())
+                for n in named)
+
+        kept = tuple(e for e in focus if stays(e))
+        if not kept:
+            return None
+        mention = Mention(MentionKind.IMPLICIT, "", 0, 0)
+        return Link(mention, tuple(Candidate(e, 1.0, "focus") for e in kept), kept,
+                    "the focus stays: the turn names what its description names")
 
     @staticmethod
     def _guard_fuzzy(links: list[Link], snapshot: AliasSnapshot) -> list[Link]:

@@ -86,10 +86,26 @@ class _Collector:
             self.taken.append((start, end))
 
 
+_NUMBER_UNITS = cues.NUMBER_UNIT_CHARS
+# What joins digits into one number, date or time (3.5, 21:00, 6/21, 2025-06-21).
+_NUMBER_JOINERS = frozenset(".:：/-")
+
+
+def _inside_number(text: str, start: int, end: int) -> bool:
+    """Digits at ``text[start:end]`` that are part of a longer number, a date, a time
+    or an amount: a digit, a decimal point or a separator beside them, or a unit after."""
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    return (before.isdigit() or after.isdigit() or (before != "" and before in _NUMBER_JOINERS)
+            or (after != "" and after in _NUMBER_JOINERS) or after in _NUMBER_UNITS)
+
+
 def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: bool = True) -> None:
     norm = snapshot.normalize_with_offsets(found.text)
     for n_start, n_end, key in snapshot.alias_matcher.find(norm):
         start, end = norm.span(n_start, n_end)
+        if key.isdigit() and _inside_number(found.text, start, end):
+            continue  # the 21 of 6月21日 or 1921 is no album called 21
         found.add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
     if not attributes:
         return

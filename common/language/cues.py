@@ -57,6 +57,8 @@ PRONOUN_RES: tuple[re.Pattern[str], ...] = tuple(
 #: What may stand right before / after a short name for a one-character slip in it to count.
 NAME_LEFT_CHARS: frozenset[str] = frozenset("".join(m.NAME_LEFT_CHARS for m in LANGUAGES.values()))
 NAME_RIGHT_CHARS: frozenset[str] = frozenset("".join(m.NAME_RIGHT_CHARS for m in LANGUAGES.values()))
+#: What right after digits makes them part of a date, a time or an amount (21日, 21%).
+NUMBER_UNIT_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_UNIT_CHARS for m in LANGUAGES.values()))
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.

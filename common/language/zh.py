@@ -31,6 +31,9 @@ NOT_PRONOUN_CONTEXT = ["那么", "那里", "这里", "这样", "那样", "这么
 # short name to be taken (the start, punctuation, a cue; a particle, the question).
 NAME_LEFT_CHARS = "，,。.？?！!；;：:、 \t\n（(“\"'那和与及跟还"
 NAME_RIGHT_CHARS = "，,。.？?！!；;：:、 \t\n）)”\"'呢吗吧啊呀怎多几是有能可要会"
+# What makes the digits before it part of a date, a time or an amount (21日, 21岁):
+# a name made of digits only is not taken there.
+NUMBER_UNIT_CHARS = "年月日号点时分秒岁元万亿千百个%"
 # Ordinal word → 0-based index, -1 for the last.
 ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
             "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,

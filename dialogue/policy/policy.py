@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from dialogue.clarify import Answer, AnswerKind, read_answer
-from dialogue.classify import TurnKind, classify, revisit_cue
+from dialogue.classify import TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate
@@ -111,6 +111,17 @@ class DialoguePolicy:
                                             alternates=state.alternates)
             links = LinkResult((*links.links, implicit))
             trace["links"] = links_trace(links)
+        elif (kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC) and state.focus
+              and not is_ellipsis(turn.detection, links)
+              and not is_bare_mention(turn.detection, links)):
+            # It names what the focus is described with (its director, the park it lies
+            # in): the focus stays beside it. A bare name ("the Beatles") keeps the
+            # earlier focus its own way, as an alternate a pronoun may mean.
+            kept = self.linker.kept_focus(links, snapshot, focus=state.focus,
+                                          negated=state.negated)
+            if kept is not None:
+                links = LinkResult((*links.links, kept))
+                trace["links"] = links_trace(links)
         return links
 
     def resume(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,

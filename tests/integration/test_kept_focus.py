@@ -1,0 +1,128 @@
+"""The dialogue keeps talking about its focus while it names what the focus is tied
+to: end to end on real Neo4j, Milvus Lite and SQLite, in Chinese and English.
+
+A film's description names its director; a turn that says who directed "this film"
+still talks about the film, and the film stays among the turn's entities (and
+in its standalone) beside the director. A name the knowledge base does not tie to
+the focus replaces it as before, and so does a variant of the focus. Digits that
+are part of a date are not a name made of digits.
+"""
+
+import json
+import uuid
+
+import pytest
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Work", "attributes": ["导演", "主演", "片长", "上映时间", "发行时间",
+                                                   "出生日期", "director", "runtime"]},
+    {"kind": "entity", "id": "film.fog", "name": "雾港", "type": "Work",
+     "aliases": ["Harbor Fog"],
+     "description": "雾港是2011年上映的剧情片，由林默执导，讲述一座港口小城的故事。"},
+    {"kind": "entity", "id": "person.linmo", "name": "林默", "type": "Work", "aliases": ["Lin Mo"],
+     "description": "林默，导演、编剧，1970年出生于青岛。"},
+    {"kind": "entity", "id": "song.dawn", "name": "晨光", "type": "Work", "aliases": ["Morning Light"],
+     "description": "晨光是一首2005年发行的流行歌曲。"},
+    {"kind": "entity", "id": "album.21", "name": "21", "type": "Work",
+     "description": "一张2011年发行的录音室专辑。"},
+]
+
+CORPUS = [
+    {"doc_id": "film.fog.doc", "chunk_id": "fog-1", "title": "雾港", "entity_ids": ["film.fog"],
+     "text": "雾港的片长：112分钟。"},
+    {"doc_id": "film.fog.doc", "chunk_id": "fog-2", "title": "雾港",
+     "entity_ids": ["film.fog", "person.linmo"], "text": "雾港的导演：林默。"},
+    {"doc_id": "person.linmo.doc", "chunk_id": "linmo-1", "title": "林默",
+     "entity_ids": ["person.linmo"], "text": "林默的出生日期：1970年3月2日。"},
+    {"doc_id": "song.dawn.doc", "chunk_id": "dawn-1", "title": "晨光", "entity_ids": ["song.dawn"],
+     "text": "晨光的发行时间：2005年6月21日。"},
+    {"doc_id": "album.21.doc", "chunk_id": "album21-1", "title": "21", "entity_ids": ["album.21"],
+     "text": "21的发行时间：2011年1月24日。"},
+]
+
+
+@pytest.fixture
+def film_kb(kb, neo4j_store, milvus_index):
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+
+    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
+    ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=milvus_index,
+                  snapshot=SnapshotCache(neo4j_store).get(kb))
+    return kb
+
+
+def play(runtime, kb, *turns):
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    return [runtime.engine.handle(kb, session, text) for text in turns]
+
+
+def test_naming_the_films_director_keeps_the_film(runtime, film_kb):
+    first, director, runtime_q = play(runtime, film_kb, "你看过雾港这部电影吗？",
+                                      "这部电影是林默导演的，拍得很好。", "片长多久？")
+    assert first.entities == ["film.fog"]
+    # The director joins; the film the turn is about stays, and is written in the query.
+    assert director.entities == ["person.linmo", "film.fog"]
+    assert "雾港" in director.standalone and "林默" in director.standalone
+    assert "the focus stays" in " ".join(l["reason"] for l in director.trace["links"])
+    # A turn that names nothing goes on about both.
+    assert "film.fog" in runtime_q.entities
+    assert "雾港" in runtime_q.standalone
+
+
+def test_an_english_turn_naming_the_director_keeps_the_film(runtime, film_kb):
+    _, director = play(runtime, film_kb, "Have you seen Harbor Fog?",
+                       "Yes, Lin Mo directed the film.")
+    assert director.entities == ["person.linmo", "film.fog"]
+    assert "Harbor Fog" in director.standalone or "雾港" in director.standalone
+
+
+def test_a_name_the_knowledge_base_does_not_tie_to_the_focus_replaces_it(runtime, film_kb):
+    _, other = play(runtime, film_kb, "你看过雾港这部电影吗？", "那你听过晨光这首歌吗？")
+    assert other.entities == ["song.dawn"]
+    assert "雾港" not in other.standalone
+    _, other_en = play(runtime, film_kb, "Have you seen Harbor Fog?",
+                       "Have you heard Morning Light?")
+    assert other_en.entities == ["song.dawn"]
+
+
+def test_a_variant_of_the_focus_still_replaces_it(runtime, demo_kb):
+    # The editions of one product are tied to it; naming the other edition is a switch.
+    _, sibling = play(runtime, demo_kb, "A产品个人版怎么申请", "那企业版的申请条件是什么")
+    assert sibling.entities == ["prod.a.enterprise"]
+
+
+def test_digits_inside_a_date_are_not_a_name_made_of_digits(runtime, film_kb):
+    _, date = play(runtime, film_kb, "你听过晨光这首歌吗？", "它是2005年6月21日发行的。")
+    assert "album.21" not in date.entities
+    assert date.entities == ["song.dawn"]
+    named, = play(runtime, film_kb, "21这张专辑是哪年发行的？")
+    assert named.entities == ["album.21"]
+
+
+def test_a_pronoun_after_a_name_in_the_same_turn_means_that_name(runtime, film_kb):
+    # The focus is the film and its director; 他 right after 林默 is 林默, asked nothing.
+    _, _, said = play(runtime, film_kb, "你看过雾港这部电影吗？", "这部电影是林默导演的。",
+                      "林默很厉害，他是哪年出生的？")
+    assert said.action == "retrieve"
+    assert said.entities == ["person.linmo"]
+    assert said.standalone.count("林默") == 1  # the pronoun is not replaced by the name again
+    _, english = play(runtime, film_kb, "Have you seen Harbor Fog?",
+                      "Lin Mo is great, when was this person born?")
+    assert english.entities == ["person.linmo"]
+
+
+def test_a_pronoun_inside_a_comparison_is_still_the_focus(runtime, demo_kb):
+    _, compared = play(runtime, demo_kb, "员工手册2024版的年假有几天", "2025版比它多几天")
+    assert "2024" in compared.standalone and "2025" in compared.standalone
+
+
+def test_a_bare_name_keeps_the_focus_only_as_an_alternate(runtime, film_kb):
+    # "林默" said back alone adds the director; the film stays in play for a pronoun
+    # (an alternate), not among the turn's entities.
+    _, bare = play(runtime, film_kb, "雾港的导演是谁？", "林默")
+    assert bare.entities == ["person.linmo"]
+    _, bare_en = play(runtime, film_kb, "Who directed Harbor Fog?", "Lin Mo")
+    assert bare_en.entities == ["person.linmo"]
