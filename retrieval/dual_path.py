@@ -23,6 +23,7 @@ from typing import Any
 from common.language.normalize import normalize
 from retrieval.fusion import rrf
 from retrieval.models import Hit
+from retrieval.history import Carried
 from retrieval.novelty import Intent, Shown, TermStats, units
 from retrieval.search import Found, Retriever, SearchOutcome
 
@@ -45,7 +46,7 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                 exclude_chunk_ids: Sequence[str] = (), exclude_doc_ids: Sequence[str] = (),
                 confusable: Mapping[str, frozenset[str]] | None = None,
                 shown: Sequence[Shown] = (), intent: Intent = "new",
-                history: Sequence[str] = (), abstain: bool = True,
+                history: Carried | None = None, abstain: bool = True,
                 names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
     """Search ``queries``; if their evidence is weak, also ``original``, and fuse.
 
