@@ -175,13 +175,13 @@ class RetrievalSettings(BaseModel):
     novelty_rank: int = Field(default=1, ge=0, le=100, description=(
         "a chunk shown earlier in the session comes back only within this many first places "
         "of a turn's evidence (`0`: never, except on a revisit; `docs/retrieval.md`)"))
-    novelty_rank_unlinked: int = Field(default=5, ge=0, le=100, description=(
-        "... within this many for a turn that resolves no entity (its pool is the whole kb); "
-        "there a shown chunk also comes back when its own words alone rank it among the "
-        "first `k`"))
     novelty_min_gain: float = Field(default=0.3, ge=0, le=1, description=(
         "... and only when it holds this IDF-weighted share of the words the turn asks that "
         "the turn which showed it did not, and no unseen chunk holds more of them"))
+    novelty_rank_unlinked: int = Field(default=5, ge=0, le=100, description=(
+        "for a turn that resolves no entity (its pool is the whole kb), the same place limit; "
+        "there a shown chunk also comes back when the turn's own words alone rank it among "
+        "the first `k`"))
     history_turns: int = Field(default=1, ge=0, le=10, description=(
         "a turn that links no entity is also searched after the queries of this many earlier "
         "turns (since the last topic switch), and the two rankings fused per document "
