@@ -67,7 +67,7 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
         first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
                                     "weak_below": weak_below}
         return first
-    second = retriever.search(kb, (original,), **common)
+    second = retriever.search(kb, (original,), linked=bool(entity_ids), **common)
     # How much of what the user wrote the rewrite's evidence covers, in content
     # characters: a follow-up's own words are few (一般多久能转过去), and their bigrams
     # rarely survive a paraphrase, while a rewrite that only carried a name over

@@ -188,7 +188,8 @@ class Retriever:
                confusable: Mapping[str, frozenset[str]] | None = None,
                rerank: bool = True, abstain: bool = True, shown: Sequence[Shown] = (),
                intent: Intent = "new", history: Carried | None = None,
-               names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
+               names: Mapping[str, Sequence[str]] | None = None,
+               linked: bool | None = None) -> SearchOutcome:
         """Search every query and return the turn's best ``k`` chunks.
 
         Args:
@@ -209,6 +210,9 @@ class Retriever:
                 query does not name the entity in (English for 携号转网, 携号转网 for
                 "number portability") join the keyword query, so a question in one
                 language finds passages written in the other.
+            linked: whether the turn resolved entities (default: whether ``entity_ids``
+                is given). The dual path searches a linked turn's own words without the
+                filter; the novelty rules of a turn that linked nothing do not apply there.
 
         Raises:
             ConfigurationError: the configured embedder is not the one the kb was built with.
