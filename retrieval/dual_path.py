@@ -22,8 +22,8 @@ from typing import Any
 
 from common.language.normalize import normalize
 from retrieval.fusion import rrf
-from retrieval.models import Hit
 from retrieval.history import Carried
+from retrieval.models import Hit
 from retrieval.novelty import Intent, Shown, TermStats, units
 from retrieval.search import Found, Retriever, SearchOutcome
 

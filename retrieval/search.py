@@ -39,9 +39,9 @@ from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
 from retrieval.embedders import Embedder
 from retrieval.fusion import rrf
+from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
-from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_RANK, Intent, Shown, StatsCache,
                                TermStats, admit, holds_new)
 from retrieval.rerank import EntityAwareReranker
