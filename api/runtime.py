@@ -25,6 +25,7 @@ from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.cross_encoder import HttpCrossEncoder
 from dialogue.topic_shift import SimilarityShift
 from retrieval.embedders import Embedder
+from retrieval.history import CarryConfig
 from retrieval.milvus_index import MilvusIndex
 from retrieval.retag import BackgroundRetagger
 from retrieval.search import Retriever, RetrieverConfig
@@ -94,7 +95,11 @@ def retriever_config(settings: Settings) -> RetrieverConfig:
                            no_answer_threshold=r.no_answer_threshold,
                            cross_encoder_top_n=settings.rerank.top_n,
                            novelty_rank=r.novelty_rank, novelty_min_gain=r.novelty_min_gain,
-                           history_terms=r.history_terms)
+                           novelty_rank_unlinked=r.novelty_rank_unlinked,
+                           carry=CarryConfig(follow_up=r.history_weight,
+                                             self_contained=r.history_weight_own,
+                                             own_words=r.history_own_words,
+                                             turns=r.history_turns))
 
 
 def engine_config(settings: Settings) -> EngineConfig:

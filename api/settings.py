@@ -178,9 +178,22 @@ class RetrievalSettings(BaseModel):
     novelty_min_gain: float = Field(default=0.3, ge=0, le=1, description=(
         "... and only when it holds this IDF-weighted share of the words the turn asks that "
         "the turn which showed it did not, and no unseen chunk holds more of them"))
-    history_terms: int = Field(default=6, ge=0, le=50, description=(
-        "a turn that links no entity also searches with this many salient words of the "
-        "recent turns and their evidence (`0`: off)"))
+    novelty_rank_unlinked: int = Field(default=5, ge=0, le=100, description=(
+        "for a turn that resolves no entity (its pool is the whole kb), the same place limit; "
+        "there a shown chunk also comes back when the turn's own words alone rank it among "
+        "the first `k`"))
+    history_turns: int = Field(default=1, ge=0, le=10, description=(
+        "a turn that links no entity is also searched after the queries of this many earlier "
+        "turns (since the last topic switch), and the two rankings fused per document "
+        "(`docs/retrieval.md`; `0`: its own words only)"))
+    history_weight: float = Field(default=1.5, ge=0, le=10, description=(
+        "the weight of that ranking against the turn's own (1) when the turn follows up: "
+        "points back (pronoun, ordinal, ellipsis) or has few rare words of its own"))
+    history_weight_own: float = Field(default=0.7, ge=0, le=10, description=(
+        "... and when the turn asks a question of its own"))
+    history_own_words: float = Field(default=1.75, ge=0, le=20, description=(
+        "a turn asks a question of its own from this many rare words (their IDF over the "
+        "kb's chunks, summed; a word found in one chunk counts 1)"))
 
     def granularity(self, kb: str) -> Granularity:
         return self.consumed_granularity_by_kb.get(kb, self.consumed_granularity)

@@ -23,8 +23,8 @@ from common.ids import check_kb, check_session_id
 from dialogue.clarify import build_clarification
 from dialogue.events import (ClarificationAnswered, ClarificationAsked, DependencyDegraded,
                              StagesTimed)
-from dialogue.classify import (TurnKind, asks_again, asks_for_more, strip_conversation_cues,
-                               strip_correction_cue)
+from dialogue.classify import (TurnKind, asks_again, asks_for_more, is_switch,
+                               strip_conversation_cues, strip_correction_cue)
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.policy.clarify_model import ClarifyModel
@@ -38,7 +38,7 @@ from dialogue.session_store import SessionStore
 from dialogue.stages import TurnRun
 from dialogue.state import (PlayedTurn, SessionAccess, SessionOwner, SessionState,
                             ShownRecord, TurnRecord)
-from dialogue.topic_shift import SimilarityShift
+from dialogue.topic_shift import SimilarityShift, refers_back
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
@@ -49,6 +49,7 @@ from kg.mentions import Detection, MentionKind, detect_mentions
 from common.language.normalize import turn_language
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
+from retrieval.history import Carried
 from retrieval.novelty import Shown
 from retrieval.search import Found, Retriever, SearchOutcome, degraded_dependencies
 
@@ -421,7 +422,7 @@ class TurnEngine:
         """What the session was shown, for the search: ``exclude_*`` (what must stay out:
         used chunks, or whole documents at doc granularity), ``shown`` (what competes
         again under the novelty test), ``intent`` (revisit / more / new), ``history``
-        (earlier user turns and the titles of their evidence, for a turn without names),
+        (the earlier turns' queries, for a turn that resolves no entity),
         ``abstain`` and the resolved entities' names in every language."""
         granularity = self._config.granularity(kb)
         text = plan.detection.text
@@ -448,7 +449,7 @@ class TurnEngine:
         run.trace["consumed"] = ConsumedTrace(
             granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
             excluded=len(exclude_docs) + len(exclude_chunks)).dump()
-        history = [t for r in state.recent if r.action != "clarify" for t in (r.user, *r.found)]
+        history = _carried(plan, state)
         # A revisit asks for something the session found before: it never abstains.
         return {"exclude_chunk_ids": exclude_chunks, "exclude_doc_ids": exclude_docs,
                 "shown": shown, "intent": intent, "history": history,
@@ -614,6 +615,22 @@ def _with_used(state: SessionState, used: Sequence[str]) -> SessionState:
     state = state.model_copy(deep=True)
     state.mark_used(list(used))
     return state
+
+
+def _carried(plan: _Plan, state: SessionState) -> Carried:
+    """The queries of the turns since the last topic switch, for a turn that resolves no
+    entity (none after an explicit switch: the user said the topic changed), and whether
+    the turn points back by its own words."""
+    if plan.kind is TurnKind.SWITCH:
+        return Carried()
+    earlier: list[str] = []
+    for record in reversed(state.recent):
+        if record.action == "clarify":
+            continue
+        earlier.insert(0, record.standalone or record.user)
+        if is_switch(record.user):
+            break
+    return Carried(tuple(earlier), refers_back(plan.detection, plan.links, state.focus))
 
 
 def _recent_entities(state: SessionState) -> list[str]:

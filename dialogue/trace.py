@@ -96,8 +96,9 @@ class RetrievalTrace(_Part):
     dropped_negated: int | None = None
     novelty: dict[str, Any] | None = Field(None, description=(
         "shown chunks that competed, came back (with the turn that showed them) or stayed out"))
-    history_terms: list[str] | None = Field(None, description=(
-        "salient words of earlier turns searched with a turn that linked nothing"))
+    history: dict[str, Any] | None = Field(None, description=(
+        "a turn that linked nothing: the query after the previous turn's, the turn's own "
+        "rare words, whether it follows up, and the weight of that ranking"))
     names_added: list[str] | None = Field(None, description=(
         "queries with the entities' names in the other script added"))
 

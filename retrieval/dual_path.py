@@ -22,6 +22,7 @@ from typing import Any
 
 from common.language.normalize import normalize
 from retrieval.fusion import rrf
+from retrieval.history import Carried
 from retrieval.models import Hit
 from retrieval.novelty import Intent, Shown, TermStats, units
 from retrieval.search import Found, Retriever, SearchOutcome
@@ -45,7 +46,7 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                 exclude_chunk_ids: Sequence[str] = (), exclude_doc_ids: Sequence[str] = (),
                 confusable: Mapping[str, frozenset[str]] | None = None,
                 shown: Sequence[Shown] = (), intent: Intent = "new",
-                history: Sequence[str] = (), abstain: bool = True,
+                history: Carried | None = None, abstain: bool = True,
                 names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
     """Search ``queries``; if their evidence is weak, also ``original``, and fuse.
 
@@ -66,7 +67,7 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
         first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
                                     "weak_below": weak_below}
         return first
-    second = retriever.search(kb, (original,), **common)
+    second = retriever.search(kb, (original,), linked=bool(entity_ids), **common)
     # How much of what the user wrote the rewrite's evidence covers, in content
     # characters: a follow-up's own words are few (一般多久能转过去), and their bigrams
     # rarely survive a paraphrase, while a rewrite that only carried a name over

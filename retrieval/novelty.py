@@ -15,10 +15,8 @@ The IDF comes from the kb's own chunks (:class:`TermStats`, built once per kb
 from the stored texts and refreshed when the kb's size changes), so a word that
 most passages share (银行, 办理) weighs little and 免息期 or 安卓 weighs a lot.
 
-The same statistics pick the *salient terms* of earlier turns
-(:func:`salient_terms`): when a turn links no entity (or the kb has no
-ontology), the rarest words of the recent user turns and of the evidence they
-found join its query, so a follow-up without a name still searches its topic.
+The same statistics tell how much a turn that links nothing says by itself,
+and so how much of the previous turn it inherits (``retrieval/history.py``).
 """
 
 from __future__ import annotations
@@ -224,56 +222,3 @@ def specificity(hit: Hit, entity_ids: set[str]) -> float:
         return 1.0
     tags = set(hit.entity_ids)
     return len(tags & entity_ids) / len(tags) if tags else 0.0
-
-
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+|[A-Za-z][A-Za-z0-9\-]*|\d+")
-
-
-def salient_terms(texts: Sequence[str], stats: TermStats, *, limit: int = 6,
-                  skip: Iterable[str] = ()) -> list[str]:
-    """The rarest content words of ``texts``, as searchable strings, rarest first.
-
-    Consecutive salient Chinese bigrams of one text are joined back into the span
-    they came from (免息 + 息期 → 免息期), so the keyword search gets a word
-    rather than fragments. Tokens in ``skip`` (the current turn's own) are left out.
-    """
-    skipped = set(skip)
-    scored: dict[str, float] = {}
-    for text in texts:
-        for piece in _CJK_RUN.findall(text):
-            toks = tokens(piece)
-            if not toks:
-                continue
-            if piece[0] >= "\u3400":
-                # Spans of consecutive bigrams that are salient (rare, not the turn's own).
-                keep = [t not in skipped and _salient(t, stats) for t in toks]
-                span: list[str] = []
-                for tok, ok in zip([*toks, ""], [*keep, False]):
-                    if ok:
-                        span.append(tok)
-                        continue
-                    if span:
-                        word = span[0] + "".join(b[-1] for b in span[1:])
-                        weight = max(stats.idf(b) for b in span)
-                        if word in piece:
-                            scored[word] = max(scored.get(word, 0.0), weight)
-                        span = []
-            else:
-                for tok in toks:
-                    if tok not in skipped and _salient(tok, stats):
-                        scored[piece.lower()] = max(scored.get(piece.lower(), 0.0), stats.idf(tok))
-    ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
-    out: list[str] = []
-    for word, _ in ranked:
-        if any(word in w for w in out):
-            continue
-        out.append(word)
-        if len(out) == limit:
-            break
-    return out
-
-
-def _salient(term: str, stats: TermStats) -> bool:
-    # Present in the kb (a word no chunk has cannot help the search) but not common.
-    df = stats.df(term)
-    return 0 < df <= max(3, stats.n // 20)

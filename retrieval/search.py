@@ -39,10 +39,11 @@ from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
 from retrieval.embedders import Embedder
 from retrieval.fusion import rrf
+from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_RANK, Intent, Shown, StatsCache,
-                               TermStats, admit, holds_new, salient_terms)
+                               TermStats, admit, holds_new)
 from retrieval.rerank import EntityAwareReranker
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
@@ -76,9 +77,14 @@ class RetrieverConfig:
     # question words and ranks within the first this many of its evidence, ahead of the
     # unseen ones (retrieval/novelty.py).
     novelty_rank: int = NOVELTY_RANK
+    # ... and within the first this many for a turn that resolved no entity: its pool is the
+    # whole kb, where the unseen candidates below a shown chunk that holds the new words
+    # are mostly off the topic, not other passages about it (retrieval/history.py).
+    novelty_rank_unlinked: int = 5
     novelty_min_gain: float = NOVELTY_MIN_GAIN
-    # Salient words of earlier turns added to a turn that links no entity (0: none).
-    history_terms: int = 6
+    # A turn that links no entity is searched with the previous turn's query too, that
+    # ranking weighted by how much the turn needs it (retrieval/history.py).
+    carry: CarryConfig = field(default_factory=CarryConfig)
 
 
 @dataclass(frozen=True)
@@ -181,8 +187,9 @@ class Retriever:
                exclude_doc_ids: Sequence[str] = (),
                confusable: Mapping[str, frozenset[str]] | None = None,
                rerank: bool = True, abstain: bool = True, shown: Sequence[Shown] = (),
-               intent: Intent = "new", history: Sequence[str] = (),
-               names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
+               intent: Intent = "new", history: Carried | None = None,
+               names: Mapping[str, Sequence[str]] | None = None,
+               linked: bool | None = None) -> SearchOutcome:
         """Search every query and return the turn's best ``k`` chunks.
 
         Args:
@@ -196,12 +203,16 @@ class Retriever:
                 what is new in the query (``retrieval/novelty.py``).
             intent: ``more`` excludes every shown chunk; ``revisit`` lets them all back
                 and never abstains; ``new`` applies the novelty test.
-            history: earlier user turns and their evidence, most recent last: when no
-                entity is resolved, their salient words join the query.
+            history: the earlier turns' queries and whether the turn points back: when
+                no entity is resolved, the turn is searched after the previous turn's
+                query too, weighted by how much it needs it (``retrieval/history.py``).
             names: resolved entity → its names and aliases: the names in a script the
                 query does not name the entity in (English for 携号转网, 携号转网 for
                 "number portability") join the keyword query, so a question in one
                 language finds passages written in the other.
+            linked: whether the turn resolved entities (default: whether ``entity_ids``
+                is given). The dual path searches a linked turn's own words without the
+                filter; the novelty rules of a turn that linked nothing do not apply there.
 
         Raises:
             ConfigurationError: the configured embedder is not the one the kb was built with.
@@ -222,11 +233,13 @@ class Retriever:
             # "还有呢 / what else": everything shown stays out.
             excluded.extend(competing)
             competing = {}
-        stats = self.term_stats(kb) if competing or (history and not entity_ids) else None
-        searched = self._with_history(list(queries), history, entity_ids, stats, trace)
+        carries = history is not None and bool(history.earlier) and not entity_ids
+        stats = self.term_stats(kb) if competing or carries else None
+        searched = self._with_history(list(queries), history if carries else None, stats, trace)
         if names:
-            searched = [(_with_other_names(q, entity_ids, names), asked) for q, asked in searched]
-            trace["names_added"] = [q for q, _ in searched if q not in queries]
+            searched = [(_with_other_names(q, entity_ids, names), asked, w)
+                        for q, asked, w in searched]
+            trace["names_added"] = [q for q, _, _ in searched if q not in queries]
         pool = k * cfg.pool_factor if rerank else k
         # Shown chunks are not excluded, so they may take places in the pool.
         pool += min(len(competing), pool)
@@ -237,7 +250,8 @@ class Retriever:
         again: list[tuple[Found, Shown, str]] = []
         novelty: dict[str, Any] = {"intent": intent, "shown": len(competing), "returned": [],
                                    "left_out": 0} if shown or intent != "new" else {}
-        for query, asked in searched:
+        pools: list[list[Hit]] = []
+        for query, _, _ in searched:
             q_trace: dict[str, Any] = {"query": query}
             vector = self._embed(query, q_trace) if use_dense else None
             hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
@@ -249,29 +263,52 @@ class Retriever:
                 hits = _lift_tagged(hits, entity_ids)
             q_trace["hits"] = len(hits)
             trace["queries"].append(q_trace)
+            pools.append(hits)
+        # A turn that resolved no entity searched the whole kb: a shown chunk among the first
+        # k its own words find answers those words, however they are spelled (Android for
+        # 安卓), and comes back like one that holds the new words.
+        unlinked = not entity_ids if linked is None else not linked
+        answers_own = _first_documents(pools[0], k) if pools and unlinked else set()
+        rankings: list[tuple[list[Found], float]] = []
+        for (query, asked, weight), hits in zip(searched, pools, strict=True):
+            candidates: list[Found] = []
+            rankings.append((candidates, weight))
             for hit in hits:
                 before = competing.get(hit.chunk_id)
                 if before is None:
-                    unseen.append(Found(hit, query))
+                    item = Found(hit, query)
+                    unseen.append(item)
                 else:
-                    again.append((Found(hit, query, seen_in_turn=before.turn), before, asked))
+                    item = Found(hit, query, seen_in_turn=before.turn)
+                    again.append((item, before, asked))
+                candidates.append(item)
         by_score = lambda f: (-f.hit.score, f.hit.chunk_id)  # noqa: E731
-        back: list[Found] = []
+        let_back: set[str] = set()
         if again:
             assert stats is not None
             rivals = _per_document(sorted(unseen, key=by_score), cfg.chunks_per_doc)[:k]
             let_back = admit([(f.hit, before, asked) for f, before, asked in again],
                              [f.hit for f in rivals], stats, intent=intent,
                              min_gain=cfg.novelty_min_gain, entity_ids=entity_ids)
-            back = [f for f, _, _ in again if f.hit.chunk_id in let_back]
+            if intent != "revisit":
+                let_back |= {f.hit.chunk_id for f, _, _ in again} & answers_own
             novelty["left_out"] += len({f.hit.chunk_id for f, _, _ in again} - let_back)
-        ranked = sorted([*unseen, *back], key=by_score)
+        rankings = [([f for f in items if f.seen_in_turn is None or f.hit.chunk_id in let_back],
+                     weight) for items, weight in rankings]
+        back = [f for f, _, _ in again if f.hit.chunk_id in let_back]
+        if len(searched) > len(queries):
+            # The turn's own ranking and the one after the previous turn's query, per document.
+            fused = fuse_by_document(rankings, lambda f: f.hit)
+            ranked = [replace(f, hit=replace(f.hit, score=round(score, 6))) for f, score in fused]
+        else:
+            ranked = sorted([*unseen, *back], key=by_score)
         if intent == "revisit":
             # "再给我看看 / show me that again" asks for what was shown: it goes first.
             ranked.sort(key=lambda f: f.seen_in_turn is None)
         ranked, overflow = _per_document(ranked, cfg.chunks_per_doc, overflow=True)
         if intent != "revisit" and competing:
-            ranked, demoted = _novel_first(ranked, cfg.novelty_rank)
+            ranked, demoted = _novel_first(
+                ranked, cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank)
             if novelty and demoted:
                 novelty["left_out"] += demoted
         if len(ranked) < k:
@@ -291,7 +328,7 @@ class Retriever:
             novelty["returned"] = [{"chunk_id": f.hit.chunk_id, "seen_in_turn": f.seen_in_turn}
                                    for f in found if f.seen_in_turn is not None]
             trace["novelty"] = novelty
-        strength = max((coverage(f.query, f.hit) for f in found), default=0.0)
+        strength = max((self._coverage(f, queries[0], trace) for f in found), default=0.0)
         # A revisit asks for what was found before: it never abstains.
         threshold = cfg.no_answer_threshold if abstain and intent != "revisit" else 0.0
         if intent == "new" and again and (not found or strength < threshold):
@@ -329,20 +366,36 @@ class Retriever:
         """Document frequencies of the kb's words (built once, refreshed when it grows)."""
         return self._stats.get(kb)
 
-    def _with_history(self, queries: list[str], history: Sequence[str], entity_ids: Sequence[str],
-                      stats: TermStats | None, trace: dict[str, Any]) -> list[tuple[str, str]]:
-        """(query searched, question it asks) pairs: the queries themselves, and when no
-        entity is resolved, the first one with the salient words of earlier turns."""
-        pairs = [(q, q) for q in queries]
-        if entity_ids or not history or stats is None or self._config.history_terms <= 0 \
-                or not queries:
-            return pairs
-        own = tokens(" ".join(queries))
-        terms = salient_terms(history, stats, limit=self._config.history_terms, skip=own)
-        if not terms:
-            return pairs
-        trace["history_terms"] = terms
-        return [*pairs, (f"{queries[0]} {' '.join(terms)}", queries[0])]
+    def _with_history(self, queries: list[str], history: Carried | None,
+                      stats: TermStats | None,
+                      trace: dict[str, Any]) -> list[tuple[str, str, float]]:
+        """(query searched, question it asks, weight) triples: the queries themselves
+        (weight 1), and for a turn that resolved no entity, the first one after the
+        previous turn's query, weighted by how much the turn needs it (0: not searched)."""
+        triples = [(q, q, 1.0) for q in queries]
+        if history is None or stats is None or not queries:
+            return triples
+        carry = self._config.carry
+        decided: dict[str, Any] = {}
+        weight = carry_weight(queries[0], history, stats, carry, decided)
+        searched = history_query(queries[0], history, carry)
+        if weight <= 0 or searched == queries[0]:
+            return triples
+        trace["history"] = {"query": searched, **decided}
+        return [*triples, (searched, queries[0], weight)]
+
+    @staticmethod
+    def _coverage(found: Found, own: str, trace: Mapping[str, Any]) -> float:
+        """How well the evidence covers the question. Evidence found after the previous
+        turn's query is judged by what the turn asks: its own words, or, for a follow-up
+        (which says little by itself), its own words after the previous turn's."""
+        history = trace.get("history")
+        if not history or found.query != history["query"]:
+            return coverage(found.query, found.hit)
+        best = coverage(own, found.hit)
+        if history["follow_up"]:
+            best = max(best, coverage(found.query, found.hit))
+        return best
 
     def _check_embedder(self, kb: str) -> bool:
         """Whether to search dense vectors; refuse an embedder the kb was not built with."""
@@ -490,6 +543,18 @@ def _with_other_names(query: str, entity_ids: Sequence[str],
             extra.append(name)
             added += 1
     return f"{query} {' '.join(extra)}" if extra else query
+
+
+def _first_documents(hits: Sequence[Hit], k: int) -> set[str]:
+    """The best chunk of each of a ranking's first ``k`` documents (what a plain search of
+    those words would show)."""
+    best: dict[str, str] = {}
+    for h in hits:
+        if h.doc_id not in best:
+            if len(best) == k:
+                break
+            best[h.doc_id] = h.chunk_id
+    return set(best.values())
 
 
 def _novel_first(ranked: list[Found], top: int) -> tuple[list[Found], int]:
