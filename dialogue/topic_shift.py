@@ -6,7 +6,8 @@ With an embedder configured, :class:`SimilarityShift` compares the turn with
 the previous standalone query:
 
 - the turn refers back (a pronoun, an ordinal, an ellipsis, a focus entity by
-  name) → never a switch, whatever the similarity;
+  name, or in English a word of a focus entity's name) → never a switch, whatever
+  the similarity;
 - similarity below ``low`` → a switch;
 - similarity at or above ``high`` → a continuation;
 - in between (the gray zone) → a switch only when the turn also asks about no
@@ -19,11 +20,13 @@ KdConv dev topic-switch labels (docs/dialogue.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from common.errors import DependencyError
+from common.language.tokens import tokens
 from dialogue.classify import is_ellipsis
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
@@ -39,6 +42,30 @@ def refers_back(detection: Detection, links: LinkResult, focus: Sequence[str]) -
         return True
     return any(link.mention.kind is MentionKind.ALIAS and set(link.entity_ids) & set(focus)
                for link in links.links)
+
+
+_LATIN_TOKEN_RE = re.compile(r"^[a-z]+$")
+
+
+def _latin_tokens(text: str) -> set[str]:
+    return {t for t in tokens(text) if _LATIN_TOKEN_RE.match(t)}
+
+
+def shares_name_word(text: str, snapshot: AliasSnapshot, focus: Sequence[str]) -> bool:
+    """The turn uses a content word (an English stem, stop words left out) of one of the
+    focus entities' names: "Do I need an appointment to exchange dollars?" after "foreign
+    currency exchange". Such a turn talks about the focus in its own words; e5's
+    similarity, calibrated on Chinese turns, puts any two short English questions near
+    the switch threshold (0.81–0.84 for follow-ups and unrelated questions alike), so it
+    cannot tell them apart. Chinese names are left to the alias match and the similarity."""
+    own = _latin_tokens(text)
+    if not own:
+        return False
+    for entity_id in focus:
+        entity = snapshot.entities.get(entity_id)
+        if entity is not None and any(own & _latin_tokens(alias) for alias in entity.all_aliases):
+            return True
+    return False
 
 
 def attribute_overlap(detection: Detection, snapshot: AliasSnapshot, focus: Sequence[str]) -> bool:
@@ -62,7 +89,8 @@ class SimilarityShift:
     def is_switch(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                   focus: Sequence[str], previous: str, trace: dict[str, Any]) -> bool:
         """Decide whether a turn classified as a continuation is in fact a new topic."""
-        if not focus or not previous or refers_back(detection, links, focus):
+        if not focus or not previous or refers_back(detection, links, focus) \
+                or shares_name_word(detection.text, snapshot, focus):
             return False
         try:
             similarity = cosine(self.embedder.embed_query(detection.text),

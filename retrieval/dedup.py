@@ -1,8 +1,14 @@
 """Near-duplicate passages: the same fact twice in one turn's evidence is one item wasted.
 
-With dense vectors two passages are near-duplicates when their cosine is at
-least a threshold (0.95 by default); without, when the Jaccard overlap of
-their character bigrams is (0.8 by default). Characters, not words, because
+Two passages in one script are near-duplicates when the Jaccard overlap of
+their character bigrams is at least a threshold (0.8 by default) and, when
+both carry dense vectors, their cosine too (0.95 by default). Across scripts
+(a Chinese passage and its English translation share no bigrams) the cosine
+decides alone. Within one script it does not:
+with the bundled e5, 219 pairs of enterprise-dev's 165 chunks have a cosine of
+0.95 or more, and 164 of them share under 20% of their bigrams — the 2024 and
+2025 fee tables, the March and April rate notices, the fee and the credit limit
+of one card: different facts that one turn may need side by side. Characters, not words, because
 Chinese has no spaces; bigrams, because most Chinese words are two
 characters and one inserted character (约定 → 按照约定) changes only two of
 them: the copy of a 23-character clause with one such edit scores 0.87,
@@ -11,12 +17,21 @@ while the June and July lines of one sales report score 0.54.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from retrieval.embedders import cosine
 from retrieval.models import Hit
 
 SHINGLE = 2
+
+_LATIN_RE = re.compile(r"[A-Za-z]")
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
+
+
+def _latin(text: str) -> bool:
+    """Whether a passage is written mostly in Latin letters rather than Chinese."""
+    return len(_LATIN_RE.findall(text)) > len(_CJK_RE.findall(text))
 
 
 def shingles(text: str, size: int = SHINGLE) -> frozenset[str]:
@@ -38,8 +53,9 @@ def drop_near_duplicates(hits: Sequence[Hit], *, cosine_at: float = 0.95,
                          keep: int | None = None) -> tuple[list[Hit], list[tuple[str, str]]]:
     """Keep hits best first, dropping each one too close to a hit already kept.
 
-    Two hits are compared by cosine when both carry vectors, else by shingle
-    overlap of their text. With ``keep``, stops once that many are kept (the
+    Two hits in one script are near-duplicates when their texts' shingle overlap
+    reaches ``shingles_at`` and, when both carry vectors, their cosine reaches
+    ``cosine_at``; a Chinese and an English hit, when their cosine reaches it. With ``keep``, stops once that many are kept (the
     rest are not looked at, so they are neither kept nor reported dropped).
 
     Returns:
@@ -54,10 +70,13 @@ def drop_near_duplicates(hits: Sequence[Hit], *, cosine_at: float = 0.95,
         mine = shingles(hit.text)
         twin = None
         for other, theirs in zip(kept, kept_shingles, strict=True):
-            if hit.vector is not None and other.vector is not None:
+            vectors = hit.vector is not None and other.vector is not None
+            if vectors and _latin(hit.text) != _latin(other.text):
                 close = cosine(hit.vector, other.vector) >= cosine_at
             else:
                 close = jaccard(mine, theirs) >= shingles_at
+                if close and vectors:
+                    close = cosine(hit.vector, other.vector) >= cosine_at
             if close:
                 twin = other
                 break

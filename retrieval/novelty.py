@@ -118,6 +118,7 @@ class StatsCache:
 # Characters that carry no topic on their own (question words, particles, pronouns),
 # and the numeral 一, which in a question is mostly a measure word's (一下, 一个).
 _FUNCTION_CHARS = cues.FUNCTION_CHARS | frozenset("一")
+_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3})")
 _PIECE_RE = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
 # Numbers (2025, 6.5, 120): a version, a year or an amount is often all that is new.
 _NUMBER_RE = re.compile(r"(?<![0-9.])[0-9]+(?:\.[0-9]+)?")
@@ -128,12 +129,14 @@ def units(text: str) -> set[str]:
     characters (function characters left out: 免掉 still matches 免年费, which
     bigrams miss), English word stems and numbers."""
     out: set[str] = set()
-    low = text.lower()
+    low = _THOUSANDS_RE.sub("", text.lower())
     for piece in _PIECE_RE.findall(low):
         if piece[0] >= "\u3400":
             out.update(c for c in piece if c not in _FUNCTION_CHARS)
         else:
             out.update(tokens(piece))
+    # Numbers too (2024, 6.5, 120): a year, version or amount is often all that is new
+    # in a follow-up ("What about the 2024 edition?", 那2024版呢).
     out.update(_NUMBER_RE.findall(low))
     return out
 
@@ -143,13 +146,22 @@ def new_terms(query: str, earlier_query: str) -> set[str]:
     return units(query) - units(earlier_query)
 
 
+_LATIN_RE = re.compile(r"[A-Za-z]{2}")
+
+
 def gain(terms: set[str], hit: Hit, stats: TermStats, have: set[str] | None = None) -> float:
     """IDF-weighted share of ``terms`` found in the hit's title or text, in [0, 1]
     (``have``: the hit's units, when already known)."""
+    passage = f"{hit.title}\n{hit.text}"
+    if not _LATIN_RE.search(passage):
+        # A passage without English cannot hold the English words of a question asked
+        # over it in English or mixed: it is judged by the rest (numbers, Chinese words,
+        # which an English question keeps: "the 2024 edition"), as coverage does.
+        terms = {t for t in terms if not _LATIN_RE.search(t)}
     if not terms:
         return 0.0
     if have is None:
-        have = units(f"{hit.title}\n{hit.text}")
+        have = units(passage)
     total = sum(stats.idf(t) for t in terms)
     if total <= 0:
         return 0.0

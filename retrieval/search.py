@@ -27,7 +27,7 @@ weak evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -148,6 +148,9 @@ class Retriever:
         index: the kb's chunk store.
         config: thresholds and limits.
         embedder: dense query embeddings; None for BM25 only.
+        kb_embedder: with no ``embedder``, maps the embedder name a kb was built with to
+            one that can embed its queries (None: refuse as for any mismatch), so a kb
+            ingested with the bundled e5 is searched with it whatever the process set.
         cross_encoder: an optional ``/rerank`` endpoint.
         reranker: the entity-aware rerank (its confusable map may be given per search).
     """
@@ -155,13 +158,17 @@ class Retriever:
     def __init__(self, index: VectorIndex, *, config: RetrieverConfig | None = None,
                  embedder: Embedder | None = None, cross_encoder: Reranker | None = None,
                  reranker: EntityAwareReranker | None = None,
-                 min_filtered_hits: int | None = None) -> None:
+                 min_filtered_hits: int | None = None,
+                 kb_embedder: Callable[[str], Embedder | None] | None = None) -> None:
         config = config or RetrieverConfig()
         if min_filtered_hits is not None:
             config = replace(config, min_filtered_hits=min_filtered_hits)
         self._index = index
         self._config = config
         self._embedder = embedder
+        # With no embedder configured: the embedder for a kb built with one (by its
+        # recorded name), when this process can run it (the bundled e5), else None.
+        self._kb_embedder = kb_embedder
         self._cross = cross_encoder
         self._reranker = reranker or EntityAwareReranker()
         self._stats = StatsCache(index)
@@ -220,7 +227,8 @@ class Retriever:
                 only degrades the search; the trace says so).
         """
         cfg = self._config
-        use_dense = self._check_embedder(kb)
+        embedder = self._check_embedder(kb)
+        use_dense = embedder is not None
         trace: dict[str, Any] = {
             "queries": [], "entity_filter": list(entity_ids),
             "excluded": len(exclude_chunk_ids), "excluded_docs": len(exclude_doc_ids),
@@ -253,7 +261,7 @@ class Retriever:
         pools: list[list[Hit]] = []
         for query, _, _ in searched:
             q_trace: dict[str, Any] = {"query": query}
-            vector = self._embed(query, q_trace) if use_dense else None
+            vector = self._embed(embedder, query, q_trace) if embedder is not None else None
             hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
                                     exclude_doc_ids, q_trace)
             if rerank:
@@ -397,14 +405,19 @@ class Retriever:
             best = max(best, coverage(found.query, found.hit))
         return best
 
-    def _check_embedder(self, kb: str) -> bool:
-        """Whether to search dense vectors; refuse an embedder the kb was not built with."""
+    def _check_embedder(self, kb: str) -> Embedder | None:
+        """The embedder to search ``kb``'s dense vectors with (None: BM25 only); refuse
+        an embedder the kb was not built with."""
         recorded = self._index.dense_spec(kb)
         configured = self._embedder.name if self._embedder is not None else None
         if recorded is None and configured is None:
-            return False
+            return None
         if recorded is not None and recorded.embedder == configured:
-            return True
+            return self._embedder
+        if recorded is not None and configured is None and self._kb_embedder is not None:
+            follow = self._kb_embedder(recorded.embedder)
+            if follow is not None and follow.dim == recorded.dim:
+                return follow
         built = "no embedder (BM25 only)" if recorded is None else \
             f"embedder {recorded.embedder!r} ({recorded.dim} dimensions)"
         now = "no embedder" if configured is None else f"embedder {configured!r}"
@@ -413,10 +426,10 @@ class Retriever:
             "REFERENT_EMBED__BACKEND / REFERENT_EMBED__MODEL to what the kb was built with, "
             "or re-ingest it into a fresh kb")
 
-    def _embed(self, query: str, q_trace: dict[str, Any]) -> tuple[float, ...] | None:
-        assert self._embedder is not None
+    def _embed(self, embedder: Embedder, query: str,
+               q_trace: dict[str, Any]) -> tuple[float, ...] | None:
         try:
-            return self._embedder.embed_query(query)
+            return embedder.embed_query(query)
         except DependencyError as exc:
             q_trace["dense"] = f"skipped, BM25 only: {exc}"
             return None

@@ -93,3 +93,14 @@ def test_an_oversized_best_item_is_cut_to_the_budget_not_dropped():
 def test_token_estimate():
     assert count_tokens("华东区 sales 12%") == 3 + 1 + 1 + 1
     assert count_tokens("") == 0
+
+
+def test_a_high_cosine_alone_does_not_make_two_chinese_passages_duplicates():
+    # The bundled e5 gives 0.95 and more to different facts of one product (the 2024 and
+    # 2025 fee tables): within one script the text must be a near copy too.
+    hits = [hit("fee-2025#0", "2025版：ATM跨行取款每笔2元。", vector=(1.0, 0.0)),
+            hit("fee-2024#0", "2024版：ATM跨行取款每笔4元，每月前3笔免费。", vector=(0.999, 0.04))]
+
+    kept, dropped = drop_near_duplicates(hits, cosine_at=0.95)
+
+    assert [h.chunk_id for h in kept] == ["fee-2025#0", "fee-2024#0"] and dropped == []

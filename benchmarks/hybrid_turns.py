@@ -1,0 +1,105 @@
+"""Whole-turn latency, BM25 beside hybrid (BM25 + the bundled e5), in one run.
+
+    .venv/bin/python benchmarks/hybrid_turns.py --suite SUITE --bm25-kb KB --hybrid-kb KB_E5
+        [--rounds 1] [--out FILE]
+
+Both kbs hold the same ontology and corpus, one ingested without an embedder and one
+with ``REFERENT_EMBED__BACKEND=local``. Every session of SUITE is played through a
+turn engine of each kind (linking, rewrite, search, session store: what a turn costs
+through the API, minus HTTP), the two alternating session by session so that both see
+the same load. For the hybrid engine the query embeddings are timed, and the report
+gives each system's turn p50/p95/p99 and the share of the hybrid turns' time spent
+embedding (the median of the per-turn shares, and the total). Figures depend on the
+machine and on what else runs on it: the report records the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.retrieval_bench import TimedEmbedder  # noqa: E402
+from benchmarks.synth import machine, pct  # noqa: E402
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    return {"turns": len(times), "p50_ms": round(pct(times, 50), 1), "p95_ms": round(pct(times, 95), 1),
+            "p99_ms": round(pct(times, 99), 1), "mean_ms": round(statistics.fmean(times), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", type=Path, required=True)
+    parser.add_argument("--bm25-kb", required=True)
+    parser.add_argument("--hybrid-kb", required=True)
+    parser.add_argument("--rounds", type=int, default=1, help="times to play the suite")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+
+    from api.runtime import Runtime, engine_config
+    from api.settings import Settings
+    from dialogue.engine import TurnEngine
+    from dialogue.topic_shift import SimilarityShift
+    from evaluation.suites import parse_suite
+    from retrieval.embedders import LocalE5Embedder
+    from retrieval.search import Retriever
+
+    scripts = parse_suite(args.suite.read_text(encoding="utf-8").splitlines(), path=str(args.suite))
+    settings = Settings(embed={"backend": "none"})
+    runtime = Runtime.build(settings)
+    try:
+        clock = TimedEmbedder(LocalE5Embedder())
+        e = settings.embed
+        hybrid = TurnEngine(runtime.snapshots,
+                            Retriever(runtime.index, config=runtime.retriever.config, embedder=clock),
+                            runtime.sessions, engine_config(settings),
+                            shift=SimilarityShift(clock, low=e.switch_low, high=e.switch_high))
+        systems = {"bm25": (runtime.engine, args.bm25_kb), "hybrid": (hybrid, args.hybrid_kb)}
+        times: dict[str, list[float]] = {name: [] for name in systems}
+        shares: list[float] = []
+        embed_total = 0.0
+        # Warm both: the first turn loads the alias tables and the model.
+        for engine, kb in systems.values():
+            engine.handle(kb, f"warm-{uuid.uuid4().hex[:8]}", scripts[0].turns[0].user)
+        for _ in range(args.rounds):
+            for script in scripts:
+                for name, (engine, kb) in systems.items():
+                    sid = f"bench-{uuid.uuid4().hex[:10]}"
+                    for turn in script.turns:
+                        clock.spent = 0.0
+                        start = time.perf_counter()
+                        engine.handle(kb, sid, turn.user)
+                        took = time.perf_counter() - start
+                        times[name].append(took * 1000)
+                        if name == "hybrid":
+                            shares.append(clock.spent / took if took else 0.0)
+                            embed_total += clock.spent
+    finally:
+        runtime.close()
+    report = {"machine": machine(), "suite": str(args.suite),
+              "systems": {name: summary(t) for name, t in times.items()}}
+    report["systems"]["hybrid"]["embedding_share_median"] = round(statistics.median(shares), 3)
+    report["systems"]["hybrid"]["embedding_share_of_total"] = round(
+        embed_total / (sum(times["hybrid"]) / 1000), 3)
+    print(json.dumps(report, ensure_ascii=False, indent=2))
+    print(f"\nmachine: {report['machine']}", file=sys.stderr)
+    print(f"{'system':<8} {'turns':>6} {'p50':>8} {'p95':>8} {'p99':>8}  embedding share (median / total)",
+          file=sys.stderr)
+    for name, s in report["systems"].items():
+        extra = (f"  {s['embedding_share_median']:.0%} / {s['embedding_share_of_total']:.0%}"
+                 if name == "hybrid" else "")
+        print(f"{name:<8} {s['turns']:>6} {s['p50_ms']:>8.1f} {s['p95_ms']:>8.1f} {s['p99_ms']:>8.1f}{extra}",
+              file=sys.stderr)
+    if args.out:
+        args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
