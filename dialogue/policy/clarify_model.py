@@ -18,6 +18,11 @@ chunk_attribute     1 when a chunk tagged with it names an asked attribute
 semantic_profile    e5 cosine of the question with "name. type. description"
 semantic_type       e5 cosine of the question with its type and the type's
                     attributes
+semantic_facet      e5: the best cosine of the question with one of its facets,
+                    each embedded alone: its type and the types above, the
+                    type's attributes, its relation types, its own attribute
+                    names and the items of their values (does what is asked
+                    apply to it?)
 lexical_fit         log(1 + IDF overlap) with its type, attributes and
                     description (:mod:`kg.fit`)
 focus               1 for the dialogue's most salient entity, 0.5 for another
@@ -54,6 +59,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import operator
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -71,10 +77,10 @@ PARAMS_PATH = Path(__file__).with_name("clarify_params.json")
 
 CANDIDATE_FEATURES: tuple[str, ...] = (
     "attribute_fit", "relation_fit", "chunk_fit", "chunk_attribute", "semantic_profile",
-    "semantic_type", "lexical_fit", "focus", "recency", "corrected_away", "prior_choice")
+    "semantic_type", "semantic_facet", "lexical_fit", "focus", "recency", "corrected_away", "prior_choice")
 # +1: more of it means the question fits the candidate better; -1: worse.
 POLARITY: Mapping[str, int] = {f: (-1 if f == "corrected_away" else 1) for f in CANDIDATE_FEATURES}
-SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type"})
+SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type", "semantic_facet"})
 SET_FEATURES: tuple[str, ...] = (
     "attributes_asked", "same_type", "type_overlap", "confusable", "profile_similarity",
     "n_candidates", "pronoun", "implicit", "fuzzy", "prior_asked")
@@ -279,6 +285,15 @@ def _cos(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+def _unit(v: Sequence[float]) -> list[float]:
+    n = math.sqrt(sum(x * x for x in v))
+    return [x / n for x in v] if n else [0.0 for _ in v]
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return math.fsum(map(operator.mul, a, b))
+
+
 def _words(name: str) -> str:
     """A type or relation name as words: music.artist → music artist, HAS_VARIANT → has variant."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
@@ -302,6 +317,10 @@ class _KbCache:
                 seen.add(chain[-1])
             self.ancestry[type_name] = frozenset(chain)
         self.relation_words: dict[str, frozenset[str]] = {}
+        self.facet_texts: dict[str, tuple[str, ...]] = {}
+        # One vector per distinct facet text: entities of one type share theirs.
+        self.facet_vectors: dict[str, Sequence[float]] = {}
+        self.unit_facets: dict[str, Sequence[float]] = {}
 
     def relation_tokens(self, entity_id: str) -> frozenset[str]:
         got = self.relation_words.get(entity_id)
@@ -319,6 +338,33 @@ class _KbCache:
     def profile_text(self, entity_id: str) -> str:
         e = self.snapshot.entities[entity_id]
         return ". ".join(p for p in (e.name, _words(e.type), e.description) if p)
+
+    def facets(self, entity_id: str) -> tuple[str, ...]:
+        """What may be asked about the entity, each a short text: its type and the
+        types above it, the type's attributes, its relation types, its own attribute
+        names and the items of their values (a list, or a text split at separators)."""
+        got = self.facet_texts.get(entity_id)
+        if got is None:
+            snap = self.snapshot
+            e = snap.entities[entity_id]
+            parts: list[str] = []
+            for type_name in sorted(self.ancestry.get(e.type, frozenset({e.type}))):
+                parts.append(_words(type_name))
+                parts.extend(snap.type_attributes.get(type_name, ()))
+            parts.extend(_words(rel) for rel, _ in getattr(snap, "relations", {}).get(entity_id, ()))
+            for key, value in (e.attributes or {}).items():
+                parts.append(_words(str(key)))
+                parts.extend(_value_items(value))
+            got = tuple(dict.fromkeys(p for p in parts if p))[:MAX_FACETS]
+            self.facet_texts[entity_id] = got
+        return got
+
+    def unit_facet(self, text: str) -> Sequence[float]:
+        """The facet's vector scaled to length 1 (kept: a turn computes only dot products)."""
+        got = self.unit_facets.get(text)
+        if got is None:
+            got = self.unit_facets[text] = _unit(self.facet_vectors[text])
+        return got
 
     def type_text(self, type_name: str) -> str:
         attrs = self.snapshot.type_attributes.get(type_name, ())
@@ -379,6 +425,7 @@ class FeatureExtractor:
             f["chunk_attribute"] = 0.0
             f["semantic_profile"] = 0.0
             f["semantic_type"] = 0.0
+            f["semantic_facet"] = 0.0
             f["prior_choice"] = 0.5
             del e
         # Chunks tagged with each candidate.
@@ -396,12 +443,16 @@ class FeatureExtractor:
                 notes.append(f"chunk features skipped: {exc}")
         # Semantic similarity with the bundled e5.
         semantic = False
-        if self.embedder is not None and ids:
+        if self.embedder is None:
+            notes.append("no e5 configured: the lexical coefficient set decides, without the "
+                         "semantic features")
+        elif ids:
             try:
                 self._semantic(item, ids, per, cache)
                 semantic = True
             except (ReferentError, RuntimeError, ValueError) as exc:
-                notes.append(f"semantic features skipped: {exc}")
+                notes.append(f"semantic features skipped ({exc}): the lexical coefficient "
+                             f"set decides")
         prior = Prior()
         if self.priors is not None:
             try:
@@ -433,18 +484,46 @@ class FeatureExtractor:
     def _semantic(self, item: DecisionInput, ids: list[str], per: dict[str, dict[str, float]],
                   cache: _KbCache) -> None:
         assert self.embedder is not None
+        # Candidate vectors are embedded once per snapshot (in one batch, on first
+        # use) and kept: a turn embeds only its question.
         missing = [c for c in ids if c not in cache.profile_vectors]
         types = sorted({cache.snapshot.entities[c].type for c in ids} - set(cache.type_vectors))
-        if missing or types:
+        facets = list(dict.fromkeys(f for c in ids for f in cache.facets(c)
+                                    if f not in cache.facet_vectors))
+        if missing or types or facets:
             vectors = self.embedder.embed_passages(
-                [cache.profile_text(c) for c in missing] + [cache.type_text(t) for t in types])
+                [cache.profile_text(c) for c in missing] + [cache.type_text(t) for t in types]
+                + facets)
             with cache.lock:
                 cache.profile_vectors.update(zip(missing, vectors[:len(missing)]))
-                cache.type_vectors.update(zip(types, vectors[len(missing):]))
+                cache.type_vectors.update(
+                    zip(types, vectors[len(missing):len(missing) + len(types)]))
+                cache.facet_vectors.update(zip(facets, vectors[len(missing) + len(types):]))
         q = self.embedder.embed_query(item.question)
         for c in ids:
             per[c]["semantic_profile"] = _cos(q, cache.profile_vectors[c])
             per[c]["semantic_type"] = _cos(q, cache.type_vectors[cache.snapshot.entities[c].type])
+        unit_q = _unit(q)
+        for c in ids:
+            per[c]["semantic_facet"] = max(
+                (_dot(unit_q, cache.unit_facet(f)) for f in cache.facets(c)), default=0.0)
+
+
+MAX_FACETS = 48
+_ITEM_SPLIT = re.compile(r"[\s,;，；、|]+")
+
+
+def _value_items(value: Any) -> list[str]:
+    """An attribute value's items as words: a list's elements, or a text's parts
+    between separators (an identifier-like part made words: music.artist → music artist);
+    long free text is left to the description and chunks."""
+    if isinstance(value, (list, tuple)):
+        raw = [str(v) for v in value]
+    elif isinstance(value, str):
+        raw = _ITEM_SPLIT.split(value)
+    else:
+        return []
+    return [_words(v) for v in raw if 1 < len(v) <= 60][:MAX_FACETS]
 
 
 def _recency(entity_id: str, item: DecisionInput) -> float:

@@ -146,11 +146,61 @@ def test_relations_and_the_dialogue_shape_the_candidates(bank, make_runtime, neo
     assert notes == []
 
 
+def test_the_facets_tell_whether_what_is_asked_applies_to_each(bank, make_runtime):
+    """semantic_facet: the question against each candidate's facets read from Neo4j (its
+    type, the type's attributes, its relation types, its attribute names and values)."""
+    runtime = make_runtime(threshold=0.001)
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.base.model.extractor
+    cache = extractor._cache(snapshot)
+    assert "opening hours" in cache.facets("branch.gold")
+    assert "annual fee" in cache.facets("card.gold") and "opening hours" not in cache.facets("card.gold")
+    assert "issued to" in cache.facets("card.gold.biz")  # the relation in Neo4j
+    assert "issued to" not in cache.facets("card.gold")
+    item = DecisionInput(question="When is Gold open, what are the opening hours?",
+                         mention="Gold", kind="alias", candidates=ALL)
+    per, _, notes, semantic = extractor.extract(item, snapshot)
+    assert semantic and notes == []
+    # Only the branch has opening hours: the question fits its facets best.
+    assert per["branch.gold"]["semantic_facet"] > max(per[c]["semantic_facet"] for c in CARDS)
+    # The candidates' vectors were kept: the next decision embeds only its question.
+    kept = len(cache.facet_vectors)
+    calls = []
+    real = extractor.embedder.embed_passages
+    extractor.embedder.embed_passages = lambda texts: calls.append(list(texts)) or real(texts)
+    try:
+        extractor.extract(DecisionInput(question="What is the annual fee of Gold?", mention="Gold",
+                                        kind="alias", candidates=ALL), snapshot)
+    finally:
+        extractor.embedder.embed_passages = real
+    assert calls == [] and len(cache.facet_vectors) == kept
+
+
+def test_without_e5_the_lexical_set_decides_and_the_trace_says_so(bank, settings, neo4j_store,
+                                                                    milvus_index):
+    off = settings.model_copy(update={"clarify": settings.clarify.model_copy(
+        update={"semantic": "off", "priors_ttl_seconds": 0.0})})
+    model = open_clarifier(off, None, milvus_index, KbEvidence(ClarificationLog(neo4j_store), ttl=0.0))
+    snapshot = SnapshotCache(neo4j_store, check_interval=0.0).get(bank)
+    verdict = model.decide(DecisionInput(question="What is the annual fee of Gold?", mention="Gold",
+                                         kind="alias", candidates=ALL), snapshot)
+    assert verdict.params == "shipped:lexical"
+    assert verdict.threshold == ClarifyParams.load().threshold_for(semantic=False)
+    assert any("no e5 configured" in n for n in verdict.notes)
+    assert all(c["semantic_facet"] == 0.0 for c in verdict.candidates.values())
+    assert "notes" in verdict.as_trace()
+
+
 def test_the_threshold_decides_between_asking_and_resolving(bank, make_runtime):
-    asks = make_runtime(threshold=0.001).engine.handle(bank, session(), "What is the annual fee of Gold?")
-    resolves = make_runtime(threshold=0.999).engine.handle(bank, session(),
-                                                           "What is the annual fee of Gold?")
+    # The shipped weights are all but certain here (three candidates, a declared
+    # confusable pair); with zero weights every score is 0.5, so the threshold alone decides.
+    low, high = make_runtime(threshold=0.4), make_runtime(threshold=0.6)
+    for runtime in (low, high):
+        runtime.engine._policy.gate.base.model.params = ClarifyParams.neutral()
+    asks = low.engine.handle(bank, session(), "What is the annual fee of Gold?")
+    resolves = high.engine.handle(bank, session(), "What is the annual fee of Gold?")
     asked, resolved = decision(asks), decision(resolves)
+    assert asked["score"] == 0.5
     # The same evidence and score either way; only the operating point differs.
     assert asked["features"] == resolved["features"]
     assert asked["score"] == resolved["score"]
