@@ -237,14 +237,20 @@ def delete_doc(kb: KbOption, doc_id: Annotated[str, typer.Argument(help="the doc
 
 def _ingest(settings: Settings, store, index, kb: str, file: Path):
     from api.runtime import open_embedder
-    from common.errors import FormatError, NotFoundError
-    from kg.aliases import SnapshotCache
+    from common.errors import FormatError
+    from kg.aliases import AliasSnapshot, SnapshotCache
+    from kg.ontology import Ontology
     from retrieval.ingest import ingest_corpus
 
     snapshot = SnapshotCache(store).get(kb)
     if snapshot is None:
-        raise NotFoundError(f"knowledge base {kb!r} has no ontology; chunks are tagged with its "
-                            f"entities, so run `referent ontology import --kb {kb} FILE` first")
+        # A kb without an ontology is served (its turns link nothing and are searched by
+        # their words and those of the turns before): its chunks go in untagged.
+        err.print(f"note: knowledge base {kb!r} has no ontology, so its chunks are tagged with "
+                  f"no entity; to link turns to entities, run "
+                  f"`referent ontology import --kb {kb} FILE` and then `referent retag --kb {kb}`",
+                  highlight=False)
+        snapshot = AliasSnapshot.from_ontology(kb, 0, Ontology())
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:

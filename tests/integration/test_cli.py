@@ -114,3 +114,32 @@ def test_delete_doc_removes_one_document(cli_env, kb):
     assert again.exit_code == 1 and "has no document" in again.output
     bad = run("delete-doc", "--kb", kb, "it's")
     assert bad.exit_code == 2 and "invalid doc id" in bad.output
+
+
+def test_a_kb_without_an_ontology_is_ingested_and_answered(cli_env, kb):
+    corpus = cli_env / "corpus.jsonl"
+    corpus.write_text(
+        '{"doc_id": "roam", "title": "国际漫游", "text": "国际漫游需在出国前通过营业厅或APP开通，日套餐每天28元。"}\n'
+        '{"doc_id": "fiber", "title": "千兆宽带", "text": "千兆宽带的安装费为100元，预约后48小时内上门安装。"}\n',
+        encoding="utf-8")
+    ingest = run("ingest", "--kb", kb, str(corpus))
+    assert ingest.exit_code == 0, ingest.output
+    assert "has no ontology" in ingest.output and "referent retag" in ingest.output
+    assert "2 chunks" in ingest.output
+    # Ids the kb cannot know are refused with the line and field, not dropped.
+    tagged = cli_env / "tagged.jsonl"
+    tagged.write_text('{"doc_id": "x", "text": "安装费", "entity_ids": ["prod.fiber"]}\n',
+                      encoding="utf-8")
+    refused = run("ingest", "--kb", kb, str(tagged))
+    assert refused.exit_code == 2 and "line 1" in refused.output and "entity_ids[0]" in refused.output
+
+    suite = cli_env / "suite.jsonl"
+    suite.write_text('{"session": "s", "turns": [{"user": "千兆宽带安装费多少", '
+                     '"expect": {"action": "retrieve", "evidence": ["fiber"]}}]}\n',
+                     encoding="utf-8")
+    out = cli_env / "results.jsonl"
+    result = run("eval", "--kb", kb, str(suite), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    line = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert line["action"] == "retrieve"
+    assert line["evidence"][0]["doc_id"] == "fiber"
