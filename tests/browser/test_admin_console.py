@@ -12,7 +12,7 @@ import time
 import uuid
 
 import pytest
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
@@ -46,7 +46,9 @@ class Page:
 
     def wait(self, condition, timeout: float = 15):
         try:
-            return WebDriverWait(self.driver, timeout).until(condition)
+            # A condition that reads an element the page just re-rendered is asked again.
+            return WebDriverWait(self.driver, timeout,
+                                 ignored_exceptions=[StaleElementReferenceException]).until(condition)
         except TimeoutException:
             self.shot("failed")
             raise
@@ -227,9 +229,13 @@ def test_a_valid_alias_is_saved_used_by_the_next_turn_and_audited(page):
     page.tab("audit")
     page.type("#audit-action", "alias.add")
     page.type("#audit-target", "prod.a.personal", enter=True)
-    page.wait(lambda d: "A个人款" in page.find("#audit-rows").text)
-    row = page.find("#audit-rows tr[data-seq]")
-    cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+    # Each filter field reloads the table: read the rows in one script, so that a reload
+    # between finding a row and reading its cells cannot leave a stale element.
+    rows_js = ("return Array.from(document.querySelectorAll('#audit-rows tr[data-seq]'))"
+               ".map(r => Array.from(r.querySelectorAll('td')).map(c => c.innerText.trim()))")
+    rows = page.wait(lambda d: [r for r in d.execute_script(rows_js)
+                                if len(r) > 5 and "A个人款" in r[5]] or False)
+    cells = rows[0]
     assert cells[2] == "test-admin" and cells[3] == "alias.add" and cells[4] == "prod.a.personal"
     assert '+"A个人款"' in cells[5]
     page.shot("06-audit")
