@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, SecretStr
 
-from referent_client.client import AsyncReferentClient, ReferentClient
+from referent_client.conversation import Conversation, answered, evidence_metadata
 from referent_client.errors import ClarificationRequired
 from referent_client.models import TurnResult
 
@@ -43,13 +43,8 @@ __all__ = ["ClarificationRequired", "ReferentRetriever", "documents_of"]
 
 def documents_of(result: TurnResult) -> list[Document]:
     """A turn's evidence as LangChain documents, or raise when the turn asked back."""
-    if result.action == "clarify":
-        raise ClarificationRequired(result)
-    return [Document(id=e.chunk_id, page_content=e.text, metadata={
-        "chunk_id": e.chunk_id, "doc_id": e.doc_id, "title": e.title, "score": e.score,
-        "entity_ids": e.entity_ids, "query": e.query, "session_id": result.session,
-        "turn": result.turn, "standalone": result.standalone, "entities": result.entities})
-        for e in result.evidence]
+    return [Document(id=e.chunk_id, page_content=e.text, metadata=evidence_metadata(result, e))
+            for e in answered(result).evidence]
 
 
 class ReferentRetriever(BaseRetriever):
@@ -72,38 +67,33 @@ class ReferentRetriever(BaseRetriever):
     api_key: SecretStr | None = None
     timeout: float = 30.0
     last_result: TurnResult | None = None
-    _client: ReferentClient | None = PrivateAttr(default=None)
-    _aclient: AsyncReferentClient | None = PrivateAttr(default=None)
+    _conversation: Conversation | None = PrivateAttr(default=None)
 
-    def _key(self) -> str | None:
-        return self.api_key.get_secret_value() if self.api_key is not None else None
+    def _turns(self) -> Conversation:
+        if self._conversation is None:
+            key = self.api_key.get_secret_value() if self.api_key is not None else None
+            self._conversation = Conversation(self.base_url, key, self.timeout)
+        return self._conversation
 
     def _get_relevant_documents(self, query: str, *,
                                 run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        if self._client is None:
-            self._client = ReferentClient(self.base_url, self._key(), timeout=self.timeout)
-        self.last_result = self._client.turn(self.kb, self.session_id, query, k=self.k)
+        self.last_result = self._turns().turn(self.kb, self.session_id, query, self.k)
         return documents_of(self.last_result)
 
     async def _aget_relevant_documents(
             self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
-        if self._aclient is None:
-            self._aclient = AsyncReferentClient(self.base_url, self._key(), timeout=self.timeout)
-        self.last_result = await self._aclient.turn(self.kb, self.session_id, query, k=self.k)
+        self.last_result = await self._turns().aturn(self.kb, self.session_id, query, self.k)
         return documents_of(self.last_result)
 
     def close(self) -> None:
         """Close the HTTP connections (the async one is closed by :meth:`aclose`)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        if self._conversation is not None:
+            self._conversation.close()
 
     async def aclose(self) -> None:
-        self.close()
-        if self._aclient is not None:
-            await self._aclient.aclose()
-            self._aclient = None
+        if self._conversation is not None:
+            await self._conversation.aclose()
 
     def __del__(self) -> Any:  # best effort; an explicit close() is better
         try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from referent_client.client import AsyncReferentClient, ReferentClient
+from referent_client.conversation import Conversation, answered, evidence_metadata
 from referent_client.errors import ClarificationRequired
 from referent_client.models import TurnResult
 
@@ -37,13 +37,9 @@ __all__ = ["ClarificationRequired", "ReferentRetriever", "nodes_of"]
 
 def nodes_of(result: TurnResult) -> list[NodeWithScore]:
     """A turn's evidence as LlamaIndex nodes, or raise when the turn asked back."""
-    if result.action == "clarify":
-        raise ClarificationRequired(result)
-    return [NodeWithScore(score=e.score, node=TextNode(id_=e.chunk_id, text=e.text, metadata={
-        "chunk_id": e.chunk_id, "doc_id": e.doc_id, "title": e.title,
-        "entity_ids": e.entity_ids, "query": e.query, "session_id": result.session,
-        "turn": result.turn, "standalone": result.standalone, "entities": result.entities}))
-        for e in result.evidence]
+    return [NodeWithScore(score=e.score, node=TextNode(
+        id_=e.chunk_id, text=e.text, metadata=evidence_metadata(result, e, score=False)))
+        for e in answered(result).evidence]
 
 
 class ReferentRetriever(BaseRetriever):
@@ -65,33 +61,21 @@ class ReferentRetriever(BaseRetriever):
         self.session_id = session_id or uuid.uuid4().hex
         self.k = k
         self.last_result: TurnResult | None = None
-        self._settings = (base_url, api_key, timeout)
-        self._client: ReferentClient | None = None
-        self._aclient: AsyncReferentClient | None = None
+        self._conversation = Conversation(base_url, api_key, timeout)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        if self._client is None:
-            url, key, timeout = self._settings
-            self._client = ReferentClient(url, key, timeout=timeout)
-        self.last_result = self._client.turn(self.kb, self.session_id, query_bundle.query_str,
-                                             k=self.k)
+        self.last_result = self._conversation.turn(self.kb, self.session_id,
+                                                   query_bundle.query_str, self.k)
         return nodes_of(self.last_result)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        if self._aclient is None:
-            url, key, timeout = self._settings
-            self._aclient = AsyncReferentClient(url, key, timeout=timeout)
-        self.last_result = await self._aclient.turn(self.kb, self.session_id,
-                                                    query_bundle.query_str, k=self.k)
+        self.last_result = await self._conversation.aturn(self.kb, self.session_id,
+                                                          query_bundle.query_str, self.k)
         return nodes_of(self.last_result)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the HTTP connections (the async one is closed by :meth:`aclose`)."""
+        self._conversation.close()
 
     async def aclose(self) -> None:
-        self.close()
-        if self._aclient is not None:
-            await self._aclient.aclose()
-            self._aclient = None
+        await self._conversation.aclose()
