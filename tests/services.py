@@ -57,25 +57,29 @@ def ingest(data_dir: Path, kb: str, records: Iterable[dict[str, Any]] | Path) ->
 
 
 class ApiServer:
-    """One ``uvicorn api.app:create_app`` process; ``env`` adds to or overrides the
-    test's environment (REFERENT_DATA_DIR is ``data_dir``)."""
+    """One ``uvicorn api.app:create_app`` process, or ``referent serve`` as a deployer
+    runs it (``cli=True``); ``env`` adds to or overrides the test's environment (a
+    name mapped to None is removed; REFERENT_DATA_DIR is ``data_dir``)."""
 
-    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None, *,
-                 wait: bool = True) -> None:
+    def __init__(self, data_dir: Path, env: Mapping[str, str | None] | None = None, *,
+                 wait: bool = True, cli: bool = False) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         # No rate limit unless the test sets one: fault and refresh tests send bursts.
-        self.env = {**os.environ, "REFERENT_DATA_DIR": str(data_dir),
-                    "REFERENT_AUTH__KEYS": auth_settings_json(),
-                    "REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": "0", **(env or {})}
+        merged = {**os.environ, "REFERENT_DATA_DIR": str(data_dir),
+                  "REFERENT_AUTH__KEYS": auth_settings_json(),
+                  "REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": "0", **(env or {})}
+        self.env = {name: value for name, value in merged.items() if value is not None}
         self.log_path = data_dir / f"server-{self.port}.log"
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            cwd=REPO, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        command = ([str(Path(sys.executable).parent / "referent"), "serve",
+                    "--port", str(self.port)] if cli else
+                   [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app",
+                    "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"])
+        self.proc = subprocess.Popen(command, cwd=REPO, env=self.env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
         self.client = httpx.Client(base_url=self.url, timeout=30)
         if wait:
             self.wait_ready()
@@ -118,18 +122,33 @@ class ApiServer:
         self.log.flush()
         return self.log_path.read_text(errors="replace")
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 20) -> None:
+        """SIGTERM and wait (a graceful stop: the server cleans up what it started)."""
         self.client.close()
         if self.log.closed:
             return
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+# The two-region kb the multi-instance tests load: three documents per region, so
+# the entity filter never widens to the other region.
+REGIONS_ONTOLOGY = [
+    {"kind": "type", "name": "Region", "attributes": ["销售额"]},
+    {"kind": "entity", "id": "region.east", "name": "华东区", "type": "Region", "aliases": ["华东"]},
+    {"kind": "entity", "id": "region.south", "name": "华南区", "type": "Region", "aliases": ["华南"]},
+]
+REGIONS_CORPUS = [
+    {"doc_id": f"{region}-{i}", "title": f"{name}销售{i}", "text": f"{name}7月销售额{what}"}
+    for region, name in (("east", "华东区"), ("south", "华南区"))
+    for i, what in enumerate(("增长", "持平", "创新高"))
+]
 
 
 @contextmanager

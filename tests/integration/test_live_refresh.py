@@ -15,21 +15,11 @@ import pytest
 
 from retrieval.models import Chunk
 from tests.conftest import ADMIN, QUERY
-from tests.services import ApiServer, two_servers_on_lite
+from tests.services import (REGIONS_CORPUS, REGIONS_ONTOLOGY, ApiServer,
+                            two_servers_on_lite)
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus, pytest.mark.redis]
 
-ONTOLOGY = [
-    {"kind": "type", "name": "Region", "attributes": ["销售额"]},
-    {"kind": "entity", "id": "region.east", "name": "华东区", "type": "Region", "aliases": ["华东"]},
-    {"kind": "entity", "id": "region.south", "name": "华南区", "type": "Region", "aliases": ["华南"]},
-]
-# Three documents per region, so the entity filter never widens to the other region.
-CORPUS = [
-    {"doc_id": f"{region}-{i}", "title": f"{name}销售{i}", "text": f"{name}7月销售额{what}"}
-    for region, name in (("east", "华东区"), ("south", "华南区"))
-    for i, what in enumerate(("增长", "持平", "创新高"))
-]
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +28,8 @@ def two_servers(tmp_path_factory, neo4j_store, settings):
     kb = f"t_live_{uuid.uuid4().hex[:8]}"
     env = {"REFERENT_SESSIONS__BACKEND": "redis",
            "REFERENT_SESSIONS__REDIS_URL": settings.sessions.redis_url}
-    with two_servers_on_lite(tmp_path_factory.mktemp("instances"), kb, neo4j_store, ONTOLOGY, CORPUS,
-                             env) as (first, second):
+    with two_servers_on_lite(tmp_path_factory.mktemp("instances"), kb, neo4j_store,
+                             REGIONS_ONTOLOGY, REGIONS_CORPUS, env) as (first, second):
         yield kb, first, second
 
 

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -25,8 +23,8 @@ import httpx
 import pytest
 
 from devservices.local_milvus import record_path
-from tests.conftest import ADMIN, DEMO, QUERY, REPO, auth_settings_json
-from tests.services import free_port
+from tests.conftest import ADMIN, DEMO, QUERY, REPO
+from tests.services import ApiServer
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -42,25 +40,12 @@ def _cli(data_dir: Path, *args: str, timeout: float = 300) -> subprocess.Complet
 
 def test_the_cli_uses_the_milvus_lite_of_a_running_server(tmp_path, neo4j_store):
     kb = f"t_shared_{uuid.uuid4().hex[:8]}"
-    port = free_port()
-    env = {**os.environ, "REFERENT_DATA_DIR": str(tmp_path),
-           "REFERENT_AUTH__KEYS": auth_settings_json()}
-    env.pop("REFERENT_MILVUS__URI", None)
-    log = open(tmp_path / "serve.log", "w")
-    serve = subprocess.Popen([REFERENT, "serve", "--port", str(port)], cwd=REPO, env=env,
-                             stdout=log, stderr=subprocess.STDOUT)
+    # The server opens the Lite file itself (no REFERENT_MILVUS__URI from the suite).
+    server = ApiServer(tmp_path, {"REFERENT_MILVUS__URI": None}, cli=True)
+    port = server.port
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.3)
-        else:
-            raise AssertionError((tmp_path / "serve.log").read_text())
         record = json.loads(record_path(tmp_path / "milvus.db").read_text())
-        assert record["pid"] == serve.pid and record["uri"].startswith("http://127.0.0.1:")
+        assert record["pid"] == server.proc.pid and record["uri"].startswith("http://127.0.0.1:")
 
         imported = _cli(tmp_path, "ontology", "import", "--kb", kb, str(DEMO / "ontology.jsonl"))
         assert imported.returncode == 0, imported.stderr
@@ -74,9 +59,7 @@ def test_the_cli_uses_the_milvus_lite_of_a_running_server(tmp_path, neo4j_store)
         deleted = _cli(tmp_path, "delete-doc", "--kb", kb, "sales-2025-07-east")
         assert deleted.returncode == 0, deleted.stderr
     finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(30)
-        log.close()
+        server.stop(timeout=30)
         neo4j_store.delete_kb(kb)
     # Stopped: the record is gone and the file opens embedded again, with the chunks.
     assert not record_path(tmp_path / "milvus.db").exists()
@@ -125,20 +108,9 @@ def test_requests_the_http_parser_refuses_get_the_problem_shape(tmp_path, neo4j_
     kb = f"t_raw_{uuid.uuid4().hex[:8]}"
     neo4j_store.import_ontology(kb, (DEMO / "ontology.jsonl").read_text(encoding="utf-8")
                                 .splitlines())
-    port = free_port()
-    env = {**os.environ, "REFERENT_DATA_DIR": str(tmp_path),
-           "REFERENT_AUTH__KEYS": auth_settings_json()}
-    log = open(tmp_path / "serve.log", "w")
-    serve = subprocess.Popen([REFERENT, "serve", "--port", str(port)], cwd=REPO, env=env,
-                             stdout=log, stderr=subprocess.STDOUT)
+    server = ApiServer(tmp_path, cli=True)
+    port = server.port
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.3)
         auth = ADMIN["Authorization"]
         raw_chinese = (f"GET /v1/kbs/{kb}/admin/search?q=华东地区&mode=fuzzy HTTP/1.1\r\n"
                        f"Host: x\r\nAuthorization: {auth}\r\n\r\n").encode()
@@ -150,7 +122,7 @@ def test_requests_the_http_parser_refuses_get_the_problem_shape(tmp_path, neo4j_
             problem = json.loads(body)
             assert problem["status"] == 400 and problem["request_id"] == headers["x-request-id"]
             assert "percent-encode" in problem["detail"]
-        assert "malformed HTTP request answered 400" in (tmp_path / "serve.log").read_text()
+        assert "malformed HTTP request answered 400" in server.output()
         # The README's form: curl -G --data-urlencode "q=华东地区" sends it encoded.
         encoded = httpx.get(f"http://127.0.0.1:{port}/v1/kbs/{kb}/admin/search",
                             params={"q": "华东地区", "mode": "fuzzy"}, headers=ADMIN, timeout=30)
@@ -158,7 +130,5 @@ def test_requests_the_http_parser_refuses_get_the_problem_shape(tmp_path, neo4j_
         assert "%E5%8D%8E" in str(encoded.request.url)
         assert "region.east" in encoded.text
     finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(30)
-        log.close()
+        server.stop(timeout=30)
         neo4j_store.delete_kb(kb)

@@ -11,20 +11,11 @@ import uuid
 import pytest
 
 from tests.conftest import ADMIN
-from tests.services import ApiServer, two_servers_on_lite
+from tests.services import (REGIONS_CORPUS, REGIONS_ONTOLOGY, ApiServer,
+                            two_servers_on_lite)
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus, pytest.mark.redis]
 
-ONTOLOGY = [
-    {"kind": "type", "name": "Region", "attributes": ["销售额"]},
-    {"kind": "entity", "id": "region.east", "name": "华东区", "type": "Region", "aliases": ["华东"]},
-    {"kind": "entity", "id": "region.south", "name": "华南区", "type": "Region", "aliases": ["华南"]},
-]
-CORPUS = [
-    {"doc_id": f"{region}-{i}", "title": f"{name}销售{i}", "text": f"{name}7月销售额{what}"}
-    for region, name in (("east", "华东区"), ("south", "华南区"))
-    for i, what in enumerate(("增长", "持平", "创新高"))
-]
 RATE, BURST = 5, 20
 
 
@@ -36,8 +27,8 @@ def two(tmp_path_factory, neo4j_store, settings):
            # Counted in the sessions' Redis: no REFERENT_RATE_LIMIT__REDIS_URL needed.
            "REFERENT_RATE_LIMIT__PER_KEY_PER_SECOND": str(RATE),
            "REFERENT_RATE_LIMIT__BURST": str(BURST)}
-    with two_servers_on_lite(tmp_path_factory.mktemp("tenancy"), kb, neo4j_store, ONTOLOGY, CORPUS,
-                             env) as (first, second):
+    with two_servers_on_lite(tmp_path_factory.mktemp("tenancy"), kb, neo4j_store,
+                             REGIONS_ONTOLOGY, REGIONS_CORPUS, env) as (first, second):
         yield kb, first, second
 
 
