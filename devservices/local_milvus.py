@@ -19,6 +19,7 @@ there (:func:`running_server`) and talks to it instead of failing on the lock.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import json
 import os
@@ -26,6 +27,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import IO
@@ -43,8 +45,28 @@ def _lib_dir() -> Path:
     return Path(milvus_lite.__file__).resolve().parent / "lib"
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _dies_with(parent: int):
+    """What the child runs before exec on Linux: ask the kernel for SIGTERM when the
+    parent goes, so a server killed with SIGKILL (no ``finally`` runs) leaves no
+    ``milvus`` behind holding the port and the file. The signal comes when the
+    *thread* that started the child ends: start it from a thread that lives as long
+    as the server (the CLI's main thread does)."""
+    def child() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+    return child
+
+
 class LocalMilvus:
     """The ``milvus`` binary of milvus-lite serving ``db_file`` on ``host:port``.
+
+    On Linux the binary is stopped with the process (thread) that started it, even
+    when that process is killed outright.
 
     Args:
         db_file: the Lite database file (created when missing); its name must be
@@ -115,7 +137,8 @@ class LocalMilvus:
             self.proc = subprocess.Popen(
                 [str(lib / "milvus"), str(self.db_file), f"{self.host}:{self.port}",
                  self.log_level], env=env, cwd=str(self.db_file.parent),
-                stdout=self._log, stderr=subprocess.STDOUT)
+                stdout=self._log, stderr=subprocess.STDOUT,
+                preexec_fn=_dies_with(os.getpid()) if sys.platform.startswith("linux") else None)
         except OSError as exc:
             self._release()
             raise DependencyError(f"could not run Milvus Lite's server binary: {exc}",

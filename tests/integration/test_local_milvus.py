@@ -3,8 +3,11 @@ over gRPC, the file cannot be opened twice, data outlive a restart."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -52,3 +55,39 @@ def test_two_clients_share_one_server_and_data_outlive_a_restart(tmp_path):
 def test_a_bad_file_name_is_refused_with_the_rule(tmp_path):
     with pytest.raises(ConfigurationError, match="1-36 characters"):
         LocalMilvus(tmp_path / "名字.db", free_port())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
+def test_a_server_process_killed_outright_takes_its_milvus_with_it(tmp_path):
+    """`referent serve` killed with SIGKILL runs no cleanup: the milvus binary must
+    still go, or it keeps the port and the file's data for nobody."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+         "from devservices.local_milvus import LocalMilvus; "
+         f"m = LocalMilvus(Path({str(tmp_path / 'milvus.db')!r}), {free_port()}); m.start(); "
+         "print(m.pid, flush=True); time.sleep(300)"],
+        cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True)
+    milvus_pid = None
+    try:
+        milvus_pid = int(owner.stdout.readline())
+        os.kill(milvus_pid, 0)  # running
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _alive(milvus_pid):
+            time.sleep(0.2)
+        assert not _alive(milvus_pid), "the milvus binary outlived the process that started it"
+    finally:
+        owner.kill()
+        owner.stdout.close()
+        if milvus_pid is not None and _alive(milvus_pid):  # the failure case: clean up
+            os.kill(milvus_pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for its (new) parent to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
