@@ -13,7 +13,8 @@ WORD_BOUNDARIES = True
 # -- mention detection (kg.mentions) ------------------------------------------------------
 
 PRONOUNS = ["the two", "both", "this product", "that product", "this person", "this one", "that one",
-            "these", "those", "they", "them", "their", "its", "it"]
+            "these", "those", "they", "them", "their", "its", "it",
+            "he", "him", "his", "she", "her"]
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["the two", "both"]

@@ -62,6 +62,13 @@ def test_pronoun_takes_the_focus_and_prefers_the_type_with_the_attribute(snapsho
     assert both == ("prod.a.personal", "prod.a.enterprise")
 
 
+def test_a_personal_pronoun_takes_the_focus_in_both_languages(snapshot):
+    assert link("她的销售额呢", snapshot, focus=["region.east"]).resolved == ("region.east",)
+    assert link("what are her sales", snapshot, focus=["region.east"]).resolved == ("region.east",)
+    # Inside a word it is no pronoun.
+    assert not link("the shell and the heap", snapshot, focus=["region.east"]).resolved
+
+
 def test_ordinal_resolves_over_listed_entities(snapshot):
     listed = ["prod.a.enterprise", "prod.a.personal"]
     assert link("后者的价格", snapshot, listed=listed).resolved == ("prod.a.personal",)
@@ -85,6 +92,10 @@ import pytest  # noqa: E402
 @pytest.mark.parametrize("text, kind, span", [
     ("它多少钱", MentionKind.PRONOUN, "它"),
     ("how much is it", MentionKind.PRONOUN, "it"),
+    ("他哪年出生", MentionKind.PRONOUN, "他"),
+    ("when was she born", MentionKind.PRONOUN, "she"),
+    ("what did he direct", MentionKind.PRONOUN, "he"),
+    ("which films are his best", MentionKind.PRONOUN, "his"),
     ("后者怎么申请", MentionKind.ORDINAL, "后者"),
     ("the latter please", MentionKind.ORDINAL, "the latter"),
     ("A产品的价格", MentionKind.ATTRIBUTE, "价格"),
