@@ -35,6 +35,7 @@ from typing import Any
 
 from common.errors import NotFoundError
 from common.ids import check_kb
+from common.language.normalize import fold_traditional
 from retrieval.index import (check_chunks, check_filters, check_key, check_limit,
                              check_query_vector, check_vectors, dense_mismatch)
 from retrieval.models import Chunk, DenseSpec, Hit
@@ -47,13 +48,15 @@ _TOKEN_RE = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\
 
 
 def tokens(text: str) -> list[str]:
-    """BM25 terms of ``text``: CJK character bigrams and lower-cased other words.
+    """BM25 terms of ``text``: CJK character bigrams (traditional characters folded to
+    simplified, as the Milvus collection's BM25 input is) and lower-cased other words.
 
     >>> tokens("华东区 sales 2025")
     ['华东', '东区', 'sales', '2025']
     """
     terms: list[str] = []
-    for cjk, word in _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
+    folded = fold_traditional(unicodedata.normalize("NFKC", text).casefold())
+    for cjk, word in _TOKEN_RE.findall(folded):
         if len(cjk) > 1:
             terms.extend(cjk[i:i + 2] for i in range(len(cjk) - 1))
         else:

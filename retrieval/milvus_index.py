@@ -9,7 +9,8 @@ Collection ``<prefix><kb>``, one row per chunk:
     doc_id     VARCHAR(256)         grouping key: one hit per document
     title      VARCHAR(2048)
     text       VARCHAR(65535)       the passage as returned to callers
-    bm25_text  VARCHAR(65535)       ``title + "\\n" + text``, Chinese analyser; BM25 input
+    bm25_text  VARCHAR(65535)       ``title + "\\n" + text``, traditional characters folded to
+                                    simplified, Chinese analyser; BM25 input
     sparse     SPARSE_FLOAT_VECTOR  BM25 function output; SPARSE_INVERTED_INDEX, metric BM25
     entities   ARRAY<VARCHAR(128)>  canonical entity ids (at most 64), the entity filter
     auto_tagged BOOL                ``entities`` came from alias matching (re-tagged when
@@ -17,10 +18,13 @@ Collection ``<prefix><kb>``, one row per chunk:
     metadata   JSON
     dense      FLOAT_VECTOR(dim)    only when the kb was created with an embedder; COSINE
 
-The collection description holds ``{"referent": 1, "embedder": name, "dim": n}``
-(``embedder`` null for BM25 only): a kb's vectors fit one model, so a search or
-an ingest with another embedder configured is refused with a ConfigurationError
-instead of returning nonsense.
+The collection description holds ``{"referent": 2, "embedder": name, "dim": n,
+"fold": "t2s"}`` (``embedder`` null for BM25 only): a kb's vectors fit one model,
+so a search or an ingest with another embedder configured is refused with a
+ConfigurationError instead of returning nonsense. ``fold`` says that ``bm25_text``
+holds traditional characters as simplified ones (年費 as 年费), so the BM25 query is
+folded the same way and 國際漫遊 finds 国际漫游 (and the reverse); a collection made
+before (``"referent": 1``) is searched with the query as typed.
 
 ``bm25_text`` exists because a BM25 function reads a single field and a title
 match ("意外险条款" in the title, "第三条 ..." in the text) must count, while
@@ -83,6 +87,7 @@ from common.errors import (
     RetryableDependencyError,
 )
 from common.ids import check_kb
+from common.language.normalize import fold_traditional
 from retrieval.index import (
     MAX_ENTITIES,
     MAX_KEY_BYTES,
@@ -102,7 +107,8 @@ MAX_ENTITY_ID_CHARS = 128
 _IDS_PER_QUERY = 1000
 
 _OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "auto_tagged", "metadata"]
-_DESCRIPTION_VERSION = 1
+_DESCRIPTION_VERSION = 2
+_FOLD = "t2s"
 _PREFIX_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,190}")
 _TRANSIENT_GRPC = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
                              grpc.StatusCode.RESOURCE_EXHAUSTED})
@@ -142,6 +148,7 @@ class MilvusIndex:
         # Lite's FLAT index keeps filtered dense search exact; a server picks its own index.
         self._lite = "://" not in uri
         self._specs: dict[str, DenseSpec | None] = {}
+        self._folded: dict[str, bool] = {}
         # Interrupted-ingest records, per kb: (read at, record or None).
         self._incomplete: dict[str, tuple[float, dict[str, Any] | None]] = {}
         # Longer than prefix + any kb name (64 characters at most), so no kb's collection
@@ -203,15 +210,26 @@ class MilvusIndex:
             self._client.create_collection(name, schema=_schema(dense), index_params=index_params,
                                            consistency_level="Strong", timeout=self._timeout)
         self._specs[kb] = dense
+        self._folded[kb] = True
 
     def dense_spec(self, kb: str) -> DenseSpec | None:
         """The embedder the kb's collection was created for; None when it is BM25 only."""
         if kb not in self._specs:
-            name = self._collection(kb)
-            with self._errors("describe the collection", kb):
-                description = self._client.describe_collection(name, timeout=self._timeout)
-            self._specs[kb] = _spec_of(description)
+            self._describe(kb)
         return self._specs[kb]
+
+    def _folds(self, kb: str) -> bool:
+        """Whether the kb's ``bm25_text`` has traditional characters folded to simplified."""
+        if kb not in self._folded:
+            self._describe(kb)
+        return self._folded[kb]
+
+    def _describe(self, kb: str) -> None:
+        name = self._collection(kb)
+        with self._errors("describe the collection", kb):
+            description = self._client.describe_collection(name, timeout=self._timeout)
+        self._specs[kb] = _spec_of(description)
+        self._folded[kb] = _recorded(description).get("fold") == _FOLD
 
     def check_dense(self, kb: str, dense: DenseSpec | None) -> None:
         """Raise ConfigurationError unless the kb was created for the embedder ``dense``."""
@@ -232,6 +250,7 @@ class MilvusIndex:
             if self._client.has_collection(name, timeout=self._timeout):
                 self._client.drop_collection(name, timeout=self._timeout)
         self._specs.pop(kb, None)
+        self._folded.pop(kb, None)
         self.mark_complete(kb)
 
     # -- ingest state ----------------------------------------------------------
@@ -310,7 +329,8 @@ class MilvusIndex:
         """
         name = self._collection(kb)
         check_chunks(chunks)
-        rows = [_row(chunk) for chunk in chunks]
+        fold = self._folds(kb) if chunks else False
+        rows = [_row(chunk, fold) for chunk in chunks]
         if chunks:
             self._attach_vectors(kb, chunks, rows, vectors)
         done = 0
@@ -425,6 +445,8 @@ class MilvusIndex:
             check_limit(limit)
             _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
             return []
+        if self._folds(kb):
+            query = fold_traditional(query)
         return self._search(kb, [query], "sparse", "BM25", limit=limit, entity_ids=entity_ids,
                             exclude_chunk_ids=exclude_chunk_ids, exclude_doc_ids=exclude_doc_ids,
                             group_by_doc=group_by_doc, with_vectors=with_vectors)
@@ -552,13 +574,19 @@ def _is_transient(exc: BaseException) -> bool:
     return code in _TRANSIENT_GRPC or code in (ErrorCode.RATE_LIMIT, Status.CONNECT_FAILED)
 
 
-def _spec_of(description: dict[str, Any]) -> DenseSpec | None:
-    """The DenseSpec recorded in a collection's description (None: BM25 only)."""
+def _recorded(description: dict[str, Any]) -> dict[str, Any]:
+    """What Referent wrote in a collection's description ({} for one made elsewhere)."""
     try:
         recorded = json.loads(description.get("description") or "{}")
     except ValueError:
-        recorded = {}
-    embedder = recorded.get("embedder") if isinstance(recorded, dict) else None
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _spec_of(description: dict[str, Any]) -> DenseSpec | None:
+    """The DenseSpec recorded in a collection's description (None: BM25 only)."""
+    recorded = _recorded(description)
+    embedder = recorded.get("embedder")
     if embedder:
         return DenseSpec(str(embedder), int(recorded["dim"]))
     # A collection made elsewhere: trust its schema over its description.
@@ -571,7 +599,7 @@ def _spec_of(description: dict[str, Any]) -> DenseSpec | None:
 def _schema(dense: DenseSpec | None = None) -> Any:
     description = json.dumps({"referent": _DESCRIPTION_VERSION,
                               "embedder": dense.embedder if dense else None,
-                              "dim": dense.dim if dense else None})
+                              "dim": dense.dim if dense else None, "fold": _FOLD})
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False,
                                         description=description)
     schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=MAX_KEY_BYTES)
@@ -614,10 +642,12 @@ def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
     return " and ".join(clauses)
 
 
-def _row(chunk: Chunk) -> dict[str, Any]:
-    """The Milvus row for ``chunk`` (already checked by ``check_chunks``)."""
+def _row(chunk: Chunk, fold: bool) -> dict[str, Any]:
+    """The Milvus row for ``chunk`` (already checked by ``check_chunks``); ``fold``:
+    the BM25 input with traditional characters as simplified."""
+    bm25_text = f"{chunk.title}\n{chunk.text}"
     return {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "title": chunk.title,
-            "text": chunk.text, "bm25_text": f"{chunk.title}\n{chunk.text}",
+            "text": chunk.text, "bm25_text": fold_traditional(bm25_text) if fold else bm25_text,
             "entities": list(chunk.entity_ids), "auto_tagged": bool(chunk.auto_tagged),
             "metadata": chunk.metadata}
 

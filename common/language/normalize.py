@@ -141,6 +141,29 @@ def normalize_with_offsets(text: str) -> NormalizedText:
     return DEFAULT.with_offsets(text)
 
 
+class _SimplifiedOf(dict):
+    """Code point of a traditional character → its simplified form, filled on first
+    sight (OpenCC's t2s on the lone character), so ``str.translate`` folds a long
+    passage at C speed once its characters have been seen."""
+
+    def __missing__(self, code: int) -> int | str:
+        ch = chr(code)
+        simplified = _t2s().convert(ch) if is_cjk(ch) else ch
+        self[code] = simplified if simplified != ch else code
+        return self[code]
+
+
+_SIMPLIFIED_OF = _SimplifiedOf()
+
+
+def fold_traditional(text: str) -> str:
+    """``text`` with every traditional Chinese character replaced by its simplified
+    form (年費 → 年费), character by character; everything else unchanged. For
+    search terms, where 國際漫遊 must meet 国际漫游: names are matched with the kb's
+    :class:`Normalization` instead."""
+    return text.translate(_SIMPLIFIED_OF)
+
+
 def is_cjk(ch: str) -> bool:
     return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
 

@@ -1,7 +1,8 @@
 """Content tokens of a text, for comparing questions with profiles and passages.
 
 Stemmed English words (stop words left out) and Chinese character bigrams (runs
-split on stop words, stop characters dropped), with the stop lists of the
+split on stop words, stop characters dropped, traditional characters folded to
+simplified so 年費 meets 年费), with the stop lists of the
 language room (common/language/zh.py, en.py). Used by the context fit
 (kg/fit.py), the clarify model's features and retrieval's novelty and search.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 
 from common.language import cues
+from common.language.normalize import fold_traditional
 
 _WORD_RE = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
 # Stop words: whole words of the languages written with spaces; for those written
@@ -33,7 +35,7 @@ def tokens(text: str) -> list[str]:
     out: list[str] = []
     for piece in _WORD_RE.findall(text.lower()):
         if piece[0] >= "\u3400":
-            for run in _ZH_STOP_WORDS.split(piece):
+            for run in _ZH_STOP_WORDS.split(fold_traditional(piece)):
                 chars = [c for c in run if c not in _ZH_STOP_CHARS]
                 out.extend(a + b for a, b in zip(chars, chars[1:]))
         elif piece not in _STOP and len(piece) > 1 and not piece.isdigit():

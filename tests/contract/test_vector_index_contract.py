@@ -342,6 +342,19 @@ class TestVectorIndexContract:
         assert [hit.doc_id for hit in index.search(kb, "east sales", limit=5)][0] == "en-sales"
         assert index.search(kb, "hospitals", limit=5) == []
 
+    def test_traditional_and_simplified_characters_meet(self, index, kb):
+        index.upsert(kb, [
+            Chunk("roam#0", "roaming", "国际漫游", "国际漫游开通方法：发送短信办理。"),
+            Chunk("fee#0", "fees", "收費標準", "信用卡年費為300元，首年免年費。"),
+            Chunk("loan#0", "loan", "贷款", "提前还款需提前申请。"),
+        ])
+
+        assert index.search(kb, "國際漫遊怎麼開通", limit=5)[0].doc_id == "roaming"
+        assert index.search(kb, "年费多少", limit=5)[0].doc_id == "fees"
+        # What the caller stored comes back as it was written.
+        [fee] = index.get_chunks(kb, ["fee#0"])
+        assert fee.title == "收費標準" and fee.text == "信用卡年費為300元，首年免年費。"
+
     def test_changing_what_was_read_changes_nothing_stored(self, index, own_corpus_kb):
         [chunk] = index.get_chunks(own_corpus_kb, ["policy#0"])
         chunk.metadata["version"] = "1999"

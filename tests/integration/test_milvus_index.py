@@ -12,6 +12,7 @@ import pytest
 
 from common.errors import ConfigurationError, RetryableDependencyError
 from retrieval.milvus_index import MilvusIndex
+from retrieval.models import Chunk
 from tests.contract.test_vector_index_contract import CORPUS
 
 pytestmark = pytest.mark.milvus
@@ -70,3 +71,23 @@ def test_unreachable_server_is_a_retryable_dependency_error() -> None:
 def test_unusable_lite_path_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="REFERENT_MILVUS__URI"):
         MilvusIndex(str(tmp_path / "missing-dir" / "referent.db"))
+
+
+def test_a_collection_made_before_folding_is_searched_as_typed(milvus_uri: str, index: MilvusIndex,
+                                                              monkeypatch) -> None:
+    """A kb ingested before BM25 input was folded keeps its traditional text: a folded
+    query would miss it, so such a kb gets the query as typed until it is re-ingested."""
+    import retrieval.milvus_index as milvus_index
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    monkeypatch.setattr(milvus_index, "_FOLD", "none")  # as the older description said nothing
+    index.ensure_collection(name)
+    monkeypatch.undo()
+    older = MilvusIndex(milvus_uri)  # reads the description afresh
+    try:
+        older.upsert(name, [Chunk("fee#0", "fees", "收費標準", "信用卡年費為300元。")])
+        assert [h.doc_id for h in older.search(name, "年費多少", limit=5)] == ["fees"]
+        assert older.search(name, "年费多少", limit=5) == []
+    finally:
+        older.drop(name)
+        older.close()
