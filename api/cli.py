@@ -113,8 +113,10 @@ def milvus_serve(
         host: Annotated[str, typer.Option(help="bind address (Milvus Lite has no auth)")] = "127.0.0.1",
         db: Annotated[Optional[Path], typer.Option(help="Lite file; default <data_dir>/milvus.db")] = None,
 ) -> None:
-    """Serve a Milvus Lite file over gRPC until stopped, so that several API
-    processes on this machine share it (REFERENT_MILVUS__URI=http://HOST:PORT)."""
+    """Serve a Milvus Lite file over gRPC until stopped, for several API processes.
+
+    Every API process on this machine then uses it with
+    REFERENT_MILVUS__URI=http://HOST:PORT."""
     from devservices.local_milvus import LocalMilvus
 
     settings = Settings()
@@ -270,8 +272,9 @@ def _ingest(settings: Settings, store, index, kb: str, file: Path):
 
 @app.command("retag")
 def retag(kb: KbOption) -> None:
-    """Match every alias-tagged chunk of the kb against the current aliases and
-    store the tags that changed (tags given in the corpus file are kept)."""
+    """Re-tag the kb's alias-tagged chunks against the current aliases.
+
+    Only the tags that changed are stored; tags given in the corpus file are kept."""
     from api.runtime import open_index, open_ontology_store
     from common.errors import NotFoundError
     from kg.aliases import SnapshotCache
@@ -351,8 +354,9 @@ def keys_create(
         name: Annotated[str, typer.Option(help="who the audit log names (letters, digits, _ . : -)")],
         scope: Annotated[list[str], typer.Option(
             help="KB=ROLE, repeatable: faq=query, hr=admin; '*=admin' for every kb")]) -> None:
-    """Make a key stored in Neo4j with its kbs and roles; every running API process
-    accepts it within about a second. The key is printed once."""
+    """Make a key stored in Neo4j with its kbs and roles; it is printed once.
+
+    Every running API process accepts it within about a second."""
     import re
 
     from api.auth import hash_key, new_key
@@ -685,8 +689,10 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
 @app.command("demo")
 def demo(kb: Annotated[str, typer.Option("--kb", help="kb to load the demo into")] = "demo",
          session: Annotated[Optional[list[str]], typer.Option(help="suite session ids to play (repeatable)")] = None) -> None:
-    """Start Neo4j if needed, import the demo ontology and corpus, and play
-    scripted conversations, printing what each turn linked, did and found."""
+    """Load the demo kb and play its scripted conversations.
+
+    Starts Neo4j if needed, imports the demo ontology and corpus, and prints what
+    each turn linked, did and found."""
     from api.runtime import Runtime, open_index, open_ontology_store
     from evaluation.suites import parse_suite
 
