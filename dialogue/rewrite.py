@@ -82,6 +82,24 @@ def _written_name(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot)
     return name
 
 
+def _names_it(word: str, entities: Sequence[str], snapshot: AliasSnapshot) -> bool:
+    """Whether "the <word>" of an English turn stands for the focus: the word is one of
+    the words of a focus entity's English names or of its type's name (the card, the
+    plan). "The genre", "the office" or "the shower" ask about something else; the
+    name goes after the question instead of over them."""
+    word = word.lower()
+    for entity_id in entities:
+        entity = snapshot.entities.get(entity_id)
+        if entity is None:
+            continue
+        words = {w.lower() for a in entity.all_aliases if a.isascii()
+                 for w in re.findall(r"[A-Za-z]+", a)}
+        words.update(w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", entity.type))
+        if word in words or word.rstrip("s") in words:
+            return True
+    return False
+
+
 def _written_span(text: str, entity_id: str, snapshot: AliasSnapshot) -> tuple[int, int] | None:
     """Where ``text`` (an earlier standalone) writes the entity: its canonical name with
     what stood beside it (畅行信用卡白金版 (Changxing Platinum card), 年假（年休假）), else
@@ -321,11 +339,15 @@ class RuleRewriter:
     def _english_with_names(text: str, entities: Sequence[str], times: str, asked: str,
                             snapshot: AliasSnapshot) -> str:
         """An English question that names nothing gets the focus's names where its
-        subject is (How long does the transfer take? → How long does 携号转网 (the
-        transfer) take?), else after the question, in brackets."""
+        subject is, when "the <word>" there is a word of the focus's own English names
+        or type (How long does the transfer take? → How long does 携号转网 (the
+        transfer) take?, for an entity called "number transfer"), else after the
+        question, in brackets (What is the genre (1 vs. 100)?): "the genre" is what
+        is asked, not the entity."""
         names = " and ".join(_written_name(e, "", "en", snapshot) for e in entities)
         extra = " ".join(x for x in (times, asked) if x)
-        subject = cues.SUBJECT_RE.search(text)
+        subject = next((m for m in cues.SUBJECT_RE.finditer(text)
+                        if _names_it(m.group(1), entities, snapshot)), None)
         if subject:
             head = snapshot.name(entities[0])
             written = f"{head} {extra}".strip() + f" ({subject.group(0)})"

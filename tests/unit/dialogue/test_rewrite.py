@@ -141,3 +141,19 @@ def test_english_turns_keep_the_english_words_beside_a_chinese_name(snapshot):
     r = RuleRewriter().rewrite(detection, links, snapshot, entities=links.resolved,
                                previous_standalone=None, previous_entities=())
     assert r.standalone == "Is 意外险 (accident insurance) expensive?"
+
+
+def test_an_english_turn_naming_nothing_gets_the_focus_only_where_the_focus_stands(snapshot):
+    def follow_up(text):
+        detection = detect_mentions(text, snapshot)
+        links = EntityLinker().link(detection, snapshot, focus=["ins.accident"])
+        return RuleRewriter().rewrite(detection, links, snapshot, entities=("ins.accident",),
+                                      previous_standalone="What does 意外险 cover?",
+                                      previous_entities=("ins.accident",)).standalone
+
+    # "the insurance" is the focus (a word of its English name): the name goes there.
+    assert follow_up("How long does the insurance last?") == (
+        "How long does 意外险 (the insurance) last?")
+    # "the office", "the genre" are what is asked about: the words stay, the name is added.
+    assert follow_up("Where is the office?") == "Where is the office (意外险 (accident insurance))?"
+    assert follow_up("What is the genre?") == "What is the genre (意外险 (accident insurance))?"
