@@ -59,6 +59,8 @@ NAME_LEFT_CHARS: frozenset[str] = frozenset("".join(m.NAME_LEFT_CHARS for m in L
 NAME_RIGHT_CHARS: frozenset[str] = frozenset("".join(m.NAME_RIGHT_CHARS for m in LANGUAGES.values()))
 #: What right after digits makes them part of a date, a time or an amount (21日, 21%).
 NUMBER_UNIT_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_UNIT_CHARS for m in LANGUAGES.values()))
+#: What right after a number says what it counts (6月, 8.0版): matched with the number.
+NUMBER_KIND_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_KIND_CHARS for m in LANGUAGES.values()))
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.

@@ -23,6 +23,8 @@ NAME_LEFT_CHARS = ""
 NAME_RIGHT_CHARS = ""
 # What makes the digits before it part of a date, a time or an amount (21st, 21%).
 NUMBER_UNIT_CHARS = "%"
+# What right after a number says what it counts (none in English: "the 2024 edition").
+NUMBER_KIND_CHARS = ""
 ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
             "the latter": -1, "the last": -1, "first one": 0, "second one": 1,
             "first": 0, "second": 1}
