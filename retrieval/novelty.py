@@ -154,10 +154,17 @@ def bound_numbers(text: str) -> dict[str, str]:
     return {m.group(1) + m.group(2): m.group(1) for m in _BOUND_RE.finditer(low)}
 
 
+# The unit an amount of money in a passage offers, and a price question asks for.
+AMOUNT = "¤"  # not a word any text yields, and no Latin letters (kept for Chinese passages)
+
+
 def asked_units(text: str) -> set[str]:
     """A question's content units, a number written with what it counts as the two
-    together: "8.0版" asks for the version, which "Android 8.0" does not hold."""
-    out = units(text)
+    together: "8.0版" asks for the version, which "Android 8.0" does not hold; a price
+    asked in general words (价格, how much) asks for an amount of money, not for the
+    characters of the word (半价 holds 价 and no price)."""
+    asked = cues.PRICE_QUESTION_RE.search(text)
+    out = units(cues.PRICE_QUESTION_RE.sub(" ", text)) | {AMOUNT} if asked else units(text)
     for both, number in bound_numbers(text).items():
         out.discard(number)
         out.add(both)
@@ -165,8 +172,12 @@ def asked_units(text: str) -> set[str]:
 
 
 def passage_units(text: str) -> set[str]:
-    """A passage's content units, with its numbers both bare and with what they count."""
-    return units(text) | set(bound_numbers(text))
+    """A passage's content units, with its numbers both bare and with what they count,
+    and whether it states an amount of money."""
+    out = units(text) | set(bound_numbers(text))
+    if cues.MONEY_RE.search(text):
+        out.add(AMOUNT)
+    return out
 
 
 def new_terms(query: str, *earlier: str) -> set[str]:

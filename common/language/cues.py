@@ -144,6 +144,9 @@ CUE_BEFORE_NAME_RE = re.compile(rf"^\s*(?:{_alt('CUES_BEFORE_NAME')})\s*")
 #: "The one from before" inside a turn, and its "again" tail.
 RECALL_RE = re.compile(_alt("RECALL"), re.IGNORECASE)
 AGAIN_TAIL_RE = re.compile(_alt("AGAIN_TAIL"), re.IGNORECASE)
+#: A question asking for a price in general words (价格, how much), and an amount of money.
+PRICE_QUESTION_RE = re.compile(_alt("PRICE_QUESTION"), re.IGNORECASE)
+MONEY_RE = re.compile(_alt("MONEY"), re.IGNORECASE)
 #: A release number right after a name (手机银行7.0, iOS 17.2), not a quantity (3.5%, 2.5元).
 VERSION_AFTER_NAME_RE = re.compile(r"\s?[vV]?\d{1,2}(?:\.\d{1,2}){1,2}(?![\d.%])"
                                    rf"(?!\s*(?:{_alt('QUANTITY_UNITS')}))")

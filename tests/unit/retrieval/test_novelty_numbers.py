@@ -4,7 +4,7 @@ is not the 8.0 of "Android 8.0", and June is not the 6 of "6个工作日"."""
 from __future__ import annotations
 
 from retrieval.models import Hit
-from retrieval.novelty import TermStats, asked_units, gain, new_terms, passage_units
+from retrieval.novelty import AMOUNT, TermStats, asked_units, gain, new_terms, passage_units
 
 PASSAGES = [
     "手机银行7.0版于2025年3月18日发布，支持Android 8.0及以上系统。",
@@ -43,3 +43,17 @@ def test_a_month_is_not_a_count_of_days():
 
 def test_words_of_the_turn_before_are_not_new():
     assert new_terms("保管箱那边有几个停车位", "营业吗", "能租保管箱吗") == {"边", "停", "车", "位"}
+
+
+def test_a_price_asked_in_general_words_asks_for_an_amount_of_money():
+    passages = ["千兆宽带单独办理月费119元，包年1,288元。",
+                "春季活动：新办家庭版首月月费半价。",
+                "Gigabit broadband costs RMB 119 a month."]
+    stats = TermStats.from_texts(passages)
+    terms = new_terms("千兆宽带价格多少", "千兆宽带网速多少")
+    assert AMOUNT in terms and "价" not in terms
+    # The price list answers it; the promotion's 半价 shares a character and no price.
+    assert gain(terms, hit(passages[0]), stats) == 1.0
+    assert gain(terms, hit(passages[1]), stats) == 0.0
+    assert AMOUNT in asked_units("How much is gigabit broadband?")
+    assert AMOUNT in passage_units(passages[2])
