@@ -258,6 +258,8 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
     passed: dict[str, tuple[float, float]] = {}
     for hit, before, asked in again:
         terms = new_terms(asked, before.query, *previous)
+        if unknown_number(terms, stats):
+            continue
         own = gain(terms, hit, stats, units_of(hit))
         if own < min_gain or own <= 0:
             continue
@@ -289,7 +291,16 @@ def holds_new(hit: Hit, before: Shown, asked: str, stats: TermStats,
               previous: Sequence[str] = ()) -> bool:
     """Whether a shown chunk holds any of the words ``asked`` has that its showing
     turn's question (and the ``previous`` turn's) did not."""
-    return gain(new_terms(asked, before.query, *previous), hit, stats) > 0
+    terms = new_terms(asked, before.query, *previous)
+    return not unknown_number(terms, stats) and gain(terms, hit, stats) > 0
+
+
+def unknown_number(terms: set[str], stats: TermStats) -> bool:
+    """Whether the new words include a number (a version, a year, a month, with what it
+    counts) that no chunk of the kb has: the question is about something the kb does not
+    hold (8.0版 when the kb lists 6.5 and 7.0), so no passage shown before answers it.
+    Words are not judged so: a paraphrase (下班 for 营业时间) is often in no chunk."""
+    return any(t[0].isdigit() and stats.df(t) == 0 for t in terms)
 
 
 def specificity(hit: Hit, entity_ids: set[str]) -> float:

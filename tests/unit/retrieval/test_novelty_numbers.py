@@ -57,3 +57,14 @@ def test_a_price_asked_in_general_words_asks_for_an_amount_of_money():
     assert gain(terms, hit(passages[1]), stats) == 0.0
     assert AMOUNT in asked_units("How much is gigabit broadband?")
     assert AMOUNT in passage_units(passages[2])
+
+
+def test_a_version_the_kb_never_names_is_answered_by_no_passage_shown_before():
+    from retrieval.novelty import unknown_number
+
+    stats = TermStats.from_texts(PASSAGES[:3])
+    # The kb names 7.0版 and 6月, never 9.0版: a question about 9.0版 is about something
+    # the kb does not hold. Words are not judged so (a paraphrase is often in no chunk).
+    assert unknown_number(new_terms("手机银行9.0版什么时候上线", "手机银行7.0版"), stats)
+    assert not unknown_number(new_terms("贷款利率6月有变化吗", "贷款利率是多少"), stats)
+    assert not unknown_number(new_terms("营业部几点下班", "营业部在哪"), stats)
