@@ -253,7 +253,12 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
         match = {hit.chunk_id: gain(asked_units(asked), hit, stats, units_of(hit))
                  for hit, _, asked in again}
         best = max(match.values())
-        return {c for c, m in match.items() if m >= best - _EPS}
+        tied = [hit for hit, _, _ in again if match[hit.chunk_id] >= best - _EPS]
+        # Of those that match equally, the ones most specific to the turn's entities (a
+        # bundle's passage that also names the broadband is not the broadband's price).
+        wanted = set(entity_ids)
+        top = max(specificity(hit, wanted) for hit in tied)
+        return {hit.chunk_id for hit in tied if specificity(hit, wanted) >= top - _EPS}
     wanted = set(entity_ids)
     passed: dict[str, tuple[float, float]] = {}
     for hit, before, asked in again:

@@ -88,3 +88,18 @@ def test_of_two_shown_chunks_with_the_new_words_the_asked_cards_own_takes_the_pl
     assert outcome.found[0].seen_in_turn == 1
     assert "compare#0" not in ids(outcome)
     assert [r["chunk_id"] for r in outcome.trace["novelty"]["returned"]] == ["grace#0"]
+
+
+def test_a_revisit_brings_back_the_asked_cards_own_passage_of_two_that_match_equally(
+        runtime, cards_kb):
+    # Both the comparison of two cards and the card's own fee passage were shown and both
+    # hold everything "that fee passage again" names; the card's own one is what it asks.
+    shown = [Shown("compare#0", "compare", 1, "星河卡年费多少"),
+             Shown("fee#0", "fee", 1, "星河卡年费多少")]
+
+    outcome = runtime.retriever.search(cards_kb, ["星河卡年费"], k=5, entity_ids=[GALAXY],
+                                       shown=shown, intent="revisit")
+
+    assert ids(outcome)[0] == "fee#0"
+    assert outcome.found[0].seen_in_turn == 1
+    assert [r["chunk_id"] for r in outcome.trace["novelty"]["returned"]] == ["fee#0"]
