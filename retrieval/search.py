@@ -319,10 +319,22 @@ class Retriever:
         if intent == "revisit":
             # "再给我看看 / show me that again" asks for what was shown: it goes first.
             ranked.sort(key=lambda f: f.seen_in_turn is None)
-        ranked, overflow = _per_document(ranked, cfg.chunks_per_doc, overflow=True)
+        everything = ranked
+        ranked, overflow = _per_document(everything, cfg.chunks_per_doc, overflow=True)
         if intent != "revisit" and competing:
-            ranked, demoted = _novel_first(
-                ranked, cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank)
+            top = cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank
+            kept, demoted = _novel_first(ranked, top)
+            if demoted:
+                # A shown chunk that leaves its place leaves its document's place too: the
+                # document's next chunk (unseen: the price list's second passage when its
+                # first was shown) competes for it, rather than the document vanishing.
+                gone = {f.hit.chunk_id for f in ranked} - {f.hit.chunk_id for f in kept}
+                ranked, overflow = _per_document(
+                    [f for f in everything if f.hit.chunk_id not in gone],
+                    cfg.chunks_per_doc, overflow=True)
+                kept, again_demoted = _novel_first(ranked, top)
+                demoted += again_demoted
+            ranked = kept
             if novelty and demoted:
                 novelty["left_out"] += demoted
         if len(ranked) < k:
