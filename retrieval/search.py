@@ -324,16 +324,17 @@ class Retriever:
         if intent != "revisit" and competing:
             top = cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank
             kept, demoted = _novel_first(ranked, top)
-            if demoted:
+            gone: set[str] = set()
+            while len(kept) < len(ranked):
                 # A shown chunk that leaves its place leaves its document's place too: the
                 # document's next chunk (unseen: the price list's second passage when its
                 # first was shown) competes for it, rather than the document vanishing.
-                gone = {f.hit.chunk_id for f in ranked} - {f.hit.chunk_id for f in kept}
+                gone |= {f.hit.chunk_id for f in ranked} - {f.hit.chunk_id for f in kept}
                 ranked, overflow = _per_document(
                     [f for f in everything if f.hit.chunk_id not in gone],
                     cfg.chunks_per_doc, overflow=True)
-                kept, again_demoted = _novel_first(ranked, top)
-                demoted += again_demoted
+                kept, more = _novel_first(ranked, top)
+                demoted += more
             ranked = kept
             if novelty and demoted:
                 novelty["left_out"] += demoted
