@@ -292,6 +292,10 @@ class TurnEngine:
         negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
                               lambda: list(state.negated), "the negated entities as they were")
         plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
+        if (weak or not found) and (run.trace.get("topic_shift") or {}).get("switch"):
+            again = self._unswitched(run, kb, understood, state, snapshot, turn_no, k)
+            if again is not None:
+                decision, plan, rewrite, negated, found, weak = again
         run.lap("retrieve")
         result = self._answer(run, state, turn_no, text, plan, rewrite, found, weak)
         run.lap("pack")
@@ -305,6 +309,36 @@ class TurnEngine:
         run.trace["slots"] = new_state.slots.as_trace()
         result.trace = run.trace  # with what applying the turn added
         return self._told(run, decision, (result, new_state))
+
+    def _unswitched(self, run: TurnRun, kb: str, understood: UnderstoodTurn,
+                    state: SessionState, snapshot: AliasSnapshot, turn_no: int, k: int,
+                    ) -> tuple[PlanQueries, _Plan, Any, list[str], list[Found], bool] | None:
+        """A turn the similarity check took for a new topic, whose words found nothing
+        without the focus, read again as a continuation of the focus. Similarity alone
+        cannot tell a subjectless follow-up ("怎么才能免掉", "用完以后会额外扣费吗")
+        from a new question; a new topic the kb has is found without the focus, so a
+        switch that finds nothing is more likely a follow-up. Kept only when the
+        continuation finds evidence; otherwise the trace is as it was (None)."""
+        kept_trace, kept_events = dict(run.trace), len(run.events)
+        decision = run.guarded(
+            "policy", lambda: self._policy.decide(understood, state, snapshot,
+                                                  by_similarity=False),
+            lambda: None, "the switch kept")
+        if isinstance(decision, PlanQueries):
+            run.trace.update(decision.trace)
+            plan, rewrite = self._rewrite(run, decision, state, snapshot, turn_no)
+            negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
+                                  lambda: list(state.negated), "the negated entities as they were")
+            plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
+            if found and not weak:
+                run.trace["topic_shift"] = {**kept_trace["topic_shift"], "switch": False,
+                                            "undone": "the new topic found nothing; searched "
+                                                      "as a continuation"}
+                return decision, plan, rewrite, negated, found, weak
+        run.trace.clear()
+        run.trace.update(kept_trace)
+        del run.events[kept_events:]
+        return None
 
     @staticmethod
     def _told(run: TurnRun, decision: Decision,

@@ -58,7 +58,9 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
     """
     common: dict[str, Any] = {"k": k, "exclude_chunk_ids": exclude_chunk_ids,
                               "exclude_doc_ids": exclude_doc_ids, "confusable": confusable,
-                              "shown": shown, "intent": intent, "abstain": abstain}
+                              "shown": shown, "intent": intent, "abstain": abstain,
+                              # The turn before's words are not new in this one (novelty).
+                              "previous": tuple(history.earlier[-1:]) if history else ()}
     first = retriever.search(kb, queries, entity_ids=entity_ids, history=history, names=names,
                              **common)
     asked = {normalize(q) for q in queries}

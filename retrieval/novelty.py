@@ -72,7 +72,7 @@ class TermStats:
         df: Counter[str] = Counter()
         n = 0
         for text in texts:
-            df.update(set(tokens(text)) | units(text))
+            df.update(set(tokens(text)) | passage_units(text))
             n += 1
         return cls(df, n)
 
@@ -141,9 +141,55 @@ def units(text: str) -> set[str]:
     return out
 
 
-def new_terms(query: str, earlier_query: str) -> set[str]:
-    """Content units of ``query`` that ``earlier_query`` did not have."""
-    return units(query) - units(earlier_query)
+# A number with what it counts right after it (6月, 8.0版, 2024版, 30元).
+_KINDS = "".join(sorted(cues.NUMBER_KIND_CHARS))
+_BOUND_RE = re.compile(rf"(?<![0-9.])([0-9]+(?:\.[0-9]+)?)\s*([{_KINDS}])") if _KINDS else None
+
+
+def bound_numbers(text: str) -> dict[str, str]:
+    """Numbers written with what they count: ``{"8.0版": "8.0", "6月": "6"}``."""
+    if _BOUND_RE is None:
+        return {}
+    low = _THOUSANDS_RE.sub("", text.lower())
+    return {m.group(1) + m.group(2): m.group(1) for m in _BOUND_RE.finditer(low)}
+
+
+# The unit an amount of money in a passage offers, and a price question asks for.
+AMOUNT = "¤"  # not a word any text yields, and no Latin letters (kept for Chinese passages)
+
+
+def asked_units(text: str) -> set[str]:
+    """A question's content units, a number written with what it counts as the two
+    together: "8.0版" asks for the version, which "Android 8.0" does not hold; a price
+    asked in general words (价格, how much) asks for an amount of money, not for the
+    characters of the word (半价 holds 价 and no price)."""
+    asked = cues.PRICE_QUESTION_RE.search(text)
+    out = units(cues.PRICE_QUESTION_RE.sub(" ", text)) | {AMOUNT} if asked else units(text)
+    for both, number in bound_numbers(text).items():
+        out.discard(number)
+        out.add(both)
+    return out
+
+
+def passage_units(text: str) -> set[str]:
+    """A passage's content units, with its numbers both bare and with what they count,
+    and whether it states an amount of money."""
+    out = units(text) | set(bound_numbers(text))
+    if cues.MONEY_RE.search(text):
+        out.add(AMOUNT)
+    return out
+
+
+def new_terms(query: str, *earlier: str) -> set[str]:
+    """Content units of ``query`` that none of the ``earlier`` queries had: the words the
+    turn asks that the turn which showed a chunk did not (and, given, that the turn just
+    before did not either: what is new in *this* turn, not what an earlier follow-up
+    added since)."""
+    out = asked_units(query)
+    for before in earlier:
+        if before:
+            out -= asked_units(before) | units(before)
+    return out
 
 
 _LATIN_RE = re.compile(r"[A-Za-z]{2}")
@@ -161,7 +207,7 @@ def gain(terms: set[str], hit: Hit, stats: TermStats, have: set[str] | None = No
     if not terms:
         return 0.0
     if have is None:
-        have = units(passage)
+        have = passage_units(passage)
     total = sum(stats.idf(t) for t in terms)
     if total <= 0:
         return 0.0
@@ -169,7 +215,8 @@ def gain(terms: set[str], hit: Hit, stats: TermStats, have: set[str] | None = No
 
 
 def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats: TermStats, *,
-          intent: Intent, min_gain: float, entity_ids: Sequence[str] = ()) -> set[str]:
+          intent: Intent, min_gain: float, entity_ids: Sequence[str] = (),
+          previous: Sequence[str] = ()) -> set[str]:
     """Which shown chunks, found again by this turn's searches, come back.
 
     ``again``: each such hit with the record of the turn that showed it and the question
@@ -184,7 +231,12 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
       (a passage about several products answers less of a question about one than
       that product's own passage): the shown chunk comes back only if no rival is
       more specific. With entities resolved, a shown chunk tagged with none of them
-      does not come back (it answered nothing about them).
+      does not come back (it answered nothing about them). The new words are those
+      neither the showing turn nor the ``previous`` turn asked: what an intermediate
+      turn added (保管箱 between "营业吗" and "那边有几个停车位") is not new now.
+    - Of several shown chunks that pass, only those that answer the new words about
+      as well as the best one (gain × √specificity, within ``BEST_WITHIN``) may take
+      the place; the search's order decides among them.
     - A revisit ("刚才那条…再发我一下"): the shown chunks that best match what it
       asks for come back (all of them when they match equally).
     """
@@ -194,18 +246,25 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
 
     def units_of(hit: Hit) -> set[str]:
         if hit.chunk_id not in have:
-            have[hit.chunk_id] = units(f"{hit.title}\n{hit.text}")
+            have[hit.chunk_id] = passage_units(f"{hit.title}\n{hit.text}")
         return have[hit.chunk_id]
 
     if intent == "revisit":
-        match = {hit.chunk_id: gain(units(asked), hit, stats, units_of(hit))
+        match = {hit.chunk_id: gain(asked_units(asked), hit, stats, units_of(hit))
                  for hit, _, asked in again}
         best = max(match.values())
-        return {c for c, m in match.items() if m >= best - _EPS}
+        tied = [hit for hit, _, _ in again if match[hit.chunk_id] >= best - _EPS]
+        # Of those that match equally, the ones most specific to the turn's entities (a
+        # bundle's passage that also names the broadband is not the broadband's price).
+        wanted = set(entity_ids)
+        top = max(specificity(hit, wanted) for hit in tied)
+        return {hit.chunk_id for hit in tied if specificity(hit, wanted) >= top - _EPS}
     wanted = set(entity_ids)
-    out: set[str] = set()
+    passed: dict[str, tuple[float, float]] = {}
     for hit, before, asked in again:
-        terms = new_terms(asked, before.query)
+        terms = new_terms(asked, before.query, *previous)
+        if unknown_number(terms, stats):
+            continue
         own = gain(terms, hit, stats, units_of(hit))
         if own < min_gain or own <= 0:
             continue
@@ -214,17 +273,39 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
             continue
         if all(own > g + _EPS or (own >= g - _EPS and mine >= specificity(r, wanted) - _EPS)
                for r in rivals for g in (gain(terms, r, stats, units_of(r)),)):
-            out.add(hit.chunk_id)
-    return out
+            passed[hit.chunk_id] = max(passed.get(hit.chunk_id, 0.0), own * math.sqrt(mine))
+    if not passed:
+        return set()
+    # Of several shown chunks that pass, the ones that answer the new words best (the
+    # share they hold, times how much they are about the turn's entities: a passage on
+    # four cards answers less about one than that card's own) compete for the place, the
+    # search's order deciding among them; the others would only repeat what was seen.
+    top = max(passed.values())
+    return {c for c, answers in passed.items() if answers >= top * BEST_WITHIN}
+
+
+# Shown chunks that answer the new words at least this share as well as the best one
+# are near enough to it for the search's order to decide.
+BEST_WITHIN = 0.9
 
 
 _EPS = 1e-9
 
 
-def holds_new(hit: Hit, before: Shown, asked: str, stats: TermStats) -> bool:
+def holds_new(hit: Hit, before: Shown, asked: str, stats: TermStats,
+              previous: Sequence[str] = ()) -> bool:
     """Whether a shown chunk holds any of the words ``asked`` has that its showing
-    turn's question did not."""
-    return gain(new_terms(asked, before.query), hit, stats) > 0
+    turn's question (and the ``previous`` turn's) did not."""
+    terms = new_terms(asked, before.query, *previous)
+    return not unknown_number(terms, stats) and gain(terms, hit, stats) > 0
+
+
+def unknown_number(terms: set[str], stats: TermStats) -> bool:
+    """Whether the new words include a number (a version, a year, a month, with what it
+    counts) that no chunk of the kb has: the question is about something the kb does not
+    hold (8.0版 when the kb lists 6.5 and 7.0), so no passage shown before answers it.
+    Words are not judged so: a paraphrase (下班 for 营业时间) is often in no chunk."""
+    return any(t[0].isdigit() and stats.df(t) == 0 for t in terms)
 
 
 def specificity(hit: Hit, entity_ids: set[str]) -> float:

@@ -196,7 +196,7 @@ class Retriever:
                rerank: bool = True, abstain: bool = True, shown: Sequence[Shown] = (),
                intent: Intent = "new", history: Carried | None = None,
                names: Mapping[str, Sequence[str]] | None = None,
-               linked: bool | None = None) -> SearchOutcome:
+               linked: bool | None = None, previous: Sequence[str] | None = None) -> SearchOutcome:
         """Search every query and return the turn's best ``k`` chunks.
 
         Args:
@@ -220,6 +220,9 @@ class Retriever:
             linked: whether the turn resolved entities (default: whether ``entity_ids``
                 is given). The dual path searches a linked turn's own words without the
                 filter; the novelty rules of a turn that linked nothing do not apply there.
+            previous: the query of the turn just before (default: the last of
+                ``history.earlier``): its words are not new in this turn, so a shown chunk
+                does not come back for them.
 
         Raises:
             ConfigurationError: the configured embedder is not the one the kb was built with.
@@ -227,6 +230,8 @@ class Retriever:
                 only degrades the search; the trace says so).
         """
         cfg = self._config
+        if previous is None:
+            previous = tuple(history.earlier[-1:]) if history is not None else ()
         embedder = self._check_embedder(kb)
         use_dense = embedder is not None
         trace: dict[str, Any] = {
@@ -297,7 +302,8 @@ class Retriever:
             rivals = _per_document(sorted(unseen, key=by_score), cfg.chunks_per_doc)[:k]
             let_back = admit([(f.hit, before, asked) for f, before, asked in again],
                              [f.hit for f in rivals], stats, intent=intent,
-                             min_gain=cfg.novelty_min_gain, entity_ids=entity_ids)
+                             min_gain=cfg.novelty_min_gain, entity_ids=entity_ids,
+                             previous=previous)
             if intent != "revisit":
                 let_back |= {f.hit.chunk_id for f, _, _ in again} & answers_own
             novelty["left_out"] += len({f.hit.chunk_id for f, _, _ in again} - let_back)
@@ -313,10 +319,23 @@ class Retriever:
         if intent == "revisit":
             # "再给我看看 / show me that again" asks for what was shown: it goes first.
             ranked.sort(key=lambda f: f.seen_in_turn is None)
-        ranked, overflow = _per_document(ranked, cfg.chunks_per_doc, overflow=True)
+        everything = ranked
+        ranked, overflow = _per_document(everything, cfg.chunks_per_doc, overflow=True)
         if intent != "revisit" and competing:
-            ranked, demoted = _novel_first(
-                ranked, cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank)
+            top = cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank
+            kept, demoted = _novel_first(ranked, top)
+            gone: set[str] = set()
+            while len(kept) < len(ranked):
+                # A shown chunk that leaves its place leaves its document's place too: the
+                # document's next chunk (unseen: the price list's second passage when its
+                # first was shown) competes for it, rather than the document vanishing.
+                gone |= {f.hit.chunk_id for f in ranked} - {f.hit.chunk_id for f in kept}
+                ranked, overflow = _per_document(
+                    [f for f in everything if f.hit.chunk_id not in gone],
+                    cfg.chunks_per_doc, overflow=True)
+                kept, more = _novel_first(ranked, top)
+                demoted += more
+            ranked = kept
             if novelty and demoted:
                 novelty["left_out"] += demoted
         if len(ranked) < k:
@@ -343,10 +362,12 @@ class Retriever:
             # The unseen evidence is too weak to answer, but a shown chunk is the turn's
             # best match: showing it again (marked) beats answering nothing.
             kept = {f.hit.chunk_id for f in found}
-            # It must hold something of what the question asks that its showing turn did
-            # not (a version or a month no passage has makes the answer "none", not it).
+            # It must hold something of what the question asks that its showing turn (and
+            # the turn before) did not (a version or a month no passage has makes the
+            # answer "none", not it).
             best = min((f for f, before, asked in again if f.hit.chunk_id not in kept
-                        and holds_new(f.hit, before, asked, stats)), key=by_score, default=None)
+                        and holds_new(f.hit, before, asked, stats, previous)),
+                       key=by_score, default=None)
             top_unseen = max((f.hit.score for f in unseen), default=float("-inf"))
             if best is not None and best.hit.score >= top_unseen:
                 # Only the turn's best match overall: one that unseen chunks outrank is

@@ -59,6 +59,8 @@ NAME_LEFT_CHARS: frozenset[str] = frozenset("".join(m.NAME_LEFT_CHARS for m in L
 NAME_RIGHT_CHARS: frozenset[str] = frozenset("".join(m.NAME_RIGHT_CHARS for m in LANGUAGES.values()))
 #: What right after digits makes them part of a date, a time or an amount (21日, 21%).
 NUMBER_UNIT_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_UNIT_CHARS for m in LANGUAGES.values()))
+#: What right after a number says what it counts (6月, 8.0版): matched with the number.
+NUMBER_KIND_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_KIND_CHARS for m in LANGUAGES.values()))
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.
@@ -142,6 +144,9 @@ CUE_BEFORE_NAME_RE = re.compile(rf"^\s*(?:{_alt('CUES_BEFORE_NAME')})\s*")
 #: "The one from before" inside a turn, and its "again" tail.
 RECALL_RE = re.compile(_alt("RECALL"), re.IGNORECASE)
 AGAIN_TAIL_RE = re.compile(_alt("AGAIN_TAIL"), re.IGNORECASE)
+#: A question asking for a price in general words (价格, how much), and an amount of money.
+PRICE_QUESTION_RE = re.compile(_alt("PRICE_QUESTION"), re.IGNORECASE)
+MONEY_RE = re.compile(_alt("MONEY"), re.IGNORECASE)
 #: A release number right after a name (手机银行7.0, iOS 17.2), not a quantity (3.5%, 2.5元).
 VERSION_AFTER_NAME_RE = re.compile(r"\s?[vV]?\d{1,2}(?:\.\d{1,2}){1,2}(?![\d.%])"
                                    rf"(?!\s*(?:{_alt('QUANTITY_UNITS')}))")

@@ -23,6 +23,12 @@ NAME_LEFT_CHARS = ""
 NAME_RIGHT_CHARS = ""
 # What makes the digits before it part of a date, a time or an amount (21st, 21%).
 NUMBER_UNIT_CHARS = "%"
+# What right after a number says what it counts (none in English: "the 2024 edition").
+NUMBER_KIND_CHARS = ""
+# A question that asks for a price in general words: an amount of money answers it.
+PRICE_QUESTION = [r"\bhow much\b", r"\bprice[sd]?\b", r"\bcosts?\b"]
+# An amount of money in a passage.
+MONEY = [r"(?:\bRMB|\bCNY|\bUSD|[$¥])\s*\d", r"\d\s*(?:yuan|dollars?)\b"]
 ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
             "the latter": -1, "the last": -1, "first one": 0, "second one": 1,
             "first": 0, "second": 1}

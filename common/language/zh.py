@@ -34,6 +34,14 @@ NAME_RIGHT_CHARS = "，,。.？?！!；;：:、 \t\n）)”\"'呢吗吧啊呀怎
 # What makes the digits before it part of a date, a time or an amount (21日, 21岁):
 # a name made of digits only is not taken there.
 NUMBER_UNIT_CHARS = "年月日号点时分秒岁元万亿千百个%"
+# What right after a number says what it counts (6月, 8.0版, 2024版, 30元): the number
+# and its kind are matched together, so 8.0版 is not the 8.0 of "Android 8.0".
+NUMBER_KIND_CHARS = "年月日号版期岁元天次个"
+# A question that asks for a price in general words (not a named fee such as 年费): what
+# answers it is an amount of money, whatever the passage calls it (月费119元).
+PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]
+# An amount of money in a passage.
+MONEY = [r"\d+(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块)"]
 # Ordinal word → 0-based index, -1 for the last.
 ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
             "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,

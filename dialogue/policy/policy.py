@@ -41,19 +41,23 @@ class DialoguePolicy:
         self.shift = shift  # similarity-based switch detection (needs an embedder)
         self.gate = gate or AntecedentGate()
 
-    def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot) -> Decision:
+    def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot, *,
+               by_similarity: bool = True) -> Decision:
+        """The turn's decision; ``by_similarity`` False leaves out the similarity switch
+        (a continuation stays one: the engine's second reading of a switch that found
+        nothing)."""
         trace: dict[str, Any] = {}
         if state.pending is None:
-            return self.plan(turn, state, snapshot, trace)
+            return self.plan(turn, state, snapshot, trace, by_similarity=by_similarity)
         answer = read_answer(turn.detection, turn.links, state.pending, snapshot)
         decision = (self.resume(turn, state, snapshot, trace, answer=answer)
-                    or self.plan(turn, state, snapshot, trace))
+                    or self.plan(turn, state, snapshot, trace, by_similarity=by_similarity))
         return replace(decision, pending_answer=answer)
 
     def plan(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
-             trace: dict[str, Any]) -> Decision:
+             trace: dict[str, Any], *, by_similarity: bool = True) -> Decision:
         """The decision for a turn that answers no pending question."""
-        kind = self.classify(turn, state, snapshot, trace)
+        kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
         settled: list[Link] = []
         for i, link in enumerate(links.links):
@@ -84,11 +88,12 @@ class DialoguePolicy:
                            reasons=(f"classified as {kind.value}",), trace=trace)
 
     def classify(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
-                 trace: dict[str, Any]) -> TurnKind:
+                 trace: dict[str, Any], *, by_similarity: bool = True) -> TurnKind:
         """The turn's kind; a continuation far from the previous query may be a switch."""
         kind = classify(turn.detection, turn.links, state.focus)
         last = state.last_turn
-        if (kind is TurnKind.CONTINUATION and self.shift is not None and last is not None
+        if (kind is TurnKind.CONTINUATION and by_similarity and self.shift is not None
+                and last is not None
                 and self.shift.is_switch(turn.detection, turn.links, snapshot, focus=state.focus,
                                          previous=last.standalone, trace=trace)):
             kind = TurnKind.SWITCH
