@@ -187,7 +187,8 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     if any(verdicts) or (subjects and None in verdicts):
         return links
     pool = [*state.focus, *state.alternates,
-            *(e for record in reversed(state.recent) for e in record.entities)]
+            *(e for record in reversed(state.recent) for e in record.entities),
+            *(e for line in reversed(state.summary) for e in line.entities)]
     fitting = next((e for e in dict.fromkeys(pool)
                     if e not in subjects and e not in state.negated
                     and facts.states(e, asked)), None)
