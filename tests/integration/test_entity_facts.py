@@ -146,3 +146,14 @@ def test_what_the_subjects_own_passages_state_moves_nothing(runtime, film_kb):
     _, _, en = play(runtime, film_kb, "Who is Lin Mo?", "What about the film Harbor Fog?",
                  "What is its runtime?")
     assert en.entities == ["film.fog"]
+
+
+def test_a_pronoun_between_two_entities_in_play_is_still_asked_about(runtime, film_kb):
+    # Both were named side by side; only the film's passages state a director, but which
+    # one "it" means is the user's to say (the clarify gate asks, as before).
+    _, asked = play(runtime, film_kb, "雾港和晨光哪个更早？", "它的导演是谁？")
+    assert asked.action == "clarify"
+    assert {o.id for o in asked.clarification.options} == {"film.fog", "song.dawn"}
+    _, asked_en = play(runtime, film_kb, "Which came first, Harbor Fog or Morning Light?",
+                       "Who is its director?")
+    assert asked_en.action == "clarify"
