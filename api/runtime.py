@@ -23,6 +23,7 @@ from kg.clarification_log import ClarificationLog
 from kg.neo4j_admin import Neo4jOntologyAdmin
 from kg.neo4j_store import Neo4jOntologyStore
 from retrieval.cross_encoder import HttpCrossEncoder
+from retrieval.entity_facts import EntityFactsCache
 from dialogue.topic_shift import SimilarityShift
 from retrieval.embedders import Embedder
 from retrieval.history import CarryConfig
@@ -271,7 +272,8 @@ class Runtime:
         evidence = KbEvidence(ClarificationLog(ontology), ttl=settings.clarify.priors_ttl_seconds)
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
                             llm=open_llm(settings), shift=open_topic_shift(settings, embedder),
-                            clarifier=open_clarifier(settings, embedder, index, evidence))
+                            clarifier=open_clarifier(settings, embedder, index, evidence),
+                            facts=EntityFactsCache(index))
         return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:

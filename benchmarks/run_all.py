@@ -144,12 +144,13 @@ def _engine(services: Services, index, sessions_path: Path):
     from dialogue.engine import TurnEngine
     from dialogue.sqlite_store import SQLiteSessionStore
     from kg.aliases import SnapshotCache
+    from retrieval.entity_facts import EntityFactsCache
     from retrieval.search import Retriever
 
     sessions = SQLiteSessionStore(sessions_path, ttl_seconds=3600)
     retriever = Retriever(index, config=retriever_config(services.settings))
     engine = TurnEngine(SnapshotCache(services.store), retriever, sessions,
-                        engine_config(services.settings))
+                        engine_config(services.settings), facts=EntityFactsCache(index))
     return engine, sessions, retriever
 
 

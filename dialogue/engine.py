@@ -49,6 +49,7 @@ from kg.mentions import Detection, MentionKind, detect_mentions
 from common.language.normalize import turn_language
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search
+from retrieval.entity_facts import EntityFacts, EntityFactsCache
 from retrieval.history import Carried
 from retrieval.novelty import Shown
 from retrieval.search import Found, Retriever, SearchOutcome, degraded_dependencies
@@ -111,8 +112,11 @@ class TurnEngine:
                  shift: SimilarityShift | None = None,
                  policy: DialoguePolicy | None = None,
                  rewrites: RewriteChain | None = None,
-                 clarifier: ClarifyModel | None = None) -> None:
+                 clarifier: ClarifyModel | None = None,
+                 facts: EntityFactsCache | None = None) -> None:
         self._snapshots = snapshots
+        # What the kb's passages state about each entity (tells apart by what is asked).
+        self._facts = facts
         self._retriever = retriever
         self._sessions = sessions
         self._config = config
@@ -281,7 +285,8 @@ class TurnEngine:
         run = TurnRun(self._trace_start(kb, state, snapshot))
         turn_no = state.turn_count + 1
         understood = self._understand(run, text, state, snapshot)
-        decision = self._decide(run, understood, state, snapshot)
+        facts = self._entity_facts(run, kb, snapshot)
+        decision = self._decide(run, understood, state, snapshot, facts)
         if isinstance(decision, Clarify):
             return self._told(run, decision, self._ask(run, state, turn_no, text, decision, snapshot))
         if isinstance(decision, NoAnswer):
@@ -293,7 +298,7 @@ class TurnEngine:
                               lambda: list(state.negated), "the negated entities as they were")
         plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
         if (weak or not found) and (run.trace.get("topic_shift") or {}).get("switch"):
-            again = self._unswitched(run, kb, understood, state, snapshot, turn_no, k)
+            again = self._unswitched(run, kb, understood, state, snapshot, turn_no, k, facts)
             if again is not None:
                 decision, plan, rewrite, negated, found, weak = again
         run.lap("retrieve")
@@ -312,6 +317,7 @@ class TurnEngine:
 
     def _unswitched(self, run: TurnRun, kb: str, understood: UnderstoodTurn,
                     state: SessionState, snapshot: AliasSnapshot, turn_no: int, k: int,
+                    facts: EntityFacts | None = None,
                     ) -> tuple[PlanQueries, _Plan, Any, list[str], list[Found], bool] | None:
         """A turn the similarity check took for a new topic, whose words found nothing
         without the focus, read again as a continuation of the focus. Similarity alone
@@ -321,7 +327,7 @@ class TurnEngine:
         continuation finds evidence; otherwise the trace is as it was (None)."""
         kept_trace, kept_events = dict(run.trace), len(run.events)
         decision = run.guarded(
-            "policy", lambda: self._policy.decide(understood, state, snapshot,
+            "policy", lambda: self._policy.decide(understood, state, snapshot, facts,
                                                   by_similarity=False),
             lambda: None, "the switch kept")
         if isinstance(decision, PlanQueries):
@@ -393,10 +399,22 @@ class TurnEngine:
         run.trace["links"] = links_trace(links)
         return UnderstoodTurn(text, detection, links)
 
+    def _entity_facts(self, run: TurnRun, kb: str, snapshot: AliasSnapshot) -> EntityFacts | None:
+        """The kb's entity facts; None (the policy goes without) when there is no
+        cache or the index could not be read, which the trace says."""
+        if self._facts is None or not snapshot.entities:
+            return None
+        try:
+            return self._facts.get(kb, snapshot)
+        except Exception as exc:  # noqa: BLE001 - a turn never raises; the facts are optional
+            logger.warning("entity facts of %r unavailable: %s", kb, exc)
+            run.fell_back("facts", type(exc).__name__, "no entity facts")
+            return None
+
     def _decide(self, run: TurnRun, turn: UnderstoodTurn, state: SessionState,
-                snapshot: AliasSnapshot) -> Decision:
+                snapshot: AliasSnapshot, facts: EntityFacts | None = None) -> Decision:
         decision = run.guarded(
-            "policy", lambda: self._policy.decide(turn, state, snapshot),
+            "policy", lambda: self._policy.decide(turn, state, snapshot, facts),
             lambda: PlanQueries(TurnKind.CONTINUATION, turn.detection, turn.links,
                                 reasons=("the policy failed: the turn as understood",)),
             "the turn as understood, as a continuation")

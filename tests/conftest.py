@@ -100,12 +100,14 @@ def runtime(settings, neo4j_store, milvus_index):
     from api.runtime import Runtime, open_session_store
     from dialogue.engine import EngineConfig, TurnEngine
     from kg.aliases import SnapshotCache
+    from retrieval.entity_facts import EntityFactsCache
     from retrieval.search import Retriever
 
     sessions = open_session_store(settings)
     snapshots = SnapshotCache(neo4j_store, check_interval=0.0)
     retriever = Retriever(milvus_index)
-    engine = TurnEngine(snapshots, retriever, sessions, EngineConfig())
+    engine = TurnEngine(snapshots, retriever, sessions, EngineConfig(),
+                        facts=EntityFactsCache(milvus_index))
     built = Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine)
     yield built
     built.clarifications.close()

@@ -28,8 +28,9 @@ from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
                             LinkTrace)
 from kg.aliases import AliasSnapshot
-from kg.linker import EntityLinker, Link, LinkResult
-from kg.mentions import MentionKind, detect_mentions
+from kg.linker import Candidate, EntityLinker, Link, LinkResult
+from kg.mentions import Mention, MentionKind, detect_mentions
+from retrieval.entity_facts import EntityFacts
 
 
 class DialoguePolicy:
@@ -41,24 +42,31 @@ class DialoguePolicy:
         self.shift = shift  # similarity-based switch detection (needs an embedder)
         self.gate = gate or AntecedentGate()
 
-    def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot, *,
-               by_similarity: bool = True) -> Decision:
-        """The turn's decision; ``by_similarity`` False leaves out the similarity switch
-        (a continuation stays one: the engine's second reading of a switch that found
-        nothing)."""
+    def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
+               facts: EntityFacts | None = None, *, by_similarity: bool = True) -> Decision:
+        """The turn's decision. ``facts``: what the kb's passages state about each entity
+        (None: unknown), which tells the entities in play apart by the attribute a turn
+        asks. ``by_similarity`` False leaves out the similarity switch (a continuation
+        stays one: the engine's second reading of a switch that found nothing)."""
         trace: dict[str, Any] = {}
         if state.pending is None:
-            return self.plan(turn, state, snapshot, trace, by_similarity=by_similarity)
+            return self.plan(turn, state, snapshot, trace, facts, by_similarity=by_similarity)
         answer = read_answer(turn.detection, turn.links, state.pending, snapshot)
         decision = (self.resume(turn, state, snapshot, trace, answer=answer)
-                    or self.plan(turn, state, snapshot, trace, by_similarity=by_similarity))
+                    or self.plan(turn, state, snapshot, trace, facts, by_similarity=by_similarity))
         return replace(decision, pending_answer=answer)
 
     def plan(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
-             trace: dict[str, Any], *, by_similarity: bool = True) -> Decision:
+             trace: dict[str, Any], facts: EntityFacts | None = None, *,
+             by_similarity: bool = True) -> Decision:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
+        if facts is not None and kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC):
+            fitted = fit_question(links, turn, state, facts)
+            if fitted is not links:
+                links = fitted
+                trace["links"] = links_trace(links)
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
@@ -154,6 +162,57 @@ class DialoguePolicy:
             for chosen in answer.entity_ids)
         return Resume(answer.kind.value, answer.entity_ids, question, q_detection, turn.links,
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
+
+
+def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
+                 facts: EntityFacts) -> LinkResult:
+    """The entity a turn's question fits, by what the passages state about each.
+
+    A turn that asks about an attribute (导演是谁, 门票多少钱) whose subjects' own
+    passages state none of what it asks, while an entity still in play (the focus,
+    an alternate, an entity of the recent turns) has passages that do, is about
+    that entity too: a film stays the subject when the user asks its director's
+    name after talking about its lead actor. Where the turn's subject came only
+    from the dialogue (a pronoun, or nothing named), the fitting entity replaces
+    it; beside a name the user said, it is kept after that name. An ambiguous
+    reference is left to the clarify gate (it, 这个 after two cards: which one is
+    asked even if only one card's passages name the fee). Entities the kb has no
+    passage about alone decide nothing. Returns ``links`` itself when nothing
+    changes.
+    """
+    asked = [m.value for m in turn.detection.of(MentionKind.ATTRIBUTE) if m.value]
+    if not asked:
+        return links
+    if any(link.ambiguous for link in links.links):
+        return links  # which of two is meant is the clarify gate's to decide
+    out = list(links.links)
+    subjects = [e for link in out for e in link.entity_ids]
+    verdicts = [facts.states(e, asked) for e in subjects]
+    if any(verdicts) or (subjects and None in verdicts):
+        return links
+    pool = [*state.focus, *state.alternates,
+            *(e for record in reversed(state.recent) for e in record.entities),
+            *(e for line in reversed(state.summary) for e in line.entities)]
+    fitting = next((e for e in dict.fromkeys(pool)
+                    if e not in subjects and e not in state.negated
+                    and facts.states(e, asked)), None)
+    if fitting is None:
+        return links
+    reason = f"the question fits it: its passages state {'/'.join(asked)}"
+    candidate = Candidate(fitting, 1.0, "focus")
+    if not any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in out):
+        # Its subject came from the dialogue alone (a pronoun, or nothing named).
+        referring = [i for i, link in enumerate(out) if link.mention.kind in _REFERRING]
+        if referring:
+            for i in referring:
+                out[i] = Link(out[i].mention, (candidate,), (fitting,), reason)
+            return LinkResult(tuple(out))
+    out.append(Link(Mention(MentionKind.IMPLICIT, "", 0, 0), (candidate,), (fitting,), reason))
+    return LinkResult(tuple(out))
+
+
+# What refers to an entity without naming it.
+_REFERRING = (MentionKind.PRONOUN, MentionKind.IMPLICIT)
 
 
 def earlier_focus(state: SessionState, text: str) -> list[str]:

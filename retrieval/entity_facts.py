@@ -1,0 +1,97 @@
+"""What the corpus states about each entity, read from the kb's own chunks.
+
+An ontology lists the attributes of a *type* (a film type has 导演, 主演 and
+出生日期, because people and films share it); the corpus says which of them a
+given entity actually has: the chunks tagged with that entity alone that name
+the attribute (``X的导演：Y``, ``白金卡年费…``). The dialogue policy uses this to
+tell which of the entities in play a question fits ("导演是谁？" after a film and
+its lead actor is about the film, whose passages state a director).
+
+Built from the index on first use per kb and rebuilt when the kb's chunk count
+or its alias snapshot changes, like the term statistics of retrieval/novelty.py.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kg.aliases import AliasSnapshot
+from retrieval.index import VectorIndex
+from retrieval.models import Chunk
+
+# Seconds a kb's facts are trusted before the chunk count is checked again.
+_TTL = 30.0
+# A kb larger than this is read only this far (the facts of the rest are unknown).
+_MAX_CHUNKS = 300_000
+
+
+@dataclass(frozen=True)
+class EntityFacts:
+    """Per entity: the attributes of its type that its own passages state."""
+
+    stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def states(self, entity_id: str, attributes: Iterable[str]) -> bool | None:
+        """Whether ``entity_id``'s own passages state one of ``attributes``; None when
+        the corpus has no passage about it alone (nothing can be said)."""
+        own = self.stated.get(entity_id)
+        if own is None:
+            return None
+        return any(a in own for a in attributes)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[Chunk], snapshot: AliasSnapshot) -> EntityFacts:
+        """Read the facts from ``chunks``: a chunk tagged with exactly one entity
+        states the attributes of that entity's type it names (title or text)."""
+        stated: dict[str, set[str]] = {}
+        for chunk in chunks:
+            if len(chunk.entity_ids) != 1:
+                continue
+            entity_id = chunk.entity_ids[0]
+            entity = snapshot.entities.get(entity_id)
+            if entity is None:
+                continue
+            own = stated.setdefault(entity_id, set())
+            allowed = snapshot.type_attributes.get(entity.type, ())
+            norm = snapshot.normalize_with_offsets(f"{chunk.title}\n{chunk.text}")
+            for _, _, key in snapshot.attribute_matcher.find(norm):
+                attribute = snapshot.attribute_by_norm.get(key)
+                if attribute is not None and attribute in allowed:
+                    own.add(attribute)
+        return cls({e: frozenset(a) for e, a in stated.items()})
+
+
+class EntityFactsCache:
+    """One :class:`EntityFacts` per kb, read from the index lazily and thread-safely."""
+
+    def __init__(self, index: VectorIndex) -> None:
+        self._index = index
+        self._lock = threading.Lock()
+        # kb -> (facts, chunk count, snapshot key, checked at)
+        self._facts: dict[str, tuple[EntityFacts, int, tuple, float]] = {}
+
+    def get(self, kb: str, snapshot: AliasSnapshot) -> EntityFacts:
+        """The facts of ``kb`` as tagged against ``snapshot``; empty when the kb has
+        no chunks (the index's own errors propagate: the caller falls back)."""
+        now = time.monotonic()
+        key = (snapshot.uid, snapshot.version)
+        cached = self._facts.get(kb)
+        if cached is not None and cached[2] == key and now - cached[3] < _TTL:
+            return cached[0]
+        with self._lock:
+            cached = self._facts.get(kb)
+            if cached is not None and cached[2] == key and now - cached[3] < _TTL:
+                return cached[0]
+            if not self._index.has_collection(kb):
+                return EntityFacts()
+            size = self._index.count(kb)
+            if cached is not None and cached[1] == size and cached[2] == key:
+                self._facts[kb] = (cached[0], size, key, now)
+                return cached[0]
+            chunks = (c for i, c in enumerate(self._index.iter_chunks(kb)) if i < _MAX_CHUNKS)
+            facts = EntityFacts.from_chunks(chunks, snapshot)
+            self._facts[kb] = (facts, size, key, now)
+            return facts

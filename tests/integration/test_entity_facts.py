@@ -1,0 +1,159 @@
+"""What the corpus states about each entity keeps the conversation on the entity a
+question fits: end to end on real Neo4j, Milvus Lite and SQLite, in Chinese and
+English.
+
+Films and people share one type here (as in knowledge bases built from
+encyclopedia boxes), so a type cannot tell them apart; their passages can. The
+film's passages state its director and its lead actor, the director's state a
+birthday:
+
+- a question about a birthday asked with a pronoun that went to the film is about
+  the director talked about just before (his passages state it, the film's do not);
+- a question whose attribute a recent entity's passages state, asked beside a name
+  whose passages do not, keeps that entity beside the name;
+- what nothing in play states, or what the subject's own passages state, moves
+  nothing.
+"""
+
+import json
+import uuid
+
+import pytest
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Work",
+     "attributes": ["导演", "主演", "片长", "出生日期", "director", "lead actor", "runtime",
+                    "birthday"]},
+    {"kind": "entity", "id": "film.fog", "name": "雾港", "type": "Work",
+     "aliases": ["Harbor Fog"], "description": "一部关于港口小城的剧情片。"},
+    {"kind": "entity", "id": "person.linmo", "name": "林默", "type": "Work", "aliases": ["Lin Mo"],
+     "description": "导演、编剧，出生于青岛。"},
+    {"kind": "entity", "id": "person.shenqing", "name": "沈青", "type": "Work",
+     "aliases": ["Shen Qing"], "description": "演员，毕业于戏剧学院。"},
+    {"kind": "entity", "id": "song.dawn", "name": "晨光", "type": "Work",
+     "aliases": ["Morning Light"], "description": "一首流行歌曲。"},
+]
+
+CORPUS = [
+    {"doc_id": "fog", "chunk_id": "fog-1", "title": "雾港", "entity_ids": ["film.fog"],
+     "text": "雾港的片长：112分钟。Harbor Fog runtime: 112 minutes."},
+    {"doc_id": "fog", "chunk_id": "fog-2", "title": "雾港", "entity_ids": ["film.fog"],
+     "text": "雾港的导演：林默。Harbor Fog director: Lin Mo."},
+    {"doc_id": "fog", "chunk_id": "fog-3", "title": "雾港", "entity_ids": ["film.fog"],
+     "text": "雾港的主演：沈青。Harbor Fog lead actor: Shen Qing."},
+    {"doc_id": "linmo", "chunk_id": "linmo-1", "title": "林默", "entity_ids": ["person.linmo"],
+     "text": "林默的出生日期：1970年3月2日。Lin Mo birthday: 2 March 1970."},
+    {"doc_id": "shenqing", "chunk_id": "shenqing-1", "title": "沈青",
+     "entity_ids": ["person.shenqing"], "text": "沈青的出生日期：1985年7月9日。"},
+    {"doc_id": "dawn", "chunk_id": "dawn-1", "title": "晨光", "entity_ids": ["song.dawn"],
+     "text": "晨光是一首流行歌曲，旋律轻快。"},
+]
+
+
+@pytest.fixture
+def film_kb(kb, neo4j_store, milvus_index):
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+
+    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
+    ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=milvus_index,
+                  snapshot=SnapshotCache(neo4j_store).get(kb))
+    return kb
+
+
+def play(runtime, kb, *turns):
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    return [runtime.engine.handle(kb, session, text) for text in turns]
+
+
+def reasons(result) -> str:
+    return " ".join(link["reason"] for link in result.trace["links"])
+
+
+def test_the_facts_are_read_from_the_kbs_own_passages(film_kb, neo4j_store, milvus_index):
+    from kg.aliases import SnapshotCache
+    from retrieval.entity_facts import EntityFactsCache
+    from retrieval.ingest import ingest_corpus
+
+    snapshot = SnapshotCache(neo4j_store).get(film_kb)
+    cache = EntityFactsCache(milvus_index)
+    facts = cache.get(film_kb, snapshot)
+    assert facts.states("film.fog", ["导演"]) is True
+    assert facts.states("film.fog", ["birthday"]) is False
+    assert facts.states("person.linmo", ["出生日期"]) is True
+    # No passage about it alone: nothing can be said either way.
+    assert facts.states("person.unknown", ["导演"]) is None
+    # A later ingest that adds a passage is read (the chunk count changed), once trusted
+    # facts are checked again.
+    extra = {"doc_id": "dawn", "chunk_id": "dawn-2", "title": "晨光", "entity_ids": ["song.dawn"],
+             "text": "晨光的导演：林默（MV）。"}
+    ingest_corpus(film_kb, [json.dumps(x, ensure_ascii=False) for x in [*CORPUS, extra]],
+                  index=milvus_index, snapshot=snapshot)
+    fresh = EntityFactsCache(milvus_index).get(film_kb, snapshot)
+    assert fresh.states("song.dawn", ["导演"]) is True
+
+
+def test_a_pronoun_question_goes_to_the_entity_whose_passages_state_it(runtime, film_kb):
+    _, film, born = play(runtime, film_kb, "林默是谁？", "雾港这部电影怎么样？",
+                         "他的出生日期是哪天？")
+    assert film.entities == ["film.fog"]
+    # 他 went to the film, the focus; only the director's passages state a birthday.
+    assert born.entities == ["person.linmo"]
+    assert "林默" in born.standalone and "雾港" not in born.standalone
+    assert "passages state 出生日期" in reasons(born)
+
+
+def test_an_english_pronoun_question_goes_to_the_entity_whose_passages_state_it(runtime, film_kb):
+    _, film, born = play(runtime, film_kb, "Who is Lin Mo?", "What about the film Harbor Fog?",
+                         "What is his birthday?")
+    assert film.entities == ["film.fog"]
+    assert born.entities == ["person.linmo"]
+    assert "Lin Mo" in born.standalone or "林默" in born.standalone
+    assert "passages state birthday" in reasons(born)
+
+
+def test_a_question_beside_a_name_whose_passages_do_not_state_it_keeps_the_entity_that_does(
+        runtime, film_kb):
+    # 沈青's passages state a birthday, not a director; the film's state its director.
+    _, both = play(runtime, film_kb, "雾港这部电影怎么样？", "沈青演得真好，导演是谁？")
+    assert both.entities == ["person.shenqing", "film.fog"]
+    assert "雾港" in both.standalone and "沈青" in both.standalone
+    _, both_en = play(runtime, film_kb, "What about the film Harbor Fog?",
+                      "Shen Qing acts so well. Who is the director?")
+    assert both_en.entities == ["person.shenqing", "film.fog"]
+    # What the named one's passages state keeps the turn on it alone.
+    _, born = play(runtime, film_kb, "雾港这部电影怎么样？", "沈青的出生日期是哪天？")
+    assert born.entities == ["person.shenqing"]
+
+
+def test_a_new_name_asked_nothing_in_play_fits_still_replaces_the_focus(runtime, film_kb):
+    _, song = play(runtime, film_kb, "你看过雾港这部电影吗？", "那你听过晨光这首歌吗？")
+    assert song.entities == ["song.dawn"]
+    _, song_en = play(runtime, film_kb, "Have you seen Harbor Fog?", "Have you heard Morning Light?")
+    assert song_en.entities == ["song.dawn"]
+
+
+def test_what_the_subjects_own_passages_state_moves_nothing(runtime, film_kb):
+    # The film's passages state its runtime: the question stays on the film.
+    _, film, length = play(runtime, film_kb, "林默是谁？", "雾港这部电影怎么样？", "它的片长多久？")
+    assert length.entities == ["film.fog"]
+    assert "passages state" not in reasons(length)
+    # The song's passages state no director and nothing in play has one: it stays too.
+    only, asked = play(runtime, film_kb, "你听过晨光这首歌吗？", "它的导演是谁？")
+    assert asked.entities == ["song.dawn"]
+    _, _, en = play(runtime, film_kb, "Who is Lin Mo?", "What about the film Harbor Fog?",
+                 "What is its runtime?")
+    assert en.entities == ["film.fog"]
+
+
+def test_a_pronoun_between_two_entities_in_play_is_still_asked_about(runtime, film_kb):
+    # Both were named side by side; only the film's passages state a director, but which
+    # one "it" means is the user's to say (the clarify gate asks, as before).
+    _, asked = play(runtime, film_kb, "雾港和晨光哪个更早？", "它的导演是谁？")
+    assert asked.action == "clarify"
+    assert {o.id for o in asked.clarification.options} == {"film.fog", "song.dawn"}
+    _, asked_en = play(runtime, film_kb, "Which came first, Harbor Fog or Morning Light?",
+                       "Who is its director?")
+    assert asked_en.action == "clarify"
