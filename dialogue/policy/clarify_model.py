@@ -179,8 +179,85 @@ class ModelVerdict:
 # -- the parameters ----------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Tree:
+    """One regression tree of a boosted ensemble, as parallel arrays (node 0 is the root).
+
+    A node with ``feature[i] < 0`` is a leaf worth ``value[i]``; otherwise a value
+    at or below ``threshold[i]`` goes to ``left[i]``, a larger one to ``right[i]``.
+    """
+
+    feature: tuple[int, ...]
+    threshold: tuple[float, ...]
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    value: tuple[float, ...]
+
+    def predict(self, x: Sequence[float]) -> float:
+        i = 0
+        feature, threshold = self.feature, self.threshold
+        while feature[i] >= 0:
+            i = self.left[i] if x[feature[i]] <= threshold[i] else self.right[i]
+        return self.value[i]
+
+    def as_json(self) -> dict[str, list[Any]]:
+        return {"feature": list(self.feature), "threshold": list(self.threshold),
+                "left": list(self.left), "right": list(self.right), "value": list(self.value)}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], n_features: int, where: str) -> Tree:
+        try:
+            out = cls(tuple(int(v) for v in raw["feature"]),
+                      tuple(float(v) for v in raw["threshold"]),
+                      tuple(int(v) for v in raw["left"]), tuple(int(v) for v in raw["right"]),
+                      tuple(float(v) for v in raw["value"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"{where}: a tree needs feature, threshold, left, right "
+                                     f"and value ({exc})") from exc
+        n = len(out.feature)
+        if not n or not (len(out.threshold) == len(out.left) == len(out.right)
+                         == len(out.value) == n):
+            raise ConfigurationError(f"{where}: a tree's arrays differ in length or are empty")
+        for i in range(n):
+            if out.feature[i] >= n_features:
+                raise ConfigurationError(f"{where}: node {i} names feature {out.feature[i]}, "
+                                         f"the set has {n_features}")
+            # Children come after their parent: a walk always ends at a leaf.
+            if out.feature[i] >= 0 and not (i < out.left[i] < n and i < out.right[i] < n):
+                raise ConfigurationError(f"{where}: node {i} has children outside the tree")
+        return out
+
+
+@dataclass(frozen=True)
+class Trees:
+    """A boosted ensemble: log-odds = base + rate × the sum of the trees' values."""
+
+    base: float
+    rate: float
+    trees: tuple[Tree, ...]
+
+    def raw(self, x: Sequence[float]) -> float:
+        return self.base + self.rate * math.fsum(t.predict(x) for t in self.trees)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"base": self.base, "rate": self.rate, "trees": [t.as_json() for t in self.trees]}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], n_features: int, where: str) -> Trees:
+        try:
+            base, rate, trees = float(raw["base"]), float(raw["rate"]), list(raw["trees"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"{where}: 'trees' needs base, rate and trees ({exc})") from exc
+        if not trees:
+            raise ConfigurationError(f"{where}: 'trees' has no tree")
+        return cls(base, rate, tuple(Tree.from_json(t, n_features, f"{where} tree {i}")
+                                     for i, t in enumerate(trees)))
+
+
+@dataclass(frozen=True)
 class Coefficients:
-    """One fitted logistic model: standardization, weights and intercept."""
+    """One fitted model: a logistic part (standardization, weights and intercept) and,
+    when fitted, a boosted-trees ensemble over the same raw features that scores instead
+    (the logistic weights then only rank the candidates: :func:`_support`)."""
 
     features: tuple[str, ...]
     mean: tuple[float, ...]
@@ -189,12 +266,23 @@ class Coefficients:
     intercept: float
     # The operating threshold chosen for this set when it was fitted (None: the file's).
     threshold: float | None = None
+    trees: Trees | None = None
 
     def logit(self, values: Mapping[str, float]) -> float:
+        if self.trees is not None:
+            return self.trees.raw([values.get(name, 0.0) for name in self.features])
         z = self.intercept
         for name, m, s, w in zip(self.features, self.mean, self.scale, self.coef):
             z += w * (values.get(name, 0.0) - m) / s
         return z
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"features": list(self.features), "mean": list(self.mean),
+                               "scale": list(self.scale), "coef": list(self.coef),
+                               "intercept": self.intercept, "threshold": self.threshold}
+        if self.trees is not None:
+            out["trees"] = self.trees.as_json()
+        return out
 
     def gap_weight(self, feature: str) -> float:
         """How much a larger gap in ``feature`` pushes toward resolving (≥ 0)."""
@@ -215,6 +303,11 @@ class Coefficients:
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"{where}: a coefficient set needs features, mean, scale, "
                                      f"coef and intercept ({exc})") from exc
+        if raw.get("trees") is not None:
+            if not isinstance(raw["trees"], Mapping):
+                raise ConfigurationError(f"{where}: 'trees' must be an object")
+            out = cls(out.features, out.mean, out.scale, out.coef, out.intercept, out.threshold,
+                      Trees.from_json(raw["trees"], len(out.features), f"{where} trees"))
         if not (len(out.features) == len(out.mean) == len(out.scale) == len(out.coef)):
             raise ConfigurationError(f"{where}: features, mean, scale and coef differ in length")
         unknown = set(out.features) - set(FEATURES)
