@@ -68,8 +68,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from common.errors import ConfigurationError, ReferentError
-from kg.aliases import AliasSnapshot
 from common.language.tokens import tokens
+from dialogue.policy.vectors import VectorStore
+from kg.aliases import AliasSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -469,12 +470,18 @@ class FeatureExtractor:
 
     def __init__(self, *, embedder: Embedder | None = None,
                  chunk_search: ChunkSearch | None = None,
-                 priors: Callable[[str], Prior] | None = None) -> None:
+                 priors: Callable[[str], Prior] | None = None,
+                 store: VectorStore | None = None, warm_on_load: bool = False) -> None:
         self.embedder = embedder
         self.chunk_search = chunk_search
         self.priors = priors
+        # Candidate vectors kept across snapshots and processes (by text), and whether a
+        # snapshot seen for the first time has all its candidates embedded in the background.
+        self.store = store
+        self.warm_on_load = warm_on_load and embedder is not None
         self._caches: dict[tuple[str, str, int], _KbCache] = {}
         self._lock = threading.Lock()
+        self._warming: dict[tuple[str, str, int], threading.Thread] = {}
 
     def _cache(self, snapshot: AliasSnapshot) -> _KbCache:
         key = (snapshot.kb, snapshot.uid, snapshot.version)
@@ -486,7 +493,83 @@ class FeatureExtractor:
                     for old in [k for k in self._caches if k[0] == snapshot.kb]:
                         del self._caches[old]
                     cache = self._caches[key] = _KbCache(snapshot)
+                    if self.warm_on_load:
+                        thread = threading.Thread(target=self._warm_quietly, args=(snapshot,),
+                                                  name=f"clarify-warm-{snapshot.kb}", daemon=True)
+                        self._warming[key] = thread
+                        thread.start()
         return cache
+
+    def warming(self, snapshot: AliasSnapshot) -> threading.Thread | None:
+        """The background warm-up of this snapshot, if one was started."""
+        return self._warming.get((snapshot.kb, snapshot.uid, snapshot.version))
+
+    def warm(self, snapshot: AliasSnapshot, *, batch: int = 64) -> dict[str, int]:
+        """Every candidate vector of the kb, found in the store or embedded now (in
+        batches, stored as they come): afterwards a turn embeds only its question.
+        Stops early when a newer snapshot of the kb replaced this one."""
+        if self.embedder is None:
+            return {"entities": 0, "texts": 0, "from_store": 0, "embedded": 0}
+        cache = self._cache(snapshot)
+        ids = sorted(snapshot.entities)
+        totals = {"entities": len(ids), "texts": 0, "from_store": 0, "embedded": 0}
+        key = (snapshot.kb, snapshot.uid, snapshot.version)
+        step = max(1, batch // 4)
+        for i in range(0, len(ids), step):
+            if self._caches.get(key) is not cache:
+                break
+            got = self._fill(cache, ids[i:i + step])
+            for k in ("texts", "from_store", "embedded"):
+                totals[k] += got[k]
+        return totals
+
+    def _warm_quietly(self, snapshot: AliasSnapshot) -> None:
+        try:
+            got = self.warm(snapshot)
+            logger.info("clarify vectors of kb %s ready: %s", snapshot.kb, got)
+        except Exception as exc:  # noqa: BLE001 - a background warm-up never takes a turn down
+            logger.warning("clarify vectors of kb %s not precomputed: %s", snapshot.kb, exc)
+
+    def _fill(self, cache: _KbCache, ids: Sequence[str]) -> dict[str, int]:
+        """Make sure the profile, type and facet vectors of ``ids`` are in the cache:
+        from the store when it has them, else embedded (and stored)."""
+        assert self.embedder is not None
+        missing = [c for c in ids if c not in cache.profile_vectors]
+        types = sorted({cache.snapshot.entities[c].type for c in ids} - set(cache.type_vectors))
+        facets = list(dict.fromkeys(f for c in ids for f in cache.facets(c)
+                                    if f not in cache.facet_vectors))
+        if not (missing or types or facets):
+            return {"texts": 0, "from_store": 0, "embedded": 0}
+        # Several roles may share one text (a facet that is also a type's text).
+        roles: dict[str, list[tuple[str, str]]] = {}
+        for c in missing:
+            roles.setdefault(cache.profile_text(c), []).append(("profile", c))
+        for t in types:
+            roles.setdefault(cache.type_text(t), []).append(("type", t))
+        for f in facets:
+            roles.setdefault(f, []).append(("facet", f))
+        found: dict[str, Sequence[float]] = {}
+        model = getattr(self.embedder, "name", "embedder")
+        if self.store is not None:
+            try:
+                found = dict(self.store.get_many(model, roles))
+            except ReferentError as exc:
+                logger.warning("%s: embedding instead", exc)
+        todo = [t for t in roles if t not in found]
+        if todo:
+            fresh = dict(zip(todo, self.embedder.embed_passages(todo)))
+            if self.store is not None:
+                try:
+                    self.store.put_many(model, fresh)
+                except ReferentError as exc:
+                    logger.warning("%s: the vectors are kept in memory only", exc)
+            found.update(fresh)
+        with cache.lock:
+            for text, vector in found.items():
+                for role, key in roles[text]:
+                    {"profile": cache.profile_vectors, "type": cache.type_vectors,
+                     "facet": cache.facet_vectors}[role][key] = vector
+        return {"texts": len(roles), "from_store": len(roles) - len(todo), "embedded": len(todo)}
 
     def extract(self, item: DecisionInput, snapshot: AliasSnapshot
                 ) -> tuple[dict[str, dict[str, float]], dict[str, float], list[str], bool]:
@@ -541,7 +624,7 @@ class FeatureExtractor:
                          "semantic features")
         elif ids:
             try:
-                self._semantic(item, ids, per, cache)
+                self._semantic(item, ids, per, cache, notes)
                 semantic = True
             except (ReferentError, RuntimeError, ValueError) as exc:
                 notes.append(f"semantic features skipped ({exc}): the lexical coefficient "
@@ -575,23 +658,15 @@ class FeatureExtractor:
         return per, sets, notes, semantic
 
     def _semantic(self, item: DecisionInput, ids: list[str], per: dict[str, dict[str, float]],
-                  cache: _KbCache) -> None:
+                  cache: _KbCache, notes: list[str]) -> None:
         assert self.embedder is not None
-        # Candidate vectors are embedded once per snapshot (in one batch, on first
-        # use) and kept: a turn embeds only its question.
-        missing = [c for c in ids if c not in cache.profile_vectors]
-        types = sorted({cache.snapshot.entities[c].type for c in ids} - set(cache.type_vectors))
-        facets = list(dict.fromkeys(f for c in ids for f in cache.facets(c)
-                                    if f not in cache.facet_vectors))
-        if missing or types or facets:
-            vectors = self.embedder.embed_passages(
-                [cache.profile_text(c) for c in missing] + [cache.type_text(t) for t in types]
-                + facets)
-            with cache.lock:
-                cache.profile_vectors.update(zip(missing, vectors[:len(missing)]))
-                cache.type_vectors.update(
-                    zip(types, vectors[len(missing):len(missing) + len(types)]))
-                cache.facet_vectors.update(zip(facets, vectors[len(missing) + len(types):]))
+        # Candidate vectors come from the snapshot's cache (precomputed by warm(), or
+        # found in the store); what is still missing is embedded now, once. A turn
+        # otherwise embeds only its question (shared with the retriever by QueryMemo).
+        filled = self._fill(cache, ids)
+        if filled["embedded"]:
+            notes.append(f"{filled['embedded']} candidate texts embedded on the turn "
+                         f"(not precomputed yet)")
         q = self.embedder.embed_query(item.question)
         for c in ids:
             per[c]["semantic_profile"] = _cos(q, cache.profile_vectors[c])
