@@ -268,6 +268,8 @@ class Runtime:
     engine: TurnEngine
     # The kb's recorded clarification answers and own clarify parameters (cached reads).
     clarify_evidence: KbEvidence | None = None
+    # The clarify-or-resolve model the engine decides with (None: the fit-margin rule).
+    clarifier: ClarifyModel | None = None
     admin: Neo4jOntologyAdmin = field(init=False)
     retagger: BackgroundRetagger = field(init=False)
     # Clarifications asked through the API and their answers (best-effort, in the background).
@@ -296,11 +298,12 @@ class Runtime:
                               cross_encoder=open_cross_encoder(settings),
                               kb_embedder=kb_embedder(settings, lazy))
         evidence = KbEvidence(ClarificationLog(ontology), ttl=settings.clarify.priors_ttl_seconds)
+        clarifier = open_clarifier(settings, embedder, index, evidence, lazy)
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
                             llm=open_llm(settings), shift=open_topic_shift(settings, embedder),
-                            clarifier=open_clarifier(settings, embedder, index, evidence, lazy),
-                            facts=EntityFactsCache(index))
-        return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence)
+                            clarifier=clarifier, facts=EntityFactsCache(index))
+        return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence,
+                   clarifier)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:
         """After a write through this process: link with it at once, re-tag in the background."""

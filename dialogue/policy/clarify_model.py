@@ -500,6 +500,11 @@ class FeatureExtractor:
                         thread.start()
         return cache
 
+    def prepare(self, snapshot: AliasSnapshot) -> None:
+        """Called on every linked turn (a dictionary lookup): the first turn on a new
+        snapshot of a kb starts its warm-up, before any mention of it is ambiguous."""
+        self._cache(snapshot)
+
     def warming(self, snapshot: AliasSnapshot) -> threading.Thread | None:
         """The background warm-up of this snapshot, if one was started."""
         return self._warming.get((snapshot.kb, snapshot.uid, snapshot.version))
@@ -742,6 +747,9 @@ class ClarifyModel:
         self.threshold = threshold  # the setting; None: each coefficient set's own
         self.extractor = extractor or FeatureExtractor()
         self._kb_params = kb_params
+
+    def prepare(self, snapshot: AliasSnapshot) -> None:
+        self.extractor.prepare(snapshot)
 
     def decide(self, item: DecisionInput, snapshot: AliasSnapshot) -> ModelVerdict:
         """Never raises for missing evidence: what could not be measured is noted."""
