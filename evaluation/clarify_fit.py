@@ -8,10 +8,10 @@
 2. Every scored turn (one with ``expect``) that reached the decision is an
    example: features from the trace, label ``expect.action == "clarify"``.
 3. Per coefficient set (``semantic``: every feature; ``lexical``: without the
-   e5 ones), each suite weighing the same: boosted shallow trees (scikit-learn's
-   gradient boosting, the ``fit`` extra) that score, kept as arrays the server
-   walks in pure Python, and a logistic regression on standardized features
-   whose weights rank the candidates when the model resolves. Cross-validated by
+   e5 ones), each suite weighing the same: a logistic regression on standardized
+   features (scikit-learn, the ``fit`` extra), whose weights rank the candidates
+   when the model resolves, and, for the semantic set, boosted shallow trees
+   that score instead, kept as arrays the server walks in pure Python. Cross-validated by
    session (GroupKFold, 5 folds): the out-of-fold probabilities choose the
    threshold with the best mean F1 of the clarify class over the suites
    (precision and recall weighed equally; ties: the lower threshold), and give
@@ -158,14 +158,17 @@ def _export_trees(model, x) -> dict[str, Any]:
     return out
 
 
-def _fit_set(examples: Sequence[Example], names: Sequence[str]
+def _fit_set(examples: Sequence[Example], names: Sequence[str],
+             group_of: Callable[[Example], str] | None = None, boosted: bool = True
              ) -> tuple[dict[str, Any], list[float], list[float]]:
     """The set on every example, and the out-of-fold probabilities of the boosted trees
-    (which score) and of the logistic part (kept for comparison)."""
+    (which score) and of the logistic part (kept for comparison). Folds keep each
+    session together (``group_of``: another grouping, e.g. by the question's wording).
+    Without ``boosted`` the logistic model scores alone (its probabilities twice)."""
     np, LogisticRegression, _, GroupKFold = _sklearn()
     x = np.array([[e.features.get(n, 0.0) for n in names] for e in examples], dtype=float)
     y = np.array([e.label for e in examples])
-    groups = [f"{e.suite}/{e.session}" for e in examples]
+    groups = [group_of(e) if group_of else f"{e.suite}/{e.session}" for e in examples]
     # Each suite weighs the same, however many examples it has: a small enterprise
     # suite is not drowned by a large public one.
     sizes = {s: sum(1 for e in examples if e.suite == s) for s in {e.suite for e in examples}}
@@ -186,16 +189,20 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str]
         mean, scale = standardize(x[train])
         m = model().fit((x[train] - mean) / scale, y[train], sample_weight=w[train])
         oof_linear[test] = m.predict_proba((x[test] - mean) / scale)[:, 1]
-        b = _boosted().fit(x[train], y[train], sample_weight=w[train])
-        oof[test] = b.predict_proba(x[test])[:, 1]
+        if boosted:
+            b = _boosted().fit(x[train], y[train], sample_weight=w[train])
+            oof[test] = b.predict_proba(x[test])[:, 1]
+        else:
+            oof[test] = oof_linear[test]
     mean, scale = standardize(x)
     m = model().fit((x - mean) / scale, y, sample_weight=w)
     coef = {"features": list(names),
             "mean": [round(float(v), ROUND) for v in mean],
             "scale": [round(float(v), ROUND) for v in scale],
             "coef": [round(float(v), ROUND) for v in m.coef_[0]],
-            "intercept": round(float(m.intercept_[0]), ROUND),
-            "trees": _export_trees(_boosted().fit(x, y, sample_weight=w), x)}
+            "intercept": round(float(m.intercept_[0]), ROUND)}
+    if boosted:
+        coef["trees"] = _export_trees(_boosted().fit(x, y, sample_weight=w), x)
     return coef, [float(p) for p in oof], [float(p) for p in oof_linear]
 
 
@@ -234,10 +241,13 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = ()) -> dict[
     with_e5 = [e for e in ordered if e.semantic]
     report: dict[str, Any] = {}
     sets: dict[str, Any] = {}
-    for name, names, rows in (("lexical", lexical_names, ordered), ("semantic", FEATURES, with_e5)):
+    # Trees score the semantic set; the lexical set keeps the logistic model: folded by the
+    # question's wording, trees over the lexical features did no better (docs/linking.md).
+    for name, names, rows, boosted in (("lexical", lexical_names, ordered, False),
+                                       ("semantic", FEATURES, with_e5, True)):
         if len(rows) < 2 * FOLDS or len({e.label for e in rows}) < 2:
             raise InputError(f"the {name} set has {len(rows)} examples: too few to fit")
-        coef, oof, oof_linear = _fit_set(rows, names)
+        coef, oof, oof_linear = _fit_set(rows, names, boosted=boosted)
         suites = sorted({e.suite for e in rows})
         by_suite = {s: [(p, e.label) for p, e in zip(oof, rows) if e.suite == s] for s in suites}
         linear = {s: [(p, e.label) for p, e in zip(oof_linear, rows) if e.suite == s]
@@ -257,10 +267,11 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = ()) -> dict[
         "threshold": sets["lexical"]["threshold"],
         "sets": sets,
         "meta": {
-            "model": f"boosted trees score (scikit-learn GradientBoostingClassifier, {TREES} trees "
-                     f"of depth {DEPTH}, learning rate {RATE}, at least {MIN_LEAF} examples a "
-                     f"leaf, seed 0); a logistic regression (lbfgs, C={C}, standardized "
-                     f"features) ranks the candidates",
+            "model": f"semantic set: boosted trees score (scikit-learn GradientBoostingClassifier, "
+                     f"{TREES} trees of depth {DEPTH}, learning rate {RATE}, at least {MIN_LEAF} "
+                     f"examples a leaf, seed 0) and a logistic regression (lbfgs, C={C}, "
+                     f"standardized features) ranks the candidates; lexical set: the logistic "
+                     f"regression alone",
             "threshold_rule": "best mean F1 of the clarify class over the suites, on out-of-fold "
                               "probabilities (precision and recall weighed equally)",
             "weights": "each suite weighs the same",

@@ -110,7 +110,8 @@ def test_the_shipped_trees_score_in_microseconds_and_agree_with_the_fit():
     import time
 
     params = ClarifyParams.load()
-    assert params.semantic.trees is not None and params.lexical.trees is not None
+    # Trees score with the e5; without it the logistic model does (no better trees there).
+    assert params.semantic.trees is not None and params.lexical.trees is None
     assert len(params.semantic.trees.trees) <= 200
     examples = read_examples(EXAMPLES)
     start = time.perf_counter()
