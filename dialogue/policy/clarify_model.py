@@ -64,6 +64,7 @@ import math
 import operator
 import re
 import threading
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -459,7 +460,7 @@ class _KbCache:
         """The facet's vector scaled to length 1 (kept: a turn computes only dot products)."""
         got = self.unit_facets.get(text)
         if got is None:
-            got = self.unit_facets[text] = _unit(self.facet_vectors[text])
+            got = self.unit_facets[text] = array("d", _unit(self.facet_vectors[text]))
         return got
 
     def type_text(self, type_name: str) -> str:
@@ -517,6 +518,13 @@ class FeatureExtractor:
         Stops early when a newer snapshot of the kb replaced this one."""
         if self.embedder is None:
             return {"entities": 0, "texts": 0, "from_store": 0, "embedded": 0}
+        if len(snapshot.entities) > WARM_MAX_ENTITIES:
+            # The vectors of every entity would not fit a process's memory budget: such a
+            # kb embeds each candidate the first time a turn needs it (and stores it).
+            logger.info("kb %s has %d entities (more than %d): candidate vectors are embedded "
+                        "as turns need them", snapshot.kb, len(snapshot.entities),
+                        WARM_MAX_ENTITIES)
+            return {"entities": 0, "texts": 0, "from_store": 0, "embedded": 0}
         cache = self._cache(snapshot)
         ids = sorted(snapshot.entities)
         totals = {"entities": len(ids), "texts": 0, "from_store": 0, "embedded": 0}
@@ -564,7 +572,7 @@ class FeatureExtractor:
                 logger.warning("%s: embedding instead", exc)
         todo = [t for t in roles if t not in found]
         if todo:
-            fresh = dict(zip(todo, self.embedder.embed_passages(todo)))
+            fresh = {t: array("f", v) for t, v in zip(todo, self.embedder.embed_passages(todo))}
             if self.store is not None:
                 try:
                     self.store.put_many(model, fresh)
@@ -685,6 +693,9 @@ class FeatureExtractor:
 
 
 MAX_FACETS = 48
+# Above this many entities a kb is not warmed whole (about 1.5 KB a vector, up to 50 texts
+# an entity): its candidates are embedded when a turn first needs them, and stored.
+WARM_MAX_ENTITIES = 20_000
 _ITEM_SPLIT = re.compile(r"[\s,;，；、|]+")
 
 

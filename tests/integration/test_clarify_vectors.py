@@ -140,3 +140,18 @@ def test_one_question_vector_is_shared_by_whoever_embeds_it(e5):
     memo.embed_query("What is the annual fee?")
     assert counting.queries == 4 and memo.hits == 1
     assert memo.name == e5.name and memo.dim == e5.dim
+
+
+def test_a_kb_too_large_to_warm_whole_embeds_candidates_as_turns_need_them(
+        gold, neo4j_store, e5, tmp_path, monkeypatch):
+    import dialogue.policy.clarify_model as clarify_model
+
+    monkeypatch.setattr(clarify_model, "WARM_MAX_ENTITIES", 2)  # the kb has 3
+    counting = Counting(e5)
+    store = VectorStore(tmp_path / "v.sqlite3")
+    extractor = FeatureExtractor(embedder=counting, store=store)
+    snapshot = SnapshotCache(neo4j_store, check_interval=0.0).get(gold)
+    assert extractor.warm(snapshot)["entities"] == 0 and counting.passages == 0
+    verdict = ClarifyModel(extractor=extractor).decide(QUESTION, snapshot)
+    assert counting.passages > 0 and store.count(e5.name) == counting.passages
+    assert any("embedded on the turn" in n for n in verdict.notes)
