@@ -522,6 +522,8 @@ def clarify_fit(
         "replaying; repeatable")] = None,
     features_out: Annotated[Optional[Path], typer.Option(help="keep the examples (JSON lines)")] = None,
     out: Annotated[Path, typer.Option(help="parameter file to write")] = Path("dialogue/policy/clarify_params.json"),
+    trees: Annotated[bool, typer.Option(help="score the semantic set with boosted trees (not the "
+                                              "shipped default; see docs/linking.md)")] = False,
 ) -> None:
     """Fit the clarify-or-resolve model on suites and write its parameter file (deterministic)."""
     from evaluation.clarify_fit import collect, dump, fit, read_examples, write_examples
@@ -547,7 +549,7 @@ def clarify_fit(
             examples, coverage = _replay_for_fit(specs, collect, parse_suite)
             if features_out is not None:
                 write_examples(features_out, examples)
-        params = fit(examples, coverage)
+        params = fit(examples, coverage, trees=trees)
     out.write_text(dump(params), encoding="utf-8")
     console.print(f"wrote {out}: threshold {params['threshold']}, {len(examples)} examples")
     for name, per_suite in params["meta"]["cv"].items():
