@@ -43,16 +43,17 @@ ancestries), ``confusable`` (a declared confusable pair), ``profile_similarity``
 ``pronoun``, ``implicit``, ``fuzzy`` and ``prior_asked`` (log of how often this
 candidate set was asked before).
 
-Boosted shallow trees (kept as arrays in ``clarify_params.json``, fitted offline
-by ``referent clarify fit``; walked in pure Python, no scikit-learn at run time,
-tens of microseconds) turn them into the probability that the question needs a
-clarification; at or above the threshold the turn asks. Two sets are shipped:
+A logistic model (coefficients in ``clarify_params.json``, fitted offline by
+``referent clarify fit``; no scikit-learn at run time) turns them into the
+probability that the question needs a clarification; at or above the
+threshold the turn asks. A file fitted with ``--trees`` keeps boosted shallow
+trees for the semantic set as arrays, walked in pure Python (tens of
+microseconds), which then score instead. Two sets are shipped:
 ``semantic`` (with the bundled e5) and ``lexical`` (without an embedder, the e5
-features absent). Each set also keeps a logistic model over the same features:
-when the trees resolve, the candidate with the most *support* is taken: the
+features absent). When the model resolves, the candidate with the most
+*support* is taken: the
 sum of its standardized features, each signed by its polarity and weighted by
 how much the logistic ``gap`` coefficient trusts it to tell candidates apart.
-A file without trees scores with the logistic model alone.
 Every verdict carries its features and score into the turn's trace.
 """
 
