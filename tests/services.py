@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -227,12 +228,49 @@ class RedisServer:
 def load_demo(kb: str, neo4j_store, index) -> None:
     """The demo ontology and corpus into ``kb`` (an index on a Milvus server, so the
     API processes can read it while this process holds it open)."""
+    load_lines(kb, neo4j_store, index,
+               (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines(),
+               (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines())
+
+
+def load_kb(kb: str, neo4j_store, index, ontology: Iterable[dict[str, Any]],
+            corpus: Iterable[dict[str, Any]], embedder=None) -> str:
+    """A test's own ontology and corpus records into ``kb``, as import and ingest do;
+    returns ``kb``."""
+    return load_lines(kb, neo4j_store, index,
+                      [json.dumps(x, ensure_ascii=False) for x in ontology],
+                      [json.dumps(x, ensure_ascii=False) for x in corpus], embedder)
+
+
+def load_lines(kb: str, neo4j_store, index, ontology: list[str], corpus: list[str],
+               embedder=None) -> str:
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
 
-    neo4j_store.import_ontology(kb, (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines())
-    ingest_corpus(kb, (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
-                  index=index, snapshot=SnapshotCache(neo4j_store).get(kb))
+    neo4j_store.import_ontology(kb, ontology)
+    ingest_corpus(kb, corpus, index=index, snapshot=SnapshotCache(neo4j_store).get(kb),
+                  **({"embedder": embedder} if embedder is not None else {}))
+    return kb
+
+
+def play(runtime, kb: str, *turns: str) -> list:
+    """The turns, in order, as one new conversation of the runtime's engine."""
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    return [runtime.engine.handle(kb, session, text) for text in turns]
+
+
+def cards_ontology(*cards: tuple[str, str, str], attributes=("年费", "免息期")) -> list[dict]:
+    """A CreditCard type and one entity per (id, name, description), no aliases."""
+    return [{"kind": "type", "name": "CreditCard", "attributes": list(attributes), "parent": None},
+            *({"kind": "entity", "id": cid, "name": name, "type": "CreditCard", "aliases": [],
+               "description": description, "parent": None, "attributes": {}}
+              for cid, name, description in cards)]
+
+
+def card_passages(passages: Iterable[tuple[str, int, list[str], str, str]]) -> list[dict]:
+    """Corpus records from (doc, chunk number, entity ids, title, text)."""
+    return [{"doc_id": doc, "chunk_id": f"{doc}#{n}", "title": title, "text": text,
+             "entity_ids": tags} for doc, n, tags, title, text in passages]
 
 
 def suite_turns(session: str) -> list[dict]:

@@ -16,9 +16,10 @@ birthday:
 """
 
 import json
-import uuid
 
 import pytest
+
+from tests.services import load_kb, play
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -54,18 +55,7 @@ CORPUS = [
 
 @pytest.fixture
 def film_kb(kb, neo4j_store, milvus_index):
-    from kg.aliases import SnapshotCache
-    from retrieval.ingest import ingest_corpus
-
-    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
-    ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=milvus_index,
-                  snapshot=SnapshotCache(neo4j_store).get(kb))
-    return kb
-
-
-def play(runtime, kb, *turns):
-    session = f"s-{uuid.uuid4().hex[:10]}"
-    return [runtime.engine.handle(kb, session, text) for text in turns]
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, CORPUS)
 
 
 def reasons(result) -> str:

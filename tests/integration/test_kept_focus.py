@@ -8,10 +8,9 @@ the focus replaces it as before, and so does a variant of the focus. Digits that
 are part of a date are not a name made of digits.
 """
 
-import json
-import uuid
-
 import pytest
+
+from tests.services import load_kb, play
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -45,18 +44,7 @@ CORPUS = [
 
 @pytest.fixture
 def film_kb(kb, neo4j_store, milvus_index):
-    from kg.aliases import SnapshotCache
-    from retrieval.ingest import ingest_corpus
-
-    neo4j_store.import_ontology(kb, [json.dumps(x, ensure_ascii=False) for x in ONTOLOGY])
-    ingest_corpus(kb, [json.dumps(x, ensure_ascii=False) for x in CORPUS], index=milvus_index,
-                  snapshot=SnapshotCache(neo4j_store).get(kb))
-    return kb
-
-
-def play(runtime, kb, *turns):
-    session = f"s-{uuid.uuid4().hex[:10]}"
-    return [runtime.engine.handle(kb, session, text) for text in turns]
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, CORPUS)
 
 
 def test_naming_the_films_director_keeps_the_film(runtime, film_kb):

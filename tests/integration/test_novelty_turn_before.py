@@ -5,24 +5,16 @@ about the asked card takes the place, not a passage that covers several cards.""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from retrieval.history import Carried
-from retrieval.ingest import ingest_corpus
 from retrieval.novelty import Shown
+from tests.services import card_passages, cards_ontology, load_kb
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
 GALAXY, MOON = "card.galaxy", "card.moon"
-ONTOLOGY = [
-    {"kind": "type", "name": "CreditCard", "attributes": ["年费", "免息期"], "parent": None},
-    {"kind": "entity", "id": GALAXY, "name": "星河卡", "type": "CreditCard", "aliases": [],
-     "description": "一张信用卡", "parent": None, "attributes": {}},
-    {"kind": "entity", "id": MOON, "name": "月光卡", "type": "CreditCard", "aliases": [],
-     "description": "另一张信用卡", "parent": None, "attributes": {}},
-]
+ONTOLOGY = cards_ontology((GALAXY, "星河卡", "一张信用卡"), (MOON, "月光卡", "另一张信用卡"))
 # (doc, chunk, entities, title, text)
 PASSAGES = [
     ("compare", 0, [GALAXY, MOON], "信用卡对比",
@@ -37,14 +29,7 @@ PASSAGES = [
 
 @pytest.fixture
 def cards_kb(kb, neo4j_store, milvus_index):
-    from kg.aliases import SnapshotCache
-
-    neo4j_store.import_ontology(kb, [json.dumps(line, ensure_ascii=False) for line in ONTOLOGY])
-    lines = [json.dumps({"doc_id": doc, "chunk_id": f"{doc}#{n}", "title": title, "text": text,
-                         "entity_ids": tags}, ensure_ascii=False)
-             for doc, n, tags, title, text in PASSAGES]
-    ingest_corpus(kb, lines, index=milvus_index, snapshot=SnapshotCache(neo4j_store).get(kb))
-    return kb
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, card_passages(PASSAGES))
 
 
 def ids(outcome) -> list[str]:
