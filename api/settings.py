@@ -172,10 +172,10 @@ class RetrievalSettings(BaseModel):
         "neither covers what the user wrote, `no_answer` (`docs/dialogue.md`; `0` turns it off)"))
     context_budget_tokens: int = Field(default=2000, ge=50, description=(
         "token budget of the packed `context`"))
-    novelty_rank: int = Field(default=1, ge=0, le=100, description=(
+    novelty_rank: int = Field(default=2, ge=0, le=100, description=(
         "a chunk shown earlier in the session comes back only within this many first places "
         "of a turn's evidence (`0`: never, except on a revisit; `docs/retrieval.md`)"))
-    novelty_min_gain: float = Field(default=0.3, ge=0, le=1, description=(
+    novelty_min_gain: float = Field(default=0.15, ge=0, le=1, description=(
         "... and only when it holds this IDF-weighted share of the words the turn asks that "
         "the turn which showed it did not, and no unseen chunk holds more of them"))
     novelty_rank_unlinked: int = Field(default=5, ge=0, le=100, description=(
