@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO
@@ -52,8 +53,8 @@ def _dies_with(parent: int):
     """What the child runs before exec on Linux: ask the kernel for SIGTERM when the
     parent goes, so a server killed with SIGKILL (no ``finally`` runs) leaves no
     ``milvus`` behind holding the port and the file. The signal comes when the
-    *thread* that started the child ends: start it from a thread that lives as long
-    as the server (the CLI's main thread does)."""
+    *thread* that started the child ends, hence only for a start from the main
+    thread (:func:`_tie_to_parent`)."""
     def child() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -62,11 +63,18 @@ def _dies_with(parent: int):
     return child
 
 
+def _tie_to_parent() -> bool:
+    """Linux, and started from the main thread: the kernel's signal follows the thread
+    that forked, so a server restarted from a worker thread (a supervisor, a fault
+    test) would die when that thread returns."""
+    return sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
+
+
 class LocalMilvus:
     """The ``milvus`` binary of milvus-lite serving ``db_file`` on ``host:port``.
 
-    On Linux the binary is stopped with the process (thread) that started it, even
-    when that process is killed outright.
+    On Linux, when started from the main thread, the binary is stopped with the
+    process that started it, even when that process is killed outright.
 
     Args:
         db_file: the Lite database file (created when missing); its name must be
@@ -138,7 +146,7 @@ class LocalMilvus:
                 [str(lib / "milvus"), str(self.db_file), f"{self.host}:{self.port}",
                  self.log_level], env=env, cwd=str(self.db_file.parent),
                 stdout=self._log, stderr=subprocess.STDOUT,
-                preexec_fn=_dies_with(os.getpid()) if sys.platform.startswith("linux") else None)
+                preexec_fn=_dies_with(os.getpid()) if _tie_to_parent() else None)
         except OSError as exc:
             self._release()
             raise DependencyError(f"could not run Milvus Lite's server binary: {exc}",

@@ -91,3 +91,22 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_server_started_from_a_worker_thread_outlives_the_thread(tmp_path):
+    """The kernel's parent-death signal follows the thread that forked: a restart from a
+    supervisor thread must not take the server down when that thread returns."""
+    import threading
+
+    server = LocalMilvus(tmp_path / "milvus.db", free_port())
+    worker = threading.Thread(target=server.start)
+    worker.start()
+    worker.join()
+    try:
+        time.sleep(1.0)
+        assert server.running() and _alive(server.pid)
+        index = MilvusIndex(server.uri)
+        index.ensure_collection("kb")
+        index.close()
+    finally:
+        server.stop()
