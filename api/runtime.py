@@ -121,6 +121,7 @@ def retriever_config(settings: Settings) -> RetrieverConfig:
                            cross_encoder_top_n=settings.rerank.top_n,
                            novelty_rank=r.novelty_rank, novelty_min_gain=r.novelty_min_gain,
                            novelty_rank_unlinked=r.novelty_rank_unlinked,
+                           novelty_most=r.novelty_most,
                            carry=CarryConfig(follow_up=r.history_weight,
                                              self_contained=r.history_weight_own,
                                              own_words=r.history_own_words,

@@ -178,6 +178,9 @@ class RetrievalSettings(BaseModel):
     novelty_min_gain: float = Field(default=0.15, ge=0, le=1, description=(
         "... and only when it holds this IDF-weighted share of the words the turn asks that "
         "the turn which showed it did not, and no unseen chunk holds more of them"))
+    novelty_most: int = Field(default=1, ge=0, le=100, description=(
+        "... and at most this many of them come back in a turn that resolves an entity: the "
+        "one that best answers what is new (a revisit brings back all it asks for)"))
     novelty_rank_unlinked: int = Field(default=5, ge=0, le=100, description=(
         "for a turn that resolves no entity (its pool is the whole kb), the same place limit; "
         "there a shown chunk also comes back when the turn's own words alone rank it among "

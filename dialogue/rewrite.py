@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from common.language import cues
 from common.language.normalize import turn_language
+from common.language.relative import anchored
 from dialogue.classify import (TurnKind, comparison_spans, is_ellipsis, residue, revisit_cue,
                                strip_conversation_cues)
 from dialogue.rewriter import Proposal, RewriteRequest
@@ -168,6 +169,20 @@ def _inside(mention, spans: Sequence[tuple[int, int]]) -> bool:
     return any(start <= mention.start and mention.end <= end for start, end in spans)
 
 
+def _with_times_written_out(rewrite: Rewrite, detection: Detection, previous: str) -> Rewrite:
+    """The rewrite with each time the turn said relative to the previous query's (比上个月
+    多多少 after 华东区7月…) written as the time it stands for (6月): searchable on its
+    own, as an annotator would write it."""
+    out = rewrite
+    for m in detection.of(MentionKind.TIME):
+        said = anchored(m.text, previous)
+        if said is None or m.text not in out.standalone:
+            continue
+        out = replace(out, standalone=out.standalone.replace(m.text, said),
+                      queries=tuple(q.replace(m.text, said) for q in out.queries))
+    return out
+
+
 class RuleRewriter:
     """Deterministic rewrite constrained by the resolved entities."""
 
@@ -189,6 +204,8 @@ class RuleRewriter:
             compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [],
             attributes=_slot_values(state, "attribute") if kind is TurnKind.CONTINUATION else [],
             earlier_times=_earlier_times(state) if kind is not TurnKind.SWITCH else [])
+        if last and kind is not TurnKind.SWITCH:
+            rewrite = _with_times_written_out(rewrite, detection, last.standalone)
         return Proposal("rules", tuple(strip_conversation_cues(q) for q in rewrite.queries),
                         strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how)
 
@@ -506,12 +523,16 @@ class RuleRewriter:
                 swapped = True
                 break
         prev_detection = detect_mentions(out, snapshot)
+        # A time said relative to the one asked about (上个月, last year) is written as the
+        # time it stands for, counted from the previous query's (2025年5月 → 2025年4月).
+        previous_query = out
+        said = lambda m: anchored(m.text, previous_query) or m.text  # noqa: E731
         for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
             new = [m for m in detection.of(kind) if not _inside(m, spans)]
             old = prev_detection.of(kind)
-            compared_words.extend(m.text for m in detection.of(kind) if _inside(m, spans))
-            if len(new) == 1 and len(old) == 1 and new[0].text != old[0].text:
-                out = out.replace(old[0].text, new[0].text, 1)
+            compared_words.extend(said(m) for m in detection.of(kind) if _inside(m, spans))
+            if len(new) == 1 and len(old) == 1 and said(new[0]) != old[0].text:
+                out = out.replace(old[0].text, said(new[0]), 1)
                 swapped = True
             elif kind is MentionKind.TIME and len(new) == 1 and not old and new[0].text not in out:
                 # What about the 2024 edition? → the previous question, at that time.

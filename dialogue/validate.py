@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from common.language import cues
+from common.language.relative import anchored
 from kg.aliases import AliasSnapshot
 from kg.mentions import MentionKind, detect_mentions
 
@@ -35,6 +36,12 @@ class Verdict:
 def _intents(text: str) -> list[set[str]]:
     lowered = text.lower()
     return [group for group in _INTENT_GROUPS if any(w in lowered for w in group)]
+
+
+def _forms(time: str, anchors: Sequence[str]) -> set[str]:
+    """How a time of the turn may be written: as said, or, said relative to one of the
+    ``anchors`` (上个月 after 2025年5月), as the time it stands for."""
+    return {time.lower()} | {a.lower() for text in anchors if (a := anchored(time, text))}
 
 
 class RewriteValidator:
@@ -64,7 +71,13 @@ class RewriteValidator:
         user = detect_mentions(turn, snapshot)
         said = {e for m in user.mentions if m.kind is MentionKind.ALIAS for e in m.entity_ids}
         kept = [*user.mentions, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
-        known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context])))
+        # A relative time (上个月) may be written as the time it stands for (2025年4月),
+        # counted from one the conversation named: that form keeps it, and its numbers
+        # are not new.
+        anchors = [*context, *reference]
+        times = {id(m): _forms(m.text, anchors) for m in kept if m.kind is MentionKind.TIME}
+        known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context, *(
+            form for forms in times.values() for form in forms)])))
         known_numbers |= {n for e in allowed_ids if e in snapshot.entities
                           for alias in snapshot.entities[e].all_aliases
                           for n in _NUMBER_RE.findall(alias)}
@@ -73,7 +86,7 @@ class RewriteValidator:
             "entities_present": all(e in named for e in entities),
             "negation_kept": all(m.text.lower() in joined.lower() for m in kept
                                  if m.kind is MentionKind.NEGATION),
-            "time_kept": all(m.text.lower() in joined.lower() for m in kept
+            "time_kept": all(any(form in joined.lower() for form in times[id(m)]) for m in kept
                              if m.kind is MentionKind.TIME),
             "no_new_numbers": set(_NUMBER_RE.findall(joined)) <= known_numbers,
             "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),

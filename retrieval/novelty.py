@@ -46,6 +46,9 @@ Intent = Literal["new", "more", "revisit"]
 # more marked repeats.
 NOVELTY_RANK = 2
 NOVELTY_MIN_GAIN = 0.15
+# Of the shown chunks that pass, at most this many come back in a turn that resolved an
+# entity: on enterprise-dev a second one was never the turn's only answer (docs/retrieval.md).
+NOVELTY_MOST = 1
 
 # Stats are rebuilt at most this often (seconds), and only when the kb's size changed.
 _STATS_TTL = 300.0
@@ -166,6 +169,9 @@ def asked_units(text: str) -> set[str]:
     together: "8.0版" asks for the version, which "Android 8.0" does not hold; a price
     asked in general words (价格, how much) asks for an amount of money, not for the
     characters of the word (半价 holds 价 and no price)."""
+    # The note the rewrite adds around compared names ((与…相比)) is not asked: its words
+    # (相, 比) would favour any passage that compares something.
+    text = cues.SCAFFOLD_RE.sub(" ", text)
     asked = cues.PRICE_QUESTION_RE.search(text)
     out = units(cues.PRICE_QUESTION_RE.sub(" ", text)) | {AMOUNT} if asked else units(text)
     for both, number in bound_numbers(text).items():

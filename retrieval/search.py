@@ -42,7 +42,7 @@ from retrieval.fusion import rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
-from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_RANK, Intent, Shown, StatsCache,
+from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, Intent, Shown, StatsCache,
                                TermStats, admit, holds_new)
 from retrieval.rerank import EntityAwareReranker
 
@@ -82,6 +82,9 @@ class RetrieverConfig:
     # are mostly off the topic, not other passages about it (retrieval/history.py).
     novelty_rank_unlinked: int = 5
     novelty_min_gain: float = NOVELTY_MIN_GAIN
+    # At most this many shown chunks come back in a turn that resolved an entity (a revisit
+    # excepted): the best answer to what is new; others that answer it as well only repeat.
+    novelty_most: int = NOVELTY_MOST
     # A turn that links no entity is searched with the previous turn's query too, that
     # ranking weighted by how much the turn needs it (retrieval/history.py).
     carry: CarryConfig = field(default_factory=CarryConfig)
@@ -323,7 +326,8 @@ class Retriever:
         ranked, overflow = _per_document(everything, cfg.chunks_per_doc, overflow=True)
         if intent != "revisit" and competing:
             top = cfg.novelty_rank_unlinked if unlinked else cfg.novelty_rank
-            kept, demoted = _novel_first(ranked, top)
+            most = top if unlinked else cfg.novelty_most
+            kept, demoted = _novel_first(ranked, top, most)
             gone: set[str] = set()
             while len(kept) < len(ranked):
                 # A shown chunk that leaves its place leaves its document's place too: the
@@ -333,7 +337,7 @@ class Retriever:
                 ranked, overflow = _per_document(
                     [f for f in everything if f.hit.chunk_id not in gone],
                     cfg.chunks_per_doc, overflow=True)
-                kept, more = _novel_first(ranked, top)
+                kept, more = _novel_first(ranked, top, most)
                 demoted += more
             ranked = kept
             if novelty and demoted:
@@ -591,17 +595,21 @@ def _first_documents(hits: Sequence[Hit], k: int) -> set[str]:
     return set(best.values())
 
 
-def _novel_first(ranked: list[Found], top: int) -> tuple[list[Found], int]:
+def _novel_first(ranked: list[Found], top: int, most: int) -> tuple[list[Found], int]:
     """Shown chunks keep their place only within the first ``top`` of the ranking: there
     they answer the new question better than all but a few unseen chunks; further down
-    they would only fill places, so they leave them to unseen ones. Returns the ranking
-    and how many shown chunks left it."""
+    they would only fill places, so they leave them to unseen ones. Only the first
+    ``most`` of them keep it: one shown chunk is the answer to what is new, a second that
+    answers it as well only repeats what the user has read. Returns the ranking and how
+    many shown chunks left it."""
     out: list[Found] = []
-    left = 0
+    left = back = 0
     for f in ranked:
-        if f.seen_in_turn is not None and len(out) >= top:
-            left += 1
-            continue
+        if f.seen_in_turn is not None:
+            if len(out) >= top or back >= most:
+                left += 1
+                continue
+            back += 1
         out.append(f)
     return out, left
 

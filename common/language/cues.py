@@ -231,3 +231,14 @@ _WORDINGS = {lang: _wording(module) for lang, module in LANGUAGES.items()}
 def wording(lang: str) -> Wording:
     """The wording of ``lang`` ('zh', 'en'; anything else gets English)."""
     return _WORDINGS.get(lang, _WORDINGS["en"])
+
+
+def _scaffold() -> re.Pattern[str]:
+    parts = {piece.strip() for module in LANGUAGES.values()
+             for piece in module.COMPARED_WITH.split("{names}") if piece.strip()}
+    return re.compile("|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True)))
+
+
+#: The words the dialogue itself writes around names in a query (（与…相比）, (compared
+#: with …)): not words the user asked, so not matched against passages.
+SCAFFOLD_RE = _scaffold()

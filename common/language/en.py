@@ -37,9 +37,13 @@ NEGATIONS = ["no longer", "not", "never", "except", "without", "no"]
 NEGATION_SUFFIXES = ["n't"]
 # Time expressions (regex alternatives).
 TIME = [r"\b(?:19|20)\d{2}\b",
-        r"\b(?:now|currently|last (?:week|month|year)|this (?:week|month|year)"
+        r"\b(?:now|currently|(?:last|previous) (?:week|month|year)|this (?:week|month|year)"
         r"|next (?:week|month|year)|(?:January|February|March|April|May|June|July|August|September"
         r"|October|November|December))\b"]
+# Times said relative to the one talked about (compared with last month): unit, offset.
+RELATIVE_TIME = {"last month": ("month", -1), "previous month": ("month", -1),
+                 "next month": ("month", 1), "last year": ("year", -1),
+                 "previous year": ("year", -1), "next year": ("year", 1)}
 ELLIPSIS_LEADS = ["and", "what about", "how about"]
 ELLIPSIS_TAILS: list[str] = []
 ELLIPSIS_FINAL: list[str] = []

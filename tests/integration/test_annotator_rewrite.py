@@ -52,6 +52,17 @@ def test_a_comparison_keeps_both_sides(runtime, demo_kb):
     assert earlier.entities == ["region.east"]
 
 
+def test_a_time_said_relative_to_the_one_asked_about_is_written_out(runtime, demo_kb):
+    # 上个月 after 7月 is June: the standalone says so, and June's report is found.
+    _, before = play(runtime, demo_kb, "华东区7月的销售额是多少", "跟上个月比呢")
+    assert "7月" in before.standalone and "6月" in before.standalone
+    assert "上个月" not in before.standalone
+    assert "sales-2025-06-east" in [e.doc_id for e in before.evidence]
+    _, english = play(runtime, demo_kb, "What were the sales of East China region in July?",
+                      "Compared with last month?")
+    assert "June" in english.standalone and "last month" not in english.standalone
+
+
 def test_a_correction_replaces_the_entity_and_keeps_the_question(runtime, demo_kb):
     first, fixed = play(runtime, demo_kb, "华东区7月的销售额是多少", "哦说错了，我想问的是华北区")
     assert fixed.entities == ["region.north"]

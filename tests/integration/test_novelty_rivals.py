@@ -95,3 +95,34 @@ def test_places_the_per_document_cap_leaves_empty_are_filled_by_further_chunks(r
     outcome = runtime.retriever.search(cards_kb, ["云闪付 工本费 积分"], k=5)
 
     assert set(ids(outcome)) == {"guide#0", "guide#1", "guide#2"}
+
+
+# Two passages of the card that answer the grace period equally well.
+TWIN_PASSAGES = [*PASSAGES,
+                 ("faq", 0, [GALAXY], "星河卡常见问题", "星河卡免息期最长56天，账单日后20天内还款。")]
+
+
+@pytest.fixture
+def twins_kb(kb, neo4j_store, milvus_index):
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, card_passages(TWIN_PASSAGES))
+
+
+def test_of_two_shown_chunks_that_answer_as_well_only_one_comes_back(runtime, milvus_index,
+                                                                     twins_kb):
+    # Both were shown for the fee question; both answer the grace period. One repeat is
+    # the answer; the second would repeat what the user has read and gives its place to
+    # an unseen passage.
+    shown = [Shown("grace#0", "grace", 1, "星河卡年费多少"), Shown("faq#0", "faq", 1, "星河卡年费多少")]
+
+    outcome = runtime.retriever.search(twins_kb, ["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], shown=shown)
+
+    back = [f.hit.chunk_id for f in outcome.found if f.seen_in_turn is not None]
+    assert len(back) == 1 and back[0] in {"grace#0", "faq#0"}
+    assert ids(outcome)[0] == back[0]
+    assert len(outcome.found) == 5
+
+    # The limit is a setting: with two allowed (within the first five places), both come back.
+    both = Retriever(milvus_index, config=RetrieverConfig(novelty_most=2, novelty_rank=5)).search(
+        twins_kb, ["星河卡免息期最长多少天"], k=5, entity_ids=[GALAXY], shown=shown)
+    assert {f.hit.chunk_id for f in both.found if f.seen_in_turn is not None} == {"grace#0", "faq#0"}

@@ -32,6 +32,16 @@ def test_dropped_negation_time_or_question_word_is_refused(snapshot):
     assert check(snapshot, "华南区为什么涨这么多", ["华南区销售额为什么上涨"]).accepted
 
 
+def test_a_relative_time_may_be_written_as_the_time_it_stands_for(snapshot):
+    # 上个月 after 7月 is June: "6月" keeps the time and is no invented number; another
+    # month is refused, and so is dropping the time.
+    ok = check(snapshot, "那华南区跟上个月比呢", ["华南区7月的销售额（与6月相比）"])
+    assert ok.accepted and ok.checks["time_kept"] and ok.checks["no_new_numbers"]
+    wrong = check(snapshot, "那华南区跟上个月比呢", ["华南区7月的销售额（与5月相比）"])
+    assert not wrong.accepted and wrong.checks["time_kept"] is False
+    assert check(snapshot, "那华南区跟上个月比呢", ["华南区7月的销售额"]).checks["time_kept"] is False
+
+
 def test_prompts_refuse_missing_or_unexpected_values():
     assert "华南区" in REWRITE_SYSTEM.render(allowed_entities="华南区")
     with pytest.raises(PromptError, match="missing"):

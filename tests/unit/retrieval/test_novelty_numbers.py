@@ -68,3 +68,11 @@ def test_a_version_the_kb_never_names_is_answered_by_no_passage_shown_before():
     assert unknown_number(new_terms("手机银行9.0版什么时候上线", "手机银行7.0版"), stats)
     assert not unknown_number(new_terms("贷款利率6月有变化吗", "贷款利率是多少"), stats)
     assert not unknown_number(new_terms("营业部几点下班", "营业部在哪"), stats)
+
+
+def test_the_note_the_rewrite_adds_around_compared_names_is_not_asked():
+    # （与2025年4月相比）: the month is asked, the note's own words (与, 相比) are not, in
+    # either language.
+    asked = asked_units("2025年5月二套利率是多少？（与2025年4月相比）")
+    assert "4月" in asked and "相" not in asked and "比" not in asked
+    assert asked_units("sales in July (compared with June)") == {"sale", "july", "june"}
