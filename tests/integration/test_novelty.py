@@ -11,17 +11,12 @@ import pytest
 
 from common.errors import InputError
 from retrieval.ingest import ingest_corpus
+from tests.services import GALAXY, GALAXY_CARD
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
-CARD = "card.galaxy"
-ONTOLOGY = [
-    {"kind": "type", "name": "CreditCard", "attributes": ["年费", "免息期", "额度", "取现手续费"],
-     "parent": None},
-    {"kind": "entity", "id": CARD, "name": "星河卡", "type": "CreditCard",
-     "aliases": ["星河信用卡", "Galaxy Card"], "description": "一张信用卡", "parent": None,
-     "attributes": {}},
-]
+CARD = GALAXY
+ONTOLOGY = GALAXY_CARD
 PASSAGES = [
     ("fee", "星河卡年费说明", "星河卡主卡年费300元；当年刷卡满6次，可免次年年费。"),
     ("points", "星河卡积分", "星河卡每消费1元积1分，积分可抵扣年费。"),

@@ -9,19 +9,13 @@ import pytest
 
 from retrieval.history import Carried
 from retrieval.novelty import Shown
-from tests.services import card_passages, cards_ontology, load_kb
+from tests.services import GALAXY, TWO_CARD_PASSAGES, TWO_CARDS, card_passages, load_kb
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
-GALAXY, MOON = "card.galaxy", "card.moon"
-ONTOLOGY = cards_ontology((GALAXY, "星河卡", "一张信用卡"), (MOON, "月光卡", "另一张信用卡"))
+ONTOLOGY = TWO_CARDS
 # (doc, chunk, entities, title, text)
-PASSAGES = [
-    ("compare", 0, [GALAXY, MOON], "信用卡对比",
-     "星河卡与月光卡对比：星河卡年费300元，免息期最长56天；月光卡年费100元，免息期最长50天。"),
-    ("fee", 0, [GALAXY], "星河卡年费", "星河卡主卡年费300元；当年刷卡满6次，可免次年年费。"),
-    ("grace", 0, [GALAXY], "星河卡免息期", "星河卡免息期最长56天，全额还款不收利息。"),
-    ("atm", 0, [GALAXY], "星河卡取现", "星河卡在ATM取现，按取现金额的1%收取手续费，最低10元。"),
+PASSAGES = [*TWO_CARD_PASSAGES,
     ("refund", 0, [GALAXY], "星河卡退款", "星河卡发卡后30天内销卡，可申请退还已收年费。"),
     ("guide", 0, [GALAXY], "星河卡用卡指南", "星河卡可在手机银行绑定，支持云闪付。"),
 ]
