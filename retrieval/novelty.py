@@ -272,7 +272,7 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
     passed: dict[str, tuple[float, float]] = {}
     for hit, before, asked in again:
         terms = new_terms(asked, before.query, *previous)
-        if unknown_number(terms, stats):
+        if unknown_number(terms, stats) or unknown_variant(asked, stats, before.query, *previous):
             continue
         own = gain(terms, hit, stats, units_of(hit))
         if own < min_gain or own <= 0:
@@ -306,7 +306,8 @@ def holds_new(hit: Hit, before: Shown, asked: str, stats: TermStats,
     """Whether a shown chunk holds any of the words ``asked`` has that its showing
     turn's question (and the ``previous`` turn's) did not."""
     terms = new_terms(asked, before.query, *previous)
-    return not unknown_number(terms, stats) and gain(terms, hit, stats) > 0
+    return (not unknown_number(terms, stats) and not unknown_variant(asked, stats, before.query, *previous)
+            and gain(terms, hit, stats) > 0)
 
 
 def unknown_number(terms: set[str], stats: TermStats) -> bool:
@@ -315,6 +316,26 @@ def unknown_number(terms: set[str], stats: TermStats) -> bool:
     hold (8.0版 when the kb lists 6.5 and 7.0), so no passage shown before answers it.
     Words are not judged so: a paraphrase (下班 for 营业时间) is often in no chunk."""
     return any(t[0].isdigit() and stats.df(t) == 0 for t in terms)
+
+
+def unknown_variant(asked: str, stats: TermStats, *earlier: str) -> bool:
+    """Whether the question names a variant (钻石版, the Diamond edition), not named by the
+    ``earlier`` questions, whose name no chunk of the kb has: like a version number the
+    kb never lists, it is something the kb does not hold, and no passage shown before
+    answers it. A time (最新版) is not a variant's name."""
+    said_before = " ".join(earlier).lower()
+    times = [m.span() for m in cues.TIME_RE.finditer(asked)]
+    for regex in cues.VARIANT_RES:
+        for m in regex.finditer(asked):
+            name = m.group(1).lower()
+            if set(name) & _FUNCTION_CHARS:
+                continue  # 两个版本, 这个版: a word about versions, not a name
+            if name in said_before or any(a < m.end() and m.start() < b for a, b in times):
+                continue
+            words = tokens(name)
+            if words and all(stats.df(w) == 0 for w in words):
+                return True
+    return False
 
 
 def specificity(hit: Hit, entity_ids: set[str]) -> float:

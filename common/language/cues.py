@@ -84,6 +84,11 @@ ELLIPSIS_RE = re.compile(
     rf"|^\s*(?P<y>.+?)\s*(?:{_alt('ELLIPSIS_FINAL')})\s*[?？]*\s*$", re.IGNORECASE)
 
 
+#: A named variant (钻石版, the Diamond edition); group 1 is its name.
+VARIANT_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern, re.IGNORECASE) for pattern in _all("VARIANT_NAMES"))
+
+
 def time_expressions(text: str) -> list[str]:
     """The time and version expressions of ``text``, in order (7月, 2024版)."""
     return [m.group(0) for m in TIME_RE.finditer(text)]

@@ -40,6 +40,8 @@ TIME = [r"\b(?:19|20)\d{2}\b",
         r"\b(?:now|currently|(?:last|previous) (?:week|month|year)|this (?:week|month|year)"
         r"|next (?:week|month|year)|(?:January|February|March|April|May|June|July|August|September"
         r"|October|November|December))\b"]
+# A named variant of a product (the Diamond edition): the name is the group.
+VARIANT_NAMES = [r"\b([a-z]+)\s+(?:edition|version|tier)\b"]
 # Times said relative to the one talked about (compared with last month): unit, offset.
 RELATIVE_TIME = {"last month": ("month", -1), "previous month": ("month", -1),
                  "next month": ("month", 1), "last year": ("year", -1),

@@ -57,6 +57,8 @@ TIME = [r"[vV]?\d{1,2}(?:\.\d{1,2}){1,2}\s*版本?", r"\d{4}\s*年(?:\s*\d{1,2}\
         "上半年", "下半年", "第[一二三四1-4]季度", "[Qq][1-4]", "上周", "本周", "这周", "下周",
         "上个月", "这个月", "本月", "下个月", "上月", "下月", "前一个月", "上一年", "前一年",
         "去年", "今年", "明年", "前年", "新版", "旧版", "最新版", "老版", "现在", "目前"]
+# A named variant of a product (钻石版, 企业版): the name is the group (regex alternatives).
+VARIANT_NAMES = [r"([\u3400-\u9fff]{2})版(?!本)"]
 # Times said relative to the one talked about (跟上个月比呢 after 2025年5月…): unit, offset.
 RELATIVE_TIME = {"上个月": ("month", -1), "上月": ("month", -1), "前一个月": ("month", -1),
                  "下个月": ("month", 1), "下月": ("month", 1), "去年": ("year", -1),

@@ -120,3 +120,19 @@ def test_of_two_shown_chunks_that_answer_as_well_only_one_comes_back(runtime, mi
     both = Retriever(milvus_index, config=RetrieverConfig(novelty_most=2, novelty_rank=5)).search(
         twins_kb, ["星河卡免息期最长多少天"], k=5, entity_ids=[GALAXY], shown=shown)
     assert {f.hit.chunk_id for f in both.found if f.seen_in_turn is not None} == {"grace#0", "faq#0"}
+
+
+def test_a_variant_no_passage_names_brings_nothing_shown_back(runtime, milvus_index, cards_kb):
+    # Every passage was shown for the grace-period question, and nothing unseen is left:
+    # a follow-up on the fee gets the fee passage back rather than no answer, but a
+    # follow-up on the fee of a 钻石版 no passage names gets nothing shown back.
+    strict = Retriever(milvus_index, config=RetrieverConfig(novelty_min_gain=1.0))
+    shown = [Shown(f"{doc}#{n}", doc, 1, "星河卡免息期最长多少天") for doc, n, *_ in PASSAGES]
+
+    known = strict.search(cards_kb, ["星河卡年费多少"], k=5, entity_ids=[GALAXY], shown=shown)
+    unknown = strict.search(cards_kb, ["星河卡钻石版年费多少"], k=5, entity_ids=[GALAXY],
+                            shown=shown)
+
+    assert {"chunk_id": "fee#0", "seen_in_turn": 1} in known.trace["novelty"]["returned"]
+    assert "returned_rather_than_abstain" not in unknown.trace["novelty"]
+    assert unknown.trace["novelty"]["returned"] == []

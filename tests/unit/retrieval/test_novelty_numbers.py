@@ -76,3 +76,19 @@ def test_the_note_the_rewrite_adds_around_compared_names_is_not_asked():
     asked = asked_units("2025年5月二套利率是多少？（与2025年4月相比）")
     assert "4月" in asked and "相" not in asked and "比" not in asked
     assert asked_units("sales in July (compared with June)") == {"sale", "july", "june"}
+
+
+def test_a_variant_the_kb_never_names_is_unknown():
+    from retrieval.novelty import unknown_variant
+
+    stats = TermStats.from_texts([
+        "锦绣卡白金版年费300元。", "Platinum edition: annual fee RMB 800.", "两个版本的区别见下表。"])
+    # 钻石版 / the Diamond edition: no passage names it, so nothing shown answers it.
+    assert unknown_variant("锦绣卡有没有钻石版？钻石版年费多少", stats, "锦绣卡额度多少")
+    assert unknown_variant("What about the Diamond edition?", stats)
+    # A variant the kb has, one asked before, a word about versions or a time is not.
+    assert not unknown_variant("白金版年费多少", stats)
+    assert not unknown_variant("What about the platinum edition?", stats)
+    assert not unknown_variant("钻石版呢", stats, "锦绣卡有没有钻石版")
+    assert not unknown_variant("两个版本月费差多少", stats)
+    assert not unknown_variant("最新版什么时候上线", stats)
