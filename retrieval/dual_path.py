@@ -16,16 +16,21 @@ the user asked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from common.language import cues
 from common.language.normalize import normalize
 from retrieval.fusion import rrf
 from retrieval.history import Carried
 from retrieval.models import Hit
 from retrieval.novelty import Intent, Shown, TermStats, units
 from retrieval.search import Found, Retriever, SearchOutcome
+
+
+_NUMBER_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 def own_coverage(original: str, hit: Hit, stats: TermStats) -> float:
@@ -39,6 +44,11 @@ def own_coverage(original: str, hit: Hit, stats: TermStats) -> float:
     if not asked or total <= 0:
         return 1.0
     return sum(stats.idf(u) for u in asked if u in have) / total
+
+
+def says_something(original: str) -> bool:
+    """Whether the user's words hold a content word besides times and numbers."""
+    return bool(units(_NUMBER_RE.sub(" ", cues.TIME_RE.sub(" ", original))))
 
 
 def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original: str, *,
@@ -68,6 +78,13 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
             or normalize(original) in asked:
         first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
                                     "weak_below": weak_below}
+        return first
+    if not says_something(original):
+        # 那7月的呢: a time and cue words, nothing to search without the topic the rewrite
+        # put back; over the whole kb it finds any passage that names July.
+        first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
+                                    "weak_below": weak_below,
+                                    "skipped": "the user's words name only a time or a number"}
         return first
     second = retriever.search(kb, (original,), linked=bool(entity_ids), **common)
     # How much of what the user wrote the rewrite's evidence covers, in content

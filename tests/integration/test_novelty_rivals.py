@@ -136,3 +136,24 @@ def test_a_variant_no_passage_names_brings_nothing_shown_back(runtime, milvus_in
     assert {"chunk_id": "fee#0", "seen_in_turn": 1} in known.trace["novelty"]["returned"]
     assert "returned_rather_than_abstain" not in unknown.trace["novelty"]
     assert unknown.trace["novelty"]["returned"] == []
+
+
+def test_a_follow_up_naming_only_a_time_is_not_searched_alone_over_the_kb(runtime, milvus_index,
+                                                                          cards_kb):
+    # Every passage of the card was shown: the rewrite finds nothing unseen. The user's
+    # own words (那7月的呢) name only a month; searched alone, without the card, they
+    # would find any passage that names July. The turn answers nothing instead.
+    from retrieval.dual_path import dual_search
+
+    strict = Retriever(milvus_index, config=RetrieverConfig(novelty_min_gain=1.0))
+    shown = [Shown(f"{doc}#{n}", doc, 1, "星河卡年费多少") for doc, n, *_ in PASSAGES]
+
+    outcome = dual_search(strict, cards_kb, ["星河卡7月的年费多少"], "那7月的呢", k=5,
+                          weak_below=0.3, entity_ids=[GALAXY], shown=shown)
+    words = dual_search(strict, cards_kb, ["星河卡7月的年费多少"], "那7月的取现手续费呢", k=5,
+                        weak_below=0.3, entity_ids=[GALAXY], shown=shown)
+
+    assert outcome.no_answer and outcome.found == ()
+    assert outcome.trace["dual_path"]["ran"] is False
+    assert "only a time" in outcome.trace["dual_path"]["skipped"]
+    assert words.trace["dual_path"]["ran"] is True

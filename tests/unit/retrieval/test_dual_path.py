@@ -24,3 +24,16 @@ def test_one_empty_path_leaves_the_other_as_it_is_up_to_k():
     original = [found(f"d{i}#0", "original", score=1 - i / 10) for i in range(6)]
     assert [f.hit.chunk_id for f in _fused((), original, k=3, per_doc=1)] == ["d0#0", "d1#0", "d2#0"]
     assert _fused((), (), k=3, per_doc=1) == []
+
+
+def test_words_that_name_only_a_time_or_a_number_say_nothing_to_search_alone():
+    from retrieval.dual_path import says_something
+
+    # Without the topic the rewrite put back, these find any passage naming the month.
+    assert not says_something("那7月的呢")
+    assert not says_something("那2024版呢")
+    assert not says_something("What about 2024?")
+    # A word of the user's own is worth searching alone.
+    assert says_something("那价格呢")
+    assert says_something("6.5版还能用到什么时候")
+    assert says_something("What about the price in 2024?")
