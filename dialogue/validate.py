@@ -70,7 +70,12 @@ class RewriteValidator:
                            if m.kind is MentionKind.ALIAS)
         user = detect_mentions(turn, snapshot)
         said = {e for m in user.mentions if m.kind is MentionKind.ALIAS for e in m.entity_ids}
-        kept = [*user.mentions, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
+        # A negation inside a conversation cue (先不管这个，…) is about the conversation,
+        # not the question: the rewrite leaves the cue out, and the negation with it.
+        cue_spans = [m.span() for m in cues.SWITCH_RE.finditer(turn)]
+        own = [m for m in user.mentions if not (m.kind is MentionKind.NEGATION and any(
+            a <= m.start and m.end <= b for a, b in cue_spans))]
+        kept = [*own, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
         # A relative time (上个月) may be written as the time it stands for (2025年4月),
         # counted from one the conversation named: that form keeps it, and its numbers
         # are not new.

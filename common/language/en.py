@@ -54,7 +54,8 @@ ELLIPSIS_FINAL: list[str] = []
 
 CUE_LEADS = ["and", "what about", "how about"]
 CUE_TAILS: list[str] = []
-SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b"]
+SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",
+          r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b"]
 CORRECTION_WRONG: list[str] = []
 CORRECTION_ASKED: list[str] = []
 CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]

@@ -78,7 +78,10 @@ CUE_TAILS = ["呢", "怎么样"]
 # An explicit topic switch (regex alternatives).
 SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
           "我想问别的",
-          r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)"]
+          r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
+          # Setting the question at hand aside (先不管这个，…).
+          r"先不(?:管|说|问|提)(?:这个|那个)了?", r"(?:这个|那个)先不(?:管|说|问)了?",
+          r"不管(?:这个|那个)了", "先放一放", "回头再说"]
 # A correction: "that's wrong", "what I asked was", and 不是A，是B anywhere (regexes).
 CORRECTION_WRONG = ["不对", "不是的", "错了", "(?:说|搞|打|写|问)错了"]
 CORRECTION_ASKED = [r"我(?:想|要|是)?(?:问|说|指|找|去|查|办)的是", "我是说", "我是想问"]

@@ -92,6 +92,19 @@ def test_a_switch_drops_the_pending_question_for_good(runtime, demo_kb):
     assert "A产品" not in later.standalone
 
 
+def test_setting_the_question_aside_is_a_switch_whose_cue_leaves_the_query(runtime, demo_kb):
+    # 先不管这个 / never mind: the pending question is dropped, and the cue (with its 不)
+    # is not part of what is searched.
+    for aside, question in [("先不管这个，", "年假有几天？"),
+                            ("Never mind. ", "How many days of annual leave do I get?")]:
+        ask, switch = play(runtime, demo_kb, "A产品怎么申请", aside + question)
+        assert ask.action == "clarify"
+        assert switch.action == "retrieve" and switch.entities == ["hr.leave.annual"]
+        assert switch.trace["classification"] == "switch"
+        assert "不管" not in switch.standalone and "never mind" not in switch.standalone.lower()
+        assert "A产品" not in switch.standalone
+
+
 def test_a_short_continuation_keeps_the_attribute_it_asked_about(runtime, demo_kb):
     _, follow = play(runtime, demo_kb, "年假的申请流程是什么", "要提前几天")
     assert follow.entities == ["hr.leave.annual"]

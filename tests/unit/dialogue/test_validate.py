@@ -48,3 +48,12 @@ def test_prompts_refuse_missing_or_unexpected_values():
         REWRITE_SYSTEM.render()
     with pytest.raises(PromptError, match="unexpected"):
         REWRITE_SYSTEM.render(allowed_entities="x", extra="y")
+
+
+def test_a_negation_inside_a_conversation_cue_need_not_survive(snapshot):
+    # 先不管这个 sets the pending question aside; its 不 is not the question's.
+    v = check(snapshot, "先不管这个，华南区7月的销售额是多少", ["华南区7月的销售额是多少"])
+    assert v.accepted and v.checks["negation_kept"]
+    # A negation in the question itself still must.
+    assert check(snapshot, "先不管这个，华南区不能申请了吗",
+                 ["华南区如何申请"]).checks["negation_kept"] is False
