@@ -4,7 +4,11 @@ BM25 weighs a month or a version number (7月, 2024版) like any other token,
 so a June report that repeats the region's name can outrank the July one.
 The rerank lifts chunks that contain the query's time and version
 expressions literally and chunks tagged with the resolved entities, and
-pushes down chunks tagged only with a confusable sibling of them.
+pushes down chunks tagged only with a confusable sibling of them. Among a
+document's passages it lifts the one that states the kind of value the
+question asks for: a duration for 多久 / how long, a time of day for 几点,
+a count for 几张 (the opening-hours passage for 几点下班, not the one that
+mentions 下午).
 """
 
 from __future__ import annotations
@@ -12,13 +16,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from common.language.cues import time_expressions
+from common.language.cues import ANSWER_TYPES, time_expressions
 from common.language.normalize import normalize
 from retrieval.models import Hit
 
 TIME_WEIGHT = 0.5
 ENTITY_WEIGHT = 0.2
 CONFUSABLE_PENALTY = 0.5
+ANSWER_TYPE_WEIGHT = 0.15
+
+
+def asked_types(query: str) -> tuple[int, ...]:
+    """Which kinds of value (indexes into ``ANSWER_TYPES``) the query asks for."""
+    return tuple(i for i, (asks, _) in enumerate(ANSWER_TYPES) if asks.search(query))
+
+
+def states_type(kinds: Sequence[int], text: str) -> bool:
+    """Whether ``text`` states a value of one of the asked ``kinds``."""
+    return any(ANSWER_TYPES[i][1].search(text) for i in kinds)
 
 
 def time_terms(query: str) -> tuple[str, ...]:
@@ -37,6 +52,7 @@ class EntityAwareReranker:
             return []
         top = max(h.score for h in hits) or 1.0
         times = time_terms(query)
+        kinds = asked_types(query)
         wanted = set(entity_ids)
         siblings = {s for e in wanted for s in (self.confusable or {}).get(e, ())} - wanted
         rescored = []
@@ -47,6 +63,8 @@ class EntityAwareReranker:
                 text, title = normalize(hit.text), normalize(hit.title)
                 matched = sum(1.0 if t in text else 0.5 if t in title else 0.0 for t in times)
                 score += TIME_WEIGHT * matched / len(times)
+            if kinds and states_type(kinds, hit.text):
+                score += ANSWER_TYPE_WEIGHT
             tags = set(hit.entity_ids)
             if wanted and tags & wanted:
                 score += ENTITY_WEIGHT

@@ -152,6 +152,11 @@ AGAIN_TAIL_RE = re.compile(_alt("AGAIN_TAIL"), re.IGNORECASE)
 #: A question asking for a price in general words (价格, how much), and an amount of money.
 PRICE_QUESTION_RE = re.compile(_alt("PRICE_QUESTION"), re.IGNORECASE)
 MONEY_RE = re.compile(_alt("MONEY"), re.IGNORECASE)
+#: What kind of value a question asks for (how long, at what time, how many), each with
+#: how a passage states one: (asks, states) pairs.
+ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(_alt(f"ASKS_{kind}"), re.IGNORECASE), re.compile(_alt(f"STATES_{kind}"), re.IGNORECASE))
+    for kind in ("DURATION", "CLOCK", "COUNT"))
 #: A release number right after a name (手机银行7.0, iOS 17.2), not a quantity (3.5%, 2.5元).
 VERSION_AFTER_NAME_RE = re.compile(r"\s?[vV]?\d{1,2}(?:\.\d{1,2}){1,2}(?![\d.%])"
                                    rf"(?!\s*(?:{_alt('QUANTITY_UNITS')}))")

@@ -28,6 +28,13 @@ NUMBER_KIND_CHARS = ""
 # A question that asks for a price in general words: an amount of money answers it.
 PRICE_QUESTION = [r"\bhow much\b", r"\bprice[sd]?\b", r"\bcosts?\b"]
 # An amount of money in a passage.
+ASKS_DURATION = [r"\bhow long\b", r"\bhow many (?:days|hours|minutes|weeks|months)\b"]
+STATES_DURATION = [r"\d+\s*(?:working |business |calendar )?(?:days?|hours?|minutes?|weeks?|months?)\b",
+                   r"\bsame day\b", r"\binstantly\b"]
+ASKS_CLOCK = [r"\bwhat time\b", r"\bopening hours\b", r"\bwhen (?:does|do|is) .{0,30}\b(?:open|close)\b"]
+STATES_CLOCK = [r"\d{1,2}:\d{2}", r"\d{1,2}\s*(?:am|pm)\b"]
+ASKS_COUNT = [r"\bhow many (?!days|hours|minutes|weeks|months)\w+"]
+STATES_COUNT = [r"\b\d+\s+[a-z]+s\b"]
 MONEY = [r"(?:\bRMB|\bCNY|\bUSD|[$¥])\s*\d", r"\d\s*(?:yuan|dollars?)\b"]
 ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
             "the latter": -1, "the last": -1, "first one": 0, "second one": 1,

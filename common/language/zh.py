@@ -42,6 +42,14 @@ NUMBER_KIND_CHARS = "年月日号版期岁元天次个"
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]
 # An amount of money in a passage.
 MONEY = [r"\d+(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块)"]
+# What kind of value a question asks for, and how a passage states one (regexes): how
+# long (多久 → 5个工作日), at what time of day (几点 → 9:00), how many (几张 → 2张).
+ASKS_DURATION = ["多久", "多长时间", "多少天", "几天", "多少个?工作日", "几个工作日", "要多长"]
+STATES_DURATION = [r"\d+\s*个?\s*(?:工作日|自然日|天|日内|小时|分钟|周|个月)", "当天", "次日", "即时"]
+ASKS_CLOCK = ["几点", "营业时间", "开门", "关门", "下班", "上班时间", "开放时间"]
+STATES_CLOCK = [r"\d{1,2}\s*[:：]\s*\d{2}", r"\d{1,2}\s*点"]
+ASKS_COUNT = ["几张", "几个", "几次", "几台", "多少张", "多少个", "多少次"]
+STATES_COUNT = [r"\d+\s*(?:张|个|次|台|人)"]
 # Ordinal word → 0-based index, -1 for the last.
 ORDINALS = {"第一个": 0, "第二个": 1, "第三个": 2, "第四个": 3, "第1个": 0, "第2个": 1,
             "第3个": 2, "第4个": 3, "前者": 0, "后者": -1, "第一": 0, "第二": 1, "第三": 2,
