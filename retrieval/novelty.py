@@ -162,6 +162,8 @@ def bound_numbers(text: str) -> dict[str, str]:
 
 # The unit an amount of money in a passage offers, and a price question asks for.
 AMOUNT = "¤"  # not a word any text yields, and no Latin letters (kept for Chinese passages)
+# The same for a duration, a time of day and a count (cues.ANSWER_TYPES, in that order).
+VALUE_KINDS = ("¤1", "¤2", "¤3")
 
 
 def asked_units(text: str) -> set[str]:
@@ -172,8 +174,16 @@ def asked_units(text: str) -> set[str]:
     # The note the rewrite adds around compared names ((与…相比)) is not asked: its words
     # (相, 比) would favour any passage that compares something.
     text = cues.SCAFFOLD_RE.sub(" ", text)
+    kinds = set()
+    for marker, (asks, _) in zip(VALUE_KINDS, cues.ANSWER_TYPES, strict=True):
+        # How long, at what time, how many: what answers is a value of that kind, not
+        # the characters of the cue (下班 asks for the closing time; 下午 is no answer).
+        if asks.search(text):
+            kinds.add(marker)
+            text = asks.sub(" ", text)
     asked = cues.PRICE_QUESTION_RE.search(text)
     out = units(cues.PRICE_QUESTION_RE.sub(" ", text)) | {AMOUNT} if asked else units(text)
+    out |= kinds
     for both, number in bound_numbers(text).items():
         out.discard(number)
         out.add(both)
@@ -186,6 +196,8 @@ def passage_units(text: str) -> set[str]:
     out = units(text) | set(bound_numbers(text))
     if cues.MONEY_RE.search(text):
         out.add(AMOUNT)
+    out.update(marker for marker, (_, states) in zip(VALUE_KINDS, cues.ANSWER_TYPES, strict=True)
+               if states.search(text))
     return out
 
 

@@ -42,7 +42,11 @@ def test_a_month_is_not_a_count_of_days():
 
 
 def test_words_of_the_turn_before_are_not_new():
-    assert new_terms("保管箱那边有几个停车位", "营业吗", "能租保管箱吗") == {"边", "停", "车", "位"}
+    from retrieval.novelty import VALUE_KINDS
+
+    # (几个 asks for a count: a passage answers it with a number of something.)
+    assert new_terms("保管箱那边有几个停车位", "营业吗", "能租保管箱吗") == {
+        "边", "停", "车", "位", VALUE_KINDS[2]}
 
 
 def test_a_price_asked_in_general_words_asks_for_an_amount_of_money():
@@ -92,3 +96,19 @@ def test_a_variant_the_kb_never_names_is_unknown():
     assert not unknown_variant("钻石版呢", stats, "锦绣卡有没有钻石版")
     assert not unknown_variant("两个版本月费差多少", stats)
     assert not unknown_variant("最新版什么时候上线", stats)
+
+
+def test_a_question_for_a_time_or_a_duration_is_answered_by_a_passage_stating_one():
+    from retrieval.novelty import VALUE_KINDS
+
+    duration, clock, _ = VALUE_KINDS
+    stats = TermStats.from_texts(["营业时间：周一至周五9:00-17:00。", "下午可办理大额取现预约。",
+                                  "转网一般2个工作日内完成。"])
+    # 几点下班 asks for a time of day: the opening hours answer it, the passage that
+    # shares 下 (下午) does not.
+    terms = new_terms("杭州分行几点下班", "杭州分行在哪")
+    assert clock in terms and "下" not in terms and "班" not in terms
+    assert gain(terms, hit("营业时间：周一至周五9:00-17:00。"), stats) == 1.0
+    assert gain(terms, hit("下午可办理大额取现预约。"), stats) == 0.0
+    assert duration in asked_units("How long does the transfer take?")
+    assert duration in passage_units("转网一般2个工作日内完成。")
