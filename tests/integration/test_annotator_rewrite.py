@@ -109,6 +109,10 @@ def test_a_short_continuation_keeps_the_attribute_it_asked_about(runtime, demo_k
     _, follow = play(runtime, demo_kb, "年假的申请流程是什么", "要提前几天")
     assert follow.entities == ["hr.leave.annual"]
     assert "申请流程" in follow.standalone and "年假" in follow.standalone
+    # A follow-up that names a subject of its own asks about that, not the old attribute.
+    _, own = play(runtime, demo_kb, "年假的申请流程是什么", "审批人是哪位")
+    assert own.entities == ["hr.leave.annual"]
+    assert "年假" in own.standalone and "申请流程" not in own.standalone
 
 
 # -- 2. English and mixed turns -----------------------------------------------------------------
