@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from common.language import cues
 from kg.aliases import AliasSnapshot
 from retrieval.index import VectorIndex
 from retrieval.models import Chunk
@@ -28,11 +29,22 @@ _TTL = 30.0
 _MAX_CHUNKS = 300_000
 
 
+# An attribute that at least this many entities' passages state, and no more than this
+# share of them people's, marks a thing (上映时间, 门票): what states it is no person.
+_THING_MIN_ENTITIES = 3
+_THING_MAX_PERSON_SHARE = 0.05
+
+
 @dataclass(frozen=True)
 class EntityFacts:
     """Per entity: the attributes of its type that its own passages state."""
 
     stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Per entity whose passages say so: True a person, False a thing (see is_person).
+    kinds: Mapping[str, bool] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kinds", _kinds(self.stated))
 
     def states(self, entity_id: str, attributes: Iterable[str]) -> bool | None:
         """Whether ``entity_id``'s own passages state one of ``attributes``; None when
@@ -41,6 +53,13 @@ class EntityFacts:
         if own is None:
             return None
         return any(a in own for a in attributes)
+
+    def is_person(self, entity_id: str) -> bool | None:
+        """Whether ``entity_id`` is a person, by its own passages: True when they state
+        an attribute only a person has (a birth date, an occupation); False when they
+        state one that the kb's people's passages (almost) never do (a release date, a
+        ticket price); None otherwise (a band, a company, no passages of its own)."""
+        return self.kinds.get(entity_id)
 
     @classmethod
     def from_chunks(cls, chunks: Iterable[Chunk], snapshot: AliasSnapshot) -> EntityFacts:
@@ -62,6 +81,28 @@ class EntityFacts:
                 if attribute is not None and attribute in allowed:
                     own.add(attribute)
         return cls({e: frozenset(a) for e, a in stated.items()})
+
+
+def _kinds(stated: Mapping[str, frozenset[str]]) -> dict[str, bool]:
+    """People (their passages state a person's attribute) and things (theirs state an
+    attribute that people's passages in this kb do not). No person, no thing: a kb
+    without people says nothing either way."""
+    persons = {e for e, own in stated.items()
+               if any(a.lower() in cues.PERSON_ATTRIBUTES for a in own)}
+    if not persons:
+        return {}
+    stating: dict[str, int] = {}
+    by_persons: dict[str, int] = {}
+    for entity_id, own in stated.items():
+        for attribute in own:
+            stating[attribute] = stating.get(attribute, 0) + 1
+            if entity_id in persons:
+                by_persons[attribute] = by_persons.get(attribute, 0) + 1
+    marks = {a for a, n in stating.items()
+             if n >= _THING_MIN_ENTITIES and by_persons.get(a, 0) <= _THING_MAX_PERSON_SHARE * n}
+    kinds = {e: True for e in persons}
+    kinds.update({e: False for e, own in stated.items() if e not in persons and own & marks})
+    return kinds
 
 
 class EntityFactsCache:

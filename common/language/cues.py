@@ -65,6 +65,12 @@ NUMBER_KIND_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_KIND_CHARS for m 
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
+#: Singular pronouns that refer to a person (他, she) and to a thing (它, it), lower case.
+PERSON_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_PRONOUNS"))
+THING_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("THING_PRONOUNS"))
+#: Attributes only a person has (出生日期, occupation), lower case: an entity whose own
+#: passages state one is a person.
+PERSON_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_ATTRIBUTES"))
 #: Words containing a pronoun character that refer to nothing (那么, 怎么).
 NOT_PRONOUN_RE = re.compile(_alt("NOT_PRONOUN_CONTEXT"))
 #: Ordinals, one (pattern, word → 0-based index or -1 for the last) pair per language;

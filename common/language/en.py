@@ -18,6 +18,12 @@ PRONOUNS = ["the two", "both", "this product", "that product", "this person", "t
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["the two", "both"]
+# Singular pronouns that say what they refer to: a person or a thing.
+PERSON_PRONOUNS = ["he", "him", "his", "she", "her", "this person"]
+THING_PRONOUNS = ["it", "its"]
+# Attributes only a person has.
+PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "place of birth",
+                     "occupation", "alma mater", "height", "spouse", "date of death"]
 NOT_PRONOUN_CONTEXT: list[str] = []
 NAME_LEFT_CHARS = ""
 NAME_RIGHT_CHARS = ""

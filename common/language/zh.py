@@ -23,6 +23,13 @@ PRONOUNS = ["两者", "这两个", "这两张", "这两款", "它们", "他们",
 PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "两个都"]
+# Singular pronouns that say what they refer to: a person (他, 她) or a thing (它).
+PERSON_PRONOUNS = ["他", "她"]
+THING_PRONOUNS = ["它"]
+# Attributes only a person has: an entity whose own passages state one is a person
+# (a type shared by films and the people in them cannot tell).
+PERSON_ATTRIBUTES = ["出生日期", "出生地", "出生年月", "职业", "毕业院校", "身高", "体重", "星座",
+                     "血型", "民族", "逝世日期", "配偶"]
 # Words that contain a pronoun character but refer to nothing (regex alternatives).
 NOT_PRONOUN_CONTEXT = ["那么", "那里", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
                        "那边", "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
@@ -62,6 +63,11 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
+        if facts is not None:
+            fitted = fit_pronouns(links, state, facts)
+            if fitted is not links:
+                links = fitted
+                trace["links"] = links_trace(links)
         if facts is not None and kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC):
             fitted = fit_question(links, turn, state, facts)
             if fitted is not links:
@@ -164,6 +170,69 @@ class DialoguePolicy:
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
 
 
+def fit_pronouns(links: LinkResult, state: SessionState, facts: EntityFacts) -> LinkResult:
+    """他 and 她 mean a person, 它 a thing: what the passages state about each entity
+    (a birth date, an occupation) tells which entities in play are people.
+
+    A singular pronoun that went to an entity of the other kind (他 after the film,
+    the focus, while its director was talked about two turns before) goes to the most
+    recent one of its own kind: a name said in the turn before it, then the pronoun's
+    own candidates, the focus, the alternates, the entities of the recent turns and of
+    the summarized older ones. A pronoun left between several candidates resolves
+    when only one of them is of its kind, and keeps only those that are when several
+    are. A pronoun whose pick is of its kind while every other focus entity is of
+    the other kind is settled (no question about which of them it means). Entities
+    the kb has no passage about alone decide nothing. Returns ``links`` itself when
+    nothing changes.
+    """
+    out = list(links.links)
+    pool = [*state.focus, *state.alternates,
+            *(e for record in reversed(state.recent) for e in record.entities),
+            *(e for line in reversed(state.summary) for e in line.entities)]
+    changed = False
+    for i, link in enumerate(out):
+        mention = link.mention
+        word = mention.text.lower()
+        if mention.kind is not MentionKind.PRONOUN or not (
+                word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
+            continue
+        want = word in cues.PERSON_PRONOUNS
+
+        def fits(entity_id: str, want: bool = want) -> bool:
+            return facts.is_person(entity_id) is want and entity_id not in state.negated
+
+        def clashes(entity_id: str, want: bool = want) -> bool:
+            return facts.is_person(entity_id) is (not want)
+
+        kind = "a person" if want else "a thing"
+        if len(link.entity_ids) == 1 and clashes(link.entity_ids[0]):
+            said = [e for other in out if other.mention.kind is MentionKind.ALIAS
+                    and other.mention.end <= mention.start for e in reversed(other.entity_ids)]
+            order = [*reversed(said), *(c.entity_id for c in link.candidates), *pool]
+            fitting = next((e for e in dict.fromkeys(order) if fits(e)), None)
+            if fitting is None:
+                continue
+            out[i] = Link(mention, (Candidate(fitting, 1.0, "focus"), *(
+                c for c in link.candidates if c.entity_id != fitting)), (fitting,),
+                f"“{mention.text}” means {kind}: the most recent one in play")
+            changed = True
+        elif len(link.entity_ids) == 1 and fits(link.entity_ids[0]):
+            others = [e for e in state.focus if e != link.entity_ids[0]]
+            if others and all(clashes(e) for e in others):
+                out[i] = Link(mention, link.candidates, link.entity_ids,
+                              f"“{mention.text}” means {kind}: the one in focus")
+                changed = True
+        elif link.ambiguous:
+            fitting = [c for c in link.candidates if fits(c.entity_id)]
+            if fitting and len(fitting) < len(link.candidates):
+                ids = (fitting[0].entity_id,) if len(fitting) == 1 else ()
+                out[i] = Link(mention, tuple(fitting), ids,
+                              f"“{mention.text}” means {kind}: "
+                              + ("the one candidate that is" if ids else "only those candidates"))
+                changed = True
+    return LinkResult(tuple(out)) if changed else links
+
+
 def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                  facts: EntityFacts) -> LinkResult:
     """The entity a turn's question fits, by what the passages state about each.
@@ -193,9 +262,15 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     pool = [*state.focus, *state.alternates,
             *(e for record in reversed(state.recent) for e in record.entities),
             *(e for line in reversed(state.summary) for e in line.entities)]
+    # 他 / 它 say whether a person or a thing is meant: an entity of the other kind
+    # does not fit, whatever its passages state.
+    kinds = {m.text.lower() in cues.PERSON_PRONOUNS for m in turn.detection.of(MentionKind.PRONOUN)
+             if m.text.lower() in cues.PERSON_PRONOUNS or m.text.lower() in cues.THING_PRONOUNS}
     fitting = next((e for e in dict.fromkeys(pool)
                     if e not in subjects and e not in state.negated
-                    and facts.states(e, asked)), None)
+                    and facts.states(e, asked)
+                    and not (len(kinds) == 1 and facts.is_person(e) is (not next(iter(kinds))))),
+                   None)
     if fitting is None:
         return links
     reason = f"the question fits it: its passages state {'/'.join(asked)}"
