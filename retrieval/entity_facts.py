@@ -42,9 +42,13 @@ class EntityFacts:
     stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Per entity whose passages say so: True a person, False a thing (see is_person).
     kinds: Mapping[str, bool] = field(init=False, repr=False, compare=False)
+    # Attributes that mark a thing in this kb (people's passages never state them).
+    thing_marks: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kinds", _kinds(self.stated))
+        kinds, marks = _kinds(self.stated)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "thing_marks", marks)
 
     def states(self, entity_id: str, attributes: Iterable[str]) -> bool | None:
         """Whether ``entity_id``'s own passages state one of ``attributes``; None when
@@ -60,6 +64,19 @@ class EntityFacts:
         state one that the kb's people's passages (almost) never do (a release date, a
         ticket price); None otherwise (a band, a company, no passages of its own)."""
         return self.kinds.get(entity_id)
+
+    def asks_of_person(self, attributes: Iterable[str]) -> bool | None:
+        """Whether a question about ``attributes`` is about a person (a birth date)
+        or a thing (a release date, a ticket price) in this kb; None when it could
+        be either or the kb has no people."""
+        if not self.kinds:
+            return None
+        attributes = list(attributes)
+        if any(a in self.thing_marks for a in attributes):
+            return False
+        if attributes and all(a.lower() in cues.PERSON_ATTRIBUTES for a in attributes):
+            return True
+        return None
 
     @classmethod
     def from_chunks(cls, chunks: Iterable[Chunk], snapshot: AliasSnapshot) -> EntityFacts:
@@ -83,14 +100,14 @@ class EntityFacts:
         return cls({e: frozenset(a) for e, a in stated.items()})
 
 
-def _kinds(stated: Mapping[str, frozenset[str]]) -> dict[str, bool]:
+def _kinds(stated: Mapping[str, frozenset[str]]) -> tuple[dict[str, bool], frozenset[str]]:
     """People (their passages state a person's attribute) and things (theirs state an
-    attribute that people's passages in this kb do not). No person, no thing: a kb
-    without people says nothing either way."""
+    attribute that people's passages in this kb do not), and those attributes. No
+    person, no thing: a kb without people says nothing either way."""
     persons = {e for e, own in stated.items()
                if any(a.lower() in cues.PERSON_ATTRIBUTES for a in own)}
     if not persons:
-        return {}
+        return {}, frozenset()
     stating: dict[str, int] = {}
     by_persons: dict[str, int] = {}
     for entity_id, own in stated.items():
@@ -102,7 +119,7 @@ def _kinds(stated: Mapping[str, frozenset[str]]) -> dict[str, bool]:
              if n >= _THING_MIN_ENTITIES and by_persons.get(a, 0) <= _THING_MAX_PERSON_SHARE * n}
     kinds = {e: True for e in persons}
     kinds.update({e: False for e, own in stated.items() if e not in persons and own & marks})
-    return kinds
+    return kinds, frozenset(marks)
 
 
 class EntityFactsCache:

@@ -64,7 +64,7 @@ class DialoguePolicy:
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
         if facts is not None:
-            fitted = fit_pronouns(links, state, facts)
+            fitted = fit_pronouns(links, turn, state, facts)
             if fitted is not links:
                 links = fitted
                 trace["links"] = links_trace(links)
@@ -170,7 +170,8 @@ class DialoguePolicy:
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
 
 
-def fit_pronouns(links: LinkResult, state: SessionState, facts: EntityFacts) -> LinkResult:
+def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
+                 facts: EntityFacts) -> LinkResult:
     """他 and 她 mean a person, 它 a thing: what the passages state about each entity
     (a birth date, an occupation) tells which entities in play are people.
 
@@ -181,7 +182,10 @@ def fit_pronouns(links: LinkResult, state: SessionState, facts: EntityFacts) -> 
     the summarized older ones. A pronoun left between several candidates resolves
     when only one of them is of its kind, and keeps only those that are when several
     are. A pronoun whose pick is of its kind while every other focus entity is of
-    the other kind is settled (no question about which of them it means). Entities
+    the other kind is settled (no question about which of them it means). What the
+    turn asks says the kind too when the words do not (片长多久 after a film and its
+    director: a runtime is stated of things only, 出生日期 of people only): a
+    reference left between candidates of both kinds keeps those of the asked kind. Entities
     the kb has no passage about alone decide nothing. Returns ``links`` itself when
     nothing changes.
     """
@@ -189,14 +193,19 @@ def fit_pronouns(links: LinkResult, state: SessionState, facts: EntityFacts) -> 
     pool = [*state.focus, *state.alternates,
             *(e for record in reversed(state.recent) for e in record.entities),
             *(e for line in reversed(state.summary) for e in line.entities)]
+    asked = facts.asks_of_person(m.value for m in turn.detection.of(MentionKind.ATTRIBUTE)
+                                 if m.value)
     changed = False
     for i, link in enumerate(out):
         mention = link.mention
         word = mention.text.lower()
-        if mention.kind is not MentionKind.PRONOUN or not (
+        if mention.kind is MentionKind.PRONOUN and (
                 word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
+            want = word in cues.PERSON_PRONOUNS
+        elif mention.kind in _REFERRING and link.ambiguous and asked is not None:
+            want = asked
+        else:
             continue
-        want = word in cues.PERSON_PRONOUNS
 
         def fits(entity_id: str, want: bool = want) -> bool:
             return facts.is_person(entity_id) is want and entity_id not in state.negated
@@ -205,6 +214,10 @@ def fit_pronouns(links: LinkResult, state: SessionState, facts: EntityFacts) -> 
             return facts.is_person(entity_id) is (not want)
 
         kind = "a person" if want else "a thing"
+        if mention.kind is MentionKind.IMPLICIT or not (
+                word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
+            kind += ", by what is asked"
+        what = f"“{mention.text}”" if mention.text else "the turn"
         if len(link.entity_ids) == 1 and clashes(link.entity_ids[0]):
             said = [e for other in out if other.mention.kind is MentionKind.ALIAS
                     and other.mention.end <= mention.start for e in reversed(other.entity_ids)]
@@ -214,20 +227,20 @@ def fit_pronouns(links: LinkResult, state: SessionState, facts: EntityFacts) -> 
                 continue
             out[i] = Link(mention, (Candidate(fitting, 1.0, "focus"), *(
                 c for c in link.candidates if c.entity_id != fitting)), (fitting,),
-                f"“{mention.text}” means {kind}: the most recent one in play")
+                f"{what} means {kind}: the most recent one in play")
             changed = True
         elif len(link.entity_ids) == 1 and fits(link.entity_ids[0]):
             others = [e for e in state.focus if e != link.entity_ids[0]]
             if others and all(clashes(e) for e in others):
                 out[i] = Link(mention, link.candidates, link.entity_ids,
-                              f"“{mention.text}” means {kind}: the one in focus")
+                              f"{what} means {kind}: the one in focus")
                 changed = True
         elif link.ambiguous:
             fitting = [c for c in link.candidates if fits(c.entity_id)]
             if fitting and len(fitting) < len(link.candidates):
                 ids = (fitting[0].entity_id,) if len(fitting) == 1 else ()
                 out[i] = Link(mention, tuple(fitting), ids,
-                              f"“{mention.text}” means {kind}: "
+                              f"{what} means {kind}: "
                               + ("the one candidate that is" if ids else "only those candidates"))
                 changed = True
     return LinkResult(tuple(out)) if changed else links

@@ -114,3 +114,18 @@ def test_an_entity_without_passages_of_its_own_decides_nothing(runtime, film_kb)
     _, _, he = play(runtime, film_kb, "林默是谁？", "潮汐这部纪录片怎么样？", "他拍得好吗？")
     assert he.entities == ["film.tide"]
     assert "means a person" not in reasons(he)
+
+
+def test_what_is_asked_says_which_of_a_person_and_a_film_a_turn_means(runtime, film_kb):
+    # After the director and then the film said bare, a turn that names nothing could
+    # mean either; a runtime is stated of films only here, so it means the film.
+    _, bare, runtime_q = play(runtime, film_kb, "林默是谁？", "雾港。", "片长多久？")
+    assert bare.entities == ["film.fog"]
+    assert runtime_q.action != "clarify"
+    assert runtime_q.entities == ["film.fog"]
+    assert "by what is asked" in reasons(runtime_q)
+    _, bare_en, runtime_en = play(runtime, film_kb, "Who is Lin Mo?", "Harbor Fog.",
+                                  "What is the runtime?")
+    assert bare_en.entities == ["film.fog"]
+    assert runtime_en.action != "clarify"
+    assert runtime_en.entities == ["film.fog"]
