@@ -1,7 +1,8 @@
 """The rewrite validator: a rewrite is accepted only if it invents nothing and drops nothing.
 
 Checks, each recorded in the trace:
-- ``entities_known``    every entity the rewrite names is one the dialogue resolved
+- ``entities_known``    every entity the rewrite names is one the dialogue resolved or the
+                        user wrote
 - ``entities_present``  every entity the turn is about is named
 - ``negation_kept``     every negation word of the user's turn is still there
 - ``time_kept``         every time and version expression of the user's turn is still there
@@ -62,14 +63,16 @@ class RewriteValidator:
             excluded: entities the user corrected away from (不对，我问的是B: A); a
                 rewrite that names one of them (and the turn does not) is refused.
         """
-        allowed_ids = set(allowed) | set(entities)
+        user = detect_mentions(turn, snapshot)
+        said = {e for m in user.mentions if m.kind is MentionKind.ALIAS for e in m.entity_ids}
+        # A name the user wrote is never invented, even when the turn is not about it
+        # (the park named inside the gallery's address).
+        allowed_ids = set(allowed) | set(entities) | said
         joined = "\n".join(queries)
         written = [m for q in queries for m in detect_mentions(q, snapshot).mentions]
         named = {e for m in written if m.kind is MentionKind.ALIAS for e in m.entity_ids}
         ambiguous_ok = all(set(m.entity_ids) & allowed_ids for m in written
                            if m.kind is MentionKind.ALIAS)
-        user = detect_mentions(turn, snapshot)
-        said = {e for m in user.mentions if m.kind is MentionKind.ALIAS for e in m.entity_ids}
         # A negation inside a conversation cue (先不管这个，…) is about the conversation,
         # not the question: the rewrite leaves the cue out, and the negation with it.
         cue_spans = [m.span() for m in cues.SWITCH_RE.finditer(turn)]

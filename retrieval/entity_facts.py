@@ -29,6 +29,10 @@ _TTL = 30.0
 _MAX_CHUNKS = 300_000
 
 
+# Passages kept per (entity, attribute), and how much of each: what a turn may quote.
+_PASSAGES_PER_FACT = 8
+_PASSAGE_CHARS = 400
+
 # An attribute that at least this many entities' passages state, and no more than this
 # share of them people's, marks a thing (上映时间, 门票): what states it is no person.
 _THING_MIN_ENTITIES = 3
@@ -40,6 +44,8 @@ class EntityFacts:
     """Per entity: the attributes of its type that its own passages state."""
 
     stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # (entity, attribute) -> the normalized text of the entity's own passages stating it.
+    passages: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     # Per entity whose passages say so: True a person, False a thing (see is_person).
     kinds: Mapping[str, bool] = field(init=False, repr=False, compare=False)
     # Attributes that mark a thing in this kb (people's passages never state them).
@@ -65,6 +71,10 @@ class EntityFacts:
         ticket price); None otherwise (a band, a company, no passages of its own)."""
         return self.kinds.get(entity_id)
 
+    def passages_stating(self, entity_id: str, attribute: str) -> tuple[str, ...]:
+        """The (normalized) text of ``entity_id``'s own passages that state ``attribute``."""
+        return self.passages.get((entity_id, attribute), ())
+
     def asks_of_person(self, attributes: Iterable[str]) -> bool | None:
         """Whether a question about ``attributes`` is about a person (a birth date)
         or a thing (a release date, a ticket price) in this kb; None when it could
@@ -81,8 +91,10 @@ class EntityFacts:
     @classmethod
     def from_chunks(cls, chunks: Iterable[Chunk], snapshot: AliasSnapshot) -> EntityFacts:
         """Read the facts from ``chunks``: a chunk tagged with exactly one entity
-        states the attributes of that entity's type it names (title or text)."""
+        states the attributes of that entity's type it names (title or text); the
+        first few such passages are kept per entity and attribute."""
         stated: dict[str, set[str]] = {}
+        passages: dict[tuple[str, str], list[str]] = {}
         for chunk in chunks:
             if len(chunk.entity_ids) != 1:
                 continue
@@ -97,7 +109,11 @@ class EntityFacts:
                 attribute = snapshot.attribute_by_norm.get(key)
                 if attribute is not None and attribute in allowed:
                     own.add(attribute)
-        return cls({e: frozenset(a) for e, a in stated.items()})
+                    kept = passages.setdefault((entity_id, attribute), [])
+                    if len(kept) < _PASSAGES_PER_FACT and norm.text not in kept:
+                        kept.append(norm.text[:_PASSAGE_CHARS])
+        return cls({e: frozenset(a) for e, a in stated.items()},
+                   {k: tuple(v) for k, v in passages.items()})
 
 
 def _kinds(stated: Mapping[str, frozenset[str]]) -> tuple[dict[str, bool], frozenset[str]]:

@@ -71,6 +71,8 @@ THING_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("THING_PRONOU
 #: Attributes only a person has (出生日期, occupation), lower case: an entity whose own
 #: passages state one is a person.
 PERSON_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_ATTRIBUTES"))
+#: What stands right after an attribute when the turn gives its value (地址在, address is).
+VALUE_LEAD_RE = re.compile(rf"\s*(?:{_alt('VALUE_LEADS')})", re.IGNORECASE)
 #: Words containing a pronoun character that refer to nothing (那么, 怎么).
 NOT_PRONOUN_RE = re.compile(_alt("NOT_PRONOUN_CONTEXT"))
 #: Ordinals, one (pattern, word → 0-based index or -1 for the last) pair per language;

@@ -93,6 +93,7 @@ CUES_BEFORE_NAME: list[str] = []
 RECALL: list[str] = []
 AGAIN_TAIL: list[str] = []
 QUANTITY_UNITS = [r"[GMK]B?\b"]
+VALUE_LEADS = [r"\bis\b", r"\bare\b", r"\bwas\b", ":"]
 LISTED_TOGETHER = ["and", "or", r"vs\.?"]
 
 # -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------

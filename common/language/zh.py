@@ -143,6 +143,9 @@ AGAIN_TAIL = [r"的?那(?:条|段|篇|些|个)?\s*再(?:给我)?(?:发|看|说|�
               r"再(?:给我)?发(?:给)?我?一下"]
 # Units after a number that make it a quantity, not a release (3.5元, 2.5倍; regexes).
 QUANTITY_UNITS = ["元", "块", "%", "倍", "万", "亿", "个", "天", "年", "月", "分", "米"]
+# What stands between an attribute and the value a turn gives for it (地址在…, 导演是…;
+# regex alternatives, longer first).
+VALUE_LEADS = ["是在", "在", "是", "为", "：", ":"]
 # Words between two names listed side by side (A和B, A还是B; regex alternatives).
 LISTED_TOGETHER = ["和", "与", "跟", "及", "以及", "还是", "或", "或者", "、", ",", "，"]
 

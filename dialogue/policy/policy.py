@@ -63,6 +63,11 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
+        if facts is not None and kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC):
+            valued = keep_valued_focus(links, turn, state, snapshot, facts)
+            if valued is not links:
+                links = valued
+                trace["links"] = links_trace(links)
         if facts is not None:
             fitted = fit_pronouns(links, turn, state, facts)
             if fitted is not links:
@@ -168,6 +173,77 @@ class DialoguePolicy:
             for chosen in answer.entity_ids)
         return Resume(answer.kind.value, answer.entity_ids, question, q_detection, turn.links,
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
+
+
+def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
+                      snapshot: AliasSnapshot, facts: EntityFacts) -> LinkResult:
+    """地址在北京市朝阳区…798艺术区4号路，电话是多少: a name said inside a value the turn
+    gives for an attribute of a focus entity, a value that entity's own passage
+    states, is part of that value (where the focus lies), not what the turn is about.
+
+    The value is what follows the attribute and a word that gives it (在, 是, is) up to
+    the next punctuation. It must hold more than the name, and what else it holds
+    must be quoted from the focus entity's passage that states the attribute and
+    names the same name (four in five of its character pairs), so that 导演是林默 (the value is the name) still moves the talk to the director. The
+    inner name's link is dropped, a pronoun that went to it goes to the focus entity,
+    and the focus entity is the turn's subject. Returns ``links`` itself when nothing
+    changes.
+    """
+    attributes = turn.detection.of(MentionKind.ATTRIBUTE)
+    if not attributes or not state.focus:
+        return links
+    text = turn.text
+    named = [(i, link) for i, link in enumerate(links.links)
+             if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
+    inner: set[int] = set()
+    keeper: str | None = None
+    for focus_id in state.focus:
+        if focus_id in state.negated or any(focus_id in link.entity_ids for _, link in named):
+            continue
+        for attribute in attributes:
+            if not attribute.value or not snapshot.has_attribute(focus_id, str(attribute.value)):
+                continue
+            passages = facts.passages_stating(focus_id, str(attribute.value))
+            if not passages:
+                continue
+            lead = cues.VALUE_LEAD_RE.match(text, attribute.end)
+            if lead is None:
+                continue  # 地址在… gives a value; 地址呢 / the address of X does not
+            start = lead.end()
+            end = next((j for j in range(start, len(text)) if text[j] in _VALUE_END), len(text))
+            for i, link in named:
+                mention = link.mention
+                if not (start <= mention.start and mention.end <= end):
+                    continue
+                name = snapshot.normalize(mention.text)
+                rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
+                content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS)
+                pairs = [content[j:j + 2] for j in range(len(content) - 1)]
+                quoted = [p for p in passages if name in p]
+                if not pairs or not quoted:
+                    continue
+                if sum(any(pair in p for p in quoted) for pair in pairs) >= 0.8 * len(pairs):
+                    inner.add(i)
+                    keeper = keeper or focus_id
+    if keeper is None:
+        return links
+    gone = {e for i in inner for e in links.links[i].entity_ids}
+    reason = "the turn gives the focus entity's value; the name inside it is part of it"
+    out: list[Link] = []
+    for i, link in enumerate(links.links):
+        if i in inner:
+            continue
+        if link.mention.kind in _REFERRING and link.entity_ids and set(link.entity_ids) <= gone:
+            link = Link(link.mention, (Candidate(keeper, 1.0, "focus"),), (keeper,), reason)
+        out.append(link)
+    if not any(keeper in link.entity_ids for link in out):
+        out.append(Link(Mention(MentionKind.IMPLICIT, "", 0, 0), (Candidate(keeper, 1.0, "focus"),),
+                        (keeper,), reason))
+    return LinkResult(tuple(out))
+
+
+# What ends the value a turn gives for an attribute.
+_VALUE_END = frozenset("，,。？?！!；;\n")
 
 
 def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,

@@ -57,3 +57,13 @@ def test_a_negation_inside_a_conversation_cue_need_not_survive(snapshot):
     # A negation in the question itself still must.
     assert check(snapshot, "先不管这个，华南区不能申请了吗",
                  ["华南区如何申请"]).checks["negation_kept"] is False
+
+
+def test_a_name_the_user_wrote_is_not_an_invented_one(snapshot):
+    # A产品（个人版） is named inside what the user said, though the turn is not about it.
+    v = check(snapshot, "跟A产品（个人版）一起卖的，7月的销售额是多少",
+              ["华南区跟A产品（个人版）一起卖的，7月的销售额是多少"])
+    assert v.checks["entities_known"]
+    # The same rewrite for a turn that never said it invents it.
+    v = check(snapshot, "7月的销售额是多少", ["华南区跟A产品（个人版）一起卖的，7月的销售额是多少"])
+    assert not v.checks["entities_known"]
