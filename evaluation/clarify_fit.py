@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,18 +58,28 @@ class Example:
     label: int
     features: Mapping[str, float]
     semantic: bool
+    # Each candidate's own features (as the trace rounds them), in the order offered: a
+    # later round can derive new decision features from them without replaying.
+    candidates: tuple[Mapping[str, float], ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        return {"suite": self.suite, "session": self.session, "turn": self.turn,
-                "label": self.label, "semantic": self.semantic,
-                "features": {k: round(float(self.features.get(k, 0.0)), ROUND) for k in FEATURES}}
+        out: dict[str, Any] = {
+            "suite": self.suite, "session": self.session, "turn": self.turn,
+            "label": self.label, "semantic": self.semantic,
+            "features": {k: round(float(self.features.get(k, 0.0)), ROUND) for k in FEATURES}}
+        if self.candidates:
+            out["candidates"] = [{k: round(float(v), ROUND) for k, v in c.items()}
+                                 for c in self.candidates]
+        return out
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> Example:
         try:
             return cls(str(raw["suite"]), str(raw["session"]), int(raw["turn"]),
                        int(raw["label"]), {k: float(v) for k, v in raw["features"].items()},
-                       bool(raw.get("semantic", True)))
+                       bool(raw.get("semantic", True)),
+                       tuple({k: float(v) for k, v in c.items()}
+                             for c in raw.get("candidates") or ()))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: an example needs suite, session, turn, label and "
                              f"features ({exc})") from exc
@@ -90,7 +101,9 @@ def collect(engine_for: Callable[[ClarifyModel], Any], kb: str, suite_name: str,
             ) -> tuple[list[Example], Coverage]:
     """Replay ``scripts`` and take the decision features of every scored turn."""
     engine = engine_for(collector)
-    results = run_system(engine, kb, scripts, k=5, run_id="clarify-fit")
+    # A fresh run id: the server sessions of an earlier replay in the same data dir are
+    # not continued (their dialogue state would change the features).
+    results = run_system(engine, kb, scripts, k=5, run_id=f"clarify-fit-{uuid.uuid4().hex[:8]}")
     expects = [(s.session, i + 1, t.expect) for s in scripts for i, t in enumerate(s.turns)]
     examples: list[Example] = []
     scored = expect_clarify = missing = 0
@@ -107,7 +120,8 @@ def collect(engine_for: Callable[[ClarifyModel], Any], kb: str, suite_name: str,
             missing += label
             continue
         examples.append(Example(suite_name, session, turn, label, decision["features"],
-                                str(decision.get("params", "")).endswith("semantic")))
+                                str(decision.get("params", "")).endswith("semantic"),
+                                tuple((decision.get("candidates") or {}).values())))
     return examples, Coverage(suite_name, scored, expect_clarify, len(examples), missing)
 
 

@@ -31,6 +31,16 @@ recency             1 / (1 + turns since the dialogue last named it), 0 if never
 corrected_away      1 when the user corrected away from it (larger = worse)
 prior_choice        (times chosen + 1) / (times offered + 2) in this kb's
                     recorded clarification answers
+semantic_own        e5: the best cosine of the question with a facet of this
+                    candidate that some other candidate lacks (without one:
+                    ``semantic_shared``, below; when the candidates share no
+                    facet, that is their least fitting facet's cosine)
+words_own           log(1 + IDF overlap) of the question with the words of
+                    its facets that not every candidate's facets have
+known_facets        log(1 + how many facets it has): how much the kb holds
+                    about it (an entity it knows little of rarely has what
+                    is asked)
+known_text          log(1 + the words of its description)
 ==================  =========================================================
 
 The decision does not look at one candidate but at how the candidates
@@ -40,8 +50,13 @@ minus weakest: does one stand out?), plus the features of the set itself:
 ``attributes_asked``, ``same_type``, ``type_overlap`` (Jaccard of the type
 ancestries), ``confusable`` (a declared confusable pair), ``profile_similarity``
 (e5 cosine of the two most supported candidates' profiles), ``n_candidates``,
-``pronoun``, ``implicit``, ``fuzzy`` and ``prior_asked`` (log of how often this
-candidate set was asked before).
+``pronoun``, ``implicit``, ``fuzzy``, ``prior_asked`` (log of how often this
+candidate set was asked before), ``semantic_shared`` and ``words_shared`` (the
+question against what every candidate has: e5 cosine with the best shared
+facet, IDF overlap with the shared facet words; does what is asked apply to
+all of them?). Last, how the candidate the dialogue is about compares with the
+others: ``lead_<f>`` for the fit features (the most salient candidate's value
+minus the best other's; 0 and ``salience_tie`` = 1 when none is more salient).
 
 A logistic model (coefficients in ``clarify_params.json``, fitted offline by
 ``referent clarify fit``; no scikit-learn at run time) turns them into the
@@ -82,20 +97,30 @@ PARAMS_PATH = Path(__file__).with_name("clarify_params.json")
 
 CANDIDATE_FEATURES: tuple[str, ...] = (
     "attribute_fit", "relation_fit", "chunk_fit", "chunk_attribute", "semantic_profile",
-    "semantic_type", "semantic_facet", "lexical_fit", "focus", "recency", "corrected_away", "prior_choice")
+    "semantic_type", "semantic_facet", "lexical_fit", "focus", "recency", "corrected_away",
+    "prior_choice", "semantic_own", "words_own", "known_facets", "known_text")
 # +1: more of it means the question fits the candidate better; -1: worse.
 POLARITY: Mapping[str, int] = {f: (-1 if f == "corrected_away" else 1) for f in CANDIDATE_FEATURES}
-SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type", "semantic_facet"})
+SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type", "semantic_facet", "semantic_own"})
 SET_FEATURES: tuple[str, ...] = (
     "attributes_asked", "same_type", "type_overlap", "confusable", "profile_similarity",
-    "n_candidates", "pronoun", "implicit", "fuzzy", "prior_asked")
+    "n_candidates", "pronoun", "implicit", "fuzzy", "prior_asked", "semantic_shared",
+    "words_shared")
+# How the candidate the dialogue is about (the most salient: focus, then recency) compares
+# with the others on what the question fits: lead_<f> = its value minus the best other's
+# (0 when no candidate is more salient than the rest, and then ``salience_tie`` is 1).
+LEAD_FEATURES: tuple[str, ...] = (
+    "attribute_fit", "chunk_fit", "chunk_attribute", "semantic_profile", "semantic_facet",
+    "semantic_own", "lexical_fit", "words_own", "known_facets", "known_text")
 FEATURES: tuple[str, ...] = (*(f"low_{f}" for f in CANDIDATE_FEATURES),
-                             *(f"gap_{f}" for f in CANDIDATE_FEATURES), *SET_FEATURES)
+                             *(f"gap_{f}" for f in CANDIDATE_FEATURES), *SET_FEATURES,
+                             *(f"lead_{f}" for f in LEAD_FEATURES), "salience_tie")
 
 
 def uses_embedder(name: str) -> bool:
     """Whether a decision feature needs the embedder (absent from the lexical set)."""
-    return name == "profile_similarity" or name.split("_", 1)[-1] in SEMANTIC_FEATURES
+    return (name in ("profile_similarity", "semantic_shared")
+            or name.split("_", 1)[-1] in SEMANTIC_FEATURES)
 
 
 # -- what the decision is told -----------------------------------------------------------
@@ -416,6 +441,7 @@ class _KbCache:
             self.ancestry[type_name] = frozenset(chain)
         self.relation_words: dict[str, frozenset[str]] = {}
         self.facet_texts: dict[str, tuple[str, ...]] = {}
+        self.facet_words: dict[str, frozenset[str]] = {}
         # One vector per distinct facet text: entities of one type share theirs.
         self.facet_vectors: dict[str, Sequence[float]] = {}
         self.unit_facets: dict[str, Sequence[float]] = {}
@@ -455,6 +481,15 @@ class _KbCache:
                 parts.extend(_value_items(value))
             got = tuple(dict.fromkeys(p for p in parts if p))[:MAX_FACETS]
             self.facet_texts[entity_id] = got
+        return got
+
+    def facet_tokens(self, entity_id: str) -> frozenset[str]:
+        """The words of the entity's facets, its own names left out."""
+        got = self.facet_words.get(entity_id)
+        if got is None:
+            own = set(tokens(" ".join(self.snapshot.entities[entity_id].all_aliases)))
+            got = frozenset(t for t in tokens(" ".join(self.facets(entity_id))) if t not in own)
+            self.facet_words[entity_id] = got
         return got
 
     def unit_facet(self, text: str) -> Sequence[float]:
@@ -618,8 +653,19 @@ class FeatureExtractor:
             f["semantic_profile"] = 0.0
             f["semantic_type"] = 0.0
             f["semantic_facet"] = 0.0
+            f["semantic_own"] = 0.0
             f["prior_choice"] = 0.5
+            f["known_facets"] = math.log1p(len(cache.facets(c)))
+            f["known_text"] = math.log1p(len(tokens(e.description or "")))
             del e
+        # The question's words in what may be asked of every candidate (its facets'
+        # words), and in what only this one has.
+        facet_words = {c: cache.facet_tokens(c) for c in ids}
+        common = frozenset.intersection(*facet_words.values()) if ids else frozenset()
+        words_shared = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in common))
+        for c in ids:
+            per[c]["words_own"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens
+                                                 if t in facet_words[c] and t not in common))
         # Chunks tagged with each candidate.
         if self.chunk_search is not None and ids:
             stripped = _strip(item.question, ignore)
@@ -635,12 +681,13 @@ class FeatureExtractor:
                 notes.append(f"chunk features skipped: {exc}")
         # Semantic similarity with the bundled e5.
         semantic = False
+        semantic_shared = 0.0
         if self.embedder is None:
             notes.append("no e5 configured: the lexical coefficient set decides, without the "
                          "semantic features")
         elif ids:
             try:
-                self._semantic(item, ids, per, cache, notes)
+                semantic_shared = self._semantic(item, ids, per, cache, notes)
                 semantic = True
             except (ReferentError, RuntimeError, ValueError) as exc:
                 notes.append(f"semantic features skipped ({exc}): the lexical coefficient "
@@ -666,6 +713,8 @@ class FeatureExtractor:
             "implicit": 1.0 if item.kind == "implicit" else 0.0,
             "fuzzy": 1.0 if item.fuzzy else 0.0,
             "prior_asked": math.log1p(prior.asked_sets.get(tuple(sorted(ids)), 0)),
+            "semantic_shared": semantic_shared,
+            "words_shared": words_shared,
         }
         if semantic and len(ids) > 1:
             sims = [_cos(cache.profile_vectors[a], cache.profile_vectors[b])
@@ -674,7 +723,9 @@ class FeatureExtractor:
         return per, sets, notes, semantic
 
     def _semantic(self, item: DecisionInput, ids: list[str], per: dict[str, dict[str, float]],
-                  cache: _KbCache, notes: list[str]) -> None:
+                  cache: _KbCache, notes: list[str]) -> float:
+        """Fills the e5 features of ``per``; returns the best cosine of the question with
+        a facet every candidate has (``semantic_shared``)."""
         assert self.embedder is not None
         # Candidate vectors come from the snapshot's cache (precomputed by warm(), or
         # found in the store); what is still missing is embedded now, once. A turn
@@ -688,9 +739,20 @@ class FeatureExtractor:
             per[c]["semantic_profile"] = _cos(q, cache.profile_vectors[c])
             per[c]["semantic_type"] = _cos(q, cache.type_vectors[cache.snapshot.entities[c].type])
         unit_q = _unit(q)
+        cosines = {c: {f: _dot(unit_q, cache.unit_facet(f)) for f in cache.facets(c)} for c in ids}
         for c in ids:
-            per[c]["semantic_facet"] = max(
-                (_dot(unit_q, cache.unit_facet(f)) for f in cache.facets(c)), default=0.0)
+            per[c]["semantic_facet"] = max(cosines[c].values(), default=0.0)
+        # Does what is asked apply to every candidate? The best facet they all have,
+        # against the best facet each has that some other candidate lacks.
+        shared = frozenset.intersection(*(frozenset(cosines[c]) for c in ids))
+        # Nothing shared: what they share fits the question as little as their least
+        # fitting facet does (on the cosines' own scale, not an out-of-range 0).
+        best_shared = max((cosines[ids[0]][f] for f in shared), default=min(
+            (v for c in ids for v in cosines[c].values()), default=0.0))
+        for c in ids:
+            per[c]["semantic_own"] = max((v for f, v in cosines[c].items() if f not in shared),
+                                         default=best_shared)
+        return best_shared
 
 
 MAX_FACETS = 48
@@ -742,11 +804,30 @@ def decision_features(per: Mapping[str, Mapping[str, float]],
     """The low/gap summary of the candidate features, plus the set features."""
     out: dict[str, float] = {}
     for f in CANDIDATE_FEATURES:
-        values = [p[f] for p in per.values()] or [0.0]
+        values = [p.get(f, 0.0) for p in per.values()] or [0.0]
         out[f"low_{f}"] = min(values)
         out[f"gap_{f}"] = max(values) - min(values)
     out.update(sets)
+    lead = _lead(per)
+    for f in LEAD_FEATURES:
+        out[f"lead_{f}"] = (0.0 if lead is None else per[lead].get(f, 0.0) - max(
+            p.get(f, 0.0) for c, p in per.items() if c != lead))
+    out["salience_tie"] = 1.0 if lead is None else 0.0
     return out
+
+
+def _lead(per: Mapping[str, Mapping[str, float]]) -> str | None:
+    """The candidate the dialogue is about: the one more salient (focus, then recency) than
+    every other, else None."""
+    if len(per) < 2:
+        return None
+    ranked = sorted(per, key=lambda c: (per[c].get("focus", 0.0), per[c].get("recency", 0.0)),
+                    reverse=True)
+    first, second = per[ranked[0]], per[ranked[1]]
+    if (first.get("focus", 0.0), first.get("recency", 0.0)) == (
+            second.get("focus", 0.0), second.get("recency", 0.0)):
+        return None
+    return ranked[0]
 
 
 # -- the model ---------------------------------------------------------------------------

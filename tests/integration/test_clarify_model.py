@@ -14,7 +14,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.runtime import Runtime, open_clarifier, open_session_store
 from dialogue.policy.clarify_calibrate import KbEvidence
-from dialogue.policy.clarify_model import FEATURES, ClarifyParams, DecisionInput
+from dialogue.policy.clarify_model import (FEATURES, ClarifyParams, DecisionInput,
+                                           decision_features)
 from dialogue.engine import EngineConfig, TurnEngine
 from kg.aliases import SnapshotCache
 from kg.clarification_log import ClarificationLog
@@ -136,6 +137,7 @@ def test_relations_and_the_dialogue_shape_the_candidates(bank, make_runtime, neo
     snapshot = runtime.snapshots.get(bank)
     extractor = runtime.engine._policy.gate.base.model.extractor
     item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
+                         attributes=("annual fee",),
                          candidates=CARDS, focus=("card.gold",),
                          recent=(("card.gold.biz",), ("card.gold",)), negated=("card.gold.biz",))
     per, sets, notes, _ = extractor.extract(item, snapshot)
@@ -174,6 +176,77 @@ def test_the_facets_tell_whether_what_is_asked_applies_to_each(bank, make_runtim
     finally:
         extractor.embedder.embed_passages = real
     assert calls == [] and len(cache.facet_vectors) == kept
+
+
+def test_shared_and_own_facets_say_whether_what_is_asked_applies_to_both(bank, make_runtime):
+    """semantic_shared / semantic_own and words_shared / words_own: the question against
+    what every candidate has, and against what only one has (facets read from Neo4j)."""
+    runtime = make_runtime(threshold=0.001)
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.base.model.extractor
+    cache = extractor._cache(snapshot)
+    # Both cards' type has an annual fee; only the branch's has opening hours.
+    fee = DecisionInput(question="What is the annual fee of Gold?", mention="Gold",
+                        kind="alias", candidates=CARDS)
+    per, sets, notes, semantic = extractor.extract(fee, snapshot)
+    assert semantic and notes == []
+    assert "annual" in cache.facet_tokens("card.gold")
+    assert "annual" not in cache.facet_tokens("branch.gold")
+    # Asked of the two cards, the fee is shared: the words fall among the shared ones.
+    assert sets["words_shared"] > 0.0
+    assert per["card.gold"]["words_own"] == per["card.gold.biz"]["words_own"] == 0.0
+    assert 0.0 < sets["semantic_shared"] <= 1.0
+    # The business card has a facet the personal one lacks (issued to), so its own best
+    # facet is measured; neither falls below what they share by construction.
+    assert per["card.gold.biz"]["semantic_own"] != 0.0
+    hours = DecisionInput(question="What are the opening hours of Gold?", mention="Gold",
+                          kind="alias", candidates=ALL)
+    per, sets, _, _ = extractor.extract(hours, snapshot)
+    # Opening hours belong to the branch alone: its own words and its own facets fit.
+    assert per["branch.gold"]["words_own"] > 0.0
+    assert per["card.gold"]["words_own"] == per["card.gold.biz"]["words_own"] == 0.0
+    assert sets["words_shared"] == 0.0
+    assert per["branch.gold"]["semantic_own"] > max(per[c]["semantic_own"] for c in CARDS)
+    # How much the kb holds about each: facets (the business card has a relation more)
+    # and description words.
+    assert per["card.gold.biz"]["known_facets"] > per["card.gold"]["known_facets"] > 0.0
+    assert all(p["known_text"] > 0.0 for p in per.values())
+
+
+def test_the_candidate_the_dialogue_is_about_is_compared_with_the_others(bank, make_runtime):
+    """lead_<f>: the most salient candidate's value minus the best other's (focus, then
+    recency), and salience_tie when none is more salient than the rest."""
+    runtime = make_runtime(threshold=0.001)
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.base.model.extractor
+    # The dialogue was about the branch; the question asks what only the cards have.
+    item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
+                         attributes=("annual fee",),
+                         candidates=ALL, focus=("branch.gold", "card.gold"),
+                         recent=(("card.gold.biz",), ("card.gold",), ("branch.gold",)))
+    per, sets, _, _ = extractor.extract(item, snapshot)
+    f = decision_features(per, sets)
+    assert f["salience_tie"] == 0.0
+    assert f["lead_attribute_fit"] == -1.0  # the branch has no annual fee, both cards have
+    assert f["lead_semantic_own"] == pytest.approx(
+        per["branch.gold"]["semantic_own"] - max(per[c]["semantic_own"] for c in CARDS))
+    assert f["lead_known_facets"] == pytest.approx(
+        per["branch.gold"]["known_facets"] - max(per[c]["known_facets"] for c in CARDS))
+    # The dialogue was about the personal card: it leads, and the fee fits it as well as
+    # the other card (same type): no lead on the attribute.
+    item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
+                         attributes=("annual fee",),
+                         candidates=CARDS, focus=("card.gold",), recent=(("card.gold.biz",),))
+    per, sets, _, _ = extractor.extract(item, snapshot)
+    f = decision_features(per, sets)
+    assert f["salience_tie"] == 0.0 and f["lead_attribute_fit"] == 0.0
+    assert f["lead_known_facets"] < 0.0  # the business card has a relation more
+    # Nothing said yet: no candidate leads.
+    item = DecisionInput(question="What is the annual fee of Gold?", mention="Gold",
+                         kind="alias", candidates=CARDS)
+    f = decision_features(*extractor.extract(item, snapshot)[:2])
+    assert f["salience_tie"] == 1.0
+    assert all(f[name] == 0.0 for name in f if name.startswith("lead_"))
 
 
 def test_without_e5_the_lexical_set_decides_and_the_trace_says_so(bank, settings, neo4j_store,

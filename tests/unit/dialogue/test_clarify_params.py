@@ -69,6 +69,24 @@ def test_low_and_gap_summarize_the_candidates():
     assert c.gap_weight("attribute_fit") == pytest.approx(2.0)
 
 
+def test_lead_compares_the_candidate_the_dialogue_is_about_with_the_others():
+    def cand(focus: float, recency: float, fit: float) -> dict:
+        return {"focus": focus, "recency": recency, "semantic_own": fit}
+
+    # The focus leads; its fit minus the best other's (three candidates).
+    out = decision_features({"a": cand(1.0, 1.0, 0.70), "b": cand(0.5, 1.0, 0.80),
+                             "c": cand(0.0, 0.5, 0.75)}, {})
+    assert out["salience_tie"] == 0.0
+    assert out["lead_semantic_own"] == pytest.approx(0.70 - 0.80)
+    assert out["low_semantic_own"] == 0.70 and out["gap_semantic_own"] == pytest.approx(0.10)
+    # Equal focus: the more recent one leads.
+    out = decision_features({"a": cand(0.0, 0.5, 0.9), "b": cand(0.0, 1.0, 0.6)}, {})
+    assert out["lead_semantic_own"] == pytest.approx(0.6 - 0.9)
+    # Nobody more salient than the rest: no lead.
+    out = decision_features({"a": cand(0.0, 0.0, 0.9), "b": cand(0.0, 0.0, 0.6)}, {})
+    assert out["salience_tie"] == 1.0 and out["lead_semantic_own"] == 0.0
+
+
 def _stump(feature: int, threshold: float, low: float, high: float) -> dict:
     return {"feature": [feature, -1, -1], "threshold": [threshold, 0.0, 0.0],
             "left": [1, -1, -1], "right": [2, -1, -1], "value": [0.0, low, high]}
