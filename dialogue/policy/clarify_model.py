@@ -57,6 +57,13 @@ facet, IDF overlap with the shared facet words; does what is asked apply to
 all of them?). Last, how the candidate the dialogue is about compares with the
 others: ``lead_<f>`` for the fit features (the most salient candidate's value
 minus the best other's; 0 and ``salience_tie`` = 1 when none is more salient).
+The e5 features enter the model only as differences: their gaps,
+``shared_margin`` (the best shared facet's cosine minus the best facet's: 0
+when what fits the question best belongs to every candidate) and
+``own_margin`` (the best facet only one has, minus the best shared). The
+cosines' own level (``low_semantic_*``, ``semantic_shared``) depends on the
+language and the texts' length, not on the question; it stays in the trace
+but is not read by the model.
 
 A logistic model (coefficients in ``clarify_params.json``, fitted offline by
 ``referent clarify fit``; no scikit-learn at run time) turns them into the
@@ -112,14 +119,21 @@ SET_FEATURES: tuple[str, ...] = (
 LEAD_FEATURES: tuple[str, ...] = (
     "attribute_fit", "chunk_fit", "chunk_attribute", "semantic_profile", "semantic_facet",
     "semantic_own", "lexical_fit", "words_own", "known_facets", "known_text")
-FEATURES: tuple[str, ...] = (*(f"low_{f}" for f in CANDIDATE_FEATURES),
-                             *(f"gap_{f}" for f in CANDIDATE_FEATURES), *SET_FEATURES,
-                             *(f"lead_{f}" for f in LEAD_FEATURES), "salience_tie")
+# The level of an e5 cosine depends on the language and the length of the texts (Chinese
+# chat against English questions): the model reads the e5 features only as differences
+# (between candidates, or between what one has and what all share), never their level.
+# The levels stay in the trace.
+TRACE_ONLY: frozenset[str] = frozenset({*(f"low_{f}" for f in SEMANTIC_FEATURES),
+                                        "semantic_shared"})
+FEATURES: tuple[str, ...] = tuple(n for n in (
+    *(f"low_{f}" for f in CANDIDATE_FEATURES), *(f"gap_{f}" for f in CANDIDATE_FEATURES),
+    *SET_FEATURES, *(f"lead_{f}" for f in LEAD_FEATURES), "salience_tie",
+    "shared_margin", "own_margin") if n not in TRACE_ONLY)
 
 
 def uses_embedder(name: str) -> bool:
     """Whether a decision feature needs the embedder (absent from the lexical set)."""
-    return (name in ("profile_similarity", "semantic_shared")
+    return (name in ("profile_similarity", "semantic_shared", "shared_margin", "own_margin")
             or name.split("_", 1)[-1] in SEMANTIC_FEATURES)
 
 
@@ -801,7 +815,8 @@ def _strip(text: str, spans: Sequence[str]) -> str:
 
 def decision_features(per: Mapping[str, Mapping[str, float]],
                       sets: Mapping[str, float]) -> dict[str, float]:
-    """The low/gap summary of the candidate features, plus the set features."""
+    """The low/gap summary of the candidate features, the set features, the lead and the
+    margins (a superset of :data:`FEATURES`: the e5 levels are kept for the trace)."""
     out: dict[str, float] = {}
     for f in CANDIDATE_FEATURES:
         values = [p.get(f, 0.0) for p in per.values()] or [0.0]
@@ -813,6 +828,14 @@ def decision_features(per: Mapping[str, Mapping[str, float]],
         out[f"lead_{f}"] = (0.0 if lead is None else per[lead].get(f, 0.0) - max(
             p.get(f, 0.0) for c, p in per.items() if c != lead))
     out["salience_tie"] = 1.0 if lead is None else 0.0
+    # Does the facet that fits the question best belong to every candidate (0), or how
+    # far below it is the best they share? And how far does what only one has fit
+    # better than what they share?
+    shared = sets.get("semantic_shared", 0.0)
+    out["shared_margin"] = (shared - max(p.get("semantic_facet", 0.0) for p in per.values())
+                            if per else 0.0)
+    out["own_margin"] = (max(p.get("semantic_own", 0.0) for p in per.values()) - shared
+                         if per else 0.0)
     return out
 
 
