@@ -250,8 +250,10 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
       question words, not the entity the two share) and no rival holds more of them.
       When a rival holds as many, the one more specific to the turn's entities wins
       (a passage about several products answers less of a question about one than
-      that product's own passage): the shown chunk comes back only if no rival is
-      more specific. With entities resolved, a shown chunk tagged with none of them
+      that product's own passage); when it is as specific too, the unseen one wins
+      unless the search ranks the shown chunk clearly higher (``TIE_LEAD``). A shown
+      passage and a rival of which one has no English are compared on the question's
+      other words (:func:`_answers_better`). With entities resolved, a shown chunk tagged with none of them
       does not come back (it answered nothing about them). The new words are those
       neither the showing turn nor the ``previous`` turn asked: what an intermediate
       turn added (保管箱 between "营业吗" and "那边有几个停车位") is not new now.
@@ -292,8 +294,7 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
         mine = specificity(hit, wanted)
         if wanted and mine <= 0:
             continue
-        if all(own > g + _EPS or (own >= g - _EPS and mine >= specificity(r, wanted) - _EPS)
-               for r in rivals for g in (gain(terms, r, stats, units_of(r)),)):
+        if all(_answers_better(hit, r, terms, stats, units_of, wanted, min_gain) for r in rivals):
             passed[hit.chunk_id] = max(passed.get(hit.chunk_id, 0.0), own * math.sqrt(mine))
     if not passed:
         return set()
@@ -308,6 +309,42 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
 # Shown chunks that answer the new words at least this share as well as the best one
 # are near enough to it for the search's order to decide.
 BEST_WITHIN = 0.9
+
+# A shown chunk that answers the new words exactly as well as an unseen rival, and is as
+# specific to the turn's entities, comes back only when the search ranks it this much
+# (relative score) above that rival: between equal answers the place goes to what the
+# user has not read, unless the search clearly prefers the shown one. Chosen by
+# measurement (docs/retrieval.md, "fifth round").
+TIE_LEAD = 0.05
+
+
+def _answers_better(hit: Hit, rival: Hit, terms: set[str], stats: TermStats, units_of,
+                    wanted: set[str], min_gain: float) -> bool:
+    """Whether the shown ``hit`` answers the new ``terms`` better than the unseen ``rival``.
+
+    Both are judged on the same words: when one of the two passages has no English, the
+    English words of the question are left out for both (a Chinese passage cannot hold
+    them, which says nothing about whether it answers), and on what is left the shown
+    chunk must still hold ``min_gain``. More of the words wins; on equal words, the one
+    more specific to the turn's entities; on both equal, the search's order, with a
+    clear lead (``TIE_LEAD``) needed for the shown one."""
+    judged = terms
+    if not (_LATIN_RE.search(f"{hit.title}\n{hit.text}") and _LATIN_RE.search(f"{rival.title}\n{rival.text}")):
+        judged = {t for t in terms if not _LATIN_RE.search(t)}
+    own = gain(judged, hit, stats, units_of(hit))
+    if own < min_gain or own <= 0:
+        return False
+    theirs = gain(judged, rival, stats, units_of(rival))
+    if own > theirs + _EPS:
+        return True
+    if own < theirs - _EPS:
+        return False
+    mine, other = specificity(hit, wanted), specificity(rival, wanted)
+    if mine > other + _EPS:
+        return True
+    if mine < other - _EPS:
+        return False
+    return hit.score > rival.score + TIE_LEAD * abs(rival.score)
 
 
 _EPS = 1e-9
