@@ -5,8 +5,9 @@ by several entities resolves only when the turn or the dialogue settles it:
 a distinguishing word in the text (个人版), exactly one candidate already in
 the dialogue's focus, or an asked attribute that only one candidate's type
 has. Otherwise the link stays ambiguous and the caller asks the user.
-Pronouns resolve against the focus entities; ordinals against the entities
-last listed together. Every candidate records its score and how it was found.
+Pronouns resolve against the focus entities (a place word such as 那边 or
+"there" against the places in play); ordinals against the entities last
+listed together. Every candidate records its score and how it was found.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from common.language import cues
 from kg.aliases import AliasSnapshot
 from kg.fit import decide
-from kg.mentions import Detection, Mention, MentionKind
+from kg.mentions import PLACE, Detection, Mention, MentionKind
 
 _PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
 # "The two" / 两者: the focus and the other one of its kind talked about just before.
@@ -117,6 +118,11 @@ class EntityLinker:
             if mention.kind is MentionKind.ALIAS:
                 links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus,
                                               detection.text, recent))
+            elif mention.kind is MentionKind.PRONOUN and mention.value == PLACE:
+                place = self._link_place(mention, detection, snapshot,
+                                         [*focus, *alternates, *recent])
+                if place is not None:
+                    links.append(place)
             elif mention.kind is MentionKind.PRONOUN and focus and mention.text.lower() in _DUAL_PRONOUNS:
                 pair = self._the_two(focus, recent, snapshot)
                 if pair:
@@ -142,6 +148,33 @@ class EntityLinker:
             if variant is not None:
                 links.append(variant)
         return LinkResult(tuple(links))
+
+    @staticmethod
+    def _link_place(mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                    in_play: Sequence[str]) -> Link | None:
+        """那边 / 在那 / there: the place named just before it in the turn (杭州客服中心那边),
+        else the most salient place in play (the focus, the alternates, the recent
+        turns'). A place is an entity whose type has a place's attribute (地址,
+        address). None when no place is in play: the word then refers to nothing
+        the kb knows, and the turn goes on as if it were not said."""
+        def is_place(entity_id: str) -> bool:
+            entity = snapshot.entities.get(entity_id)
+            if entity is None:
+                return False
+            own = [*snapshot.type_attributes.get(entity.type, ()), *entity.attributes]
+            return any(a.lower() in cues.PLACE_ATTRIBUTES for a in own)
+
+        said = [m for m in detection.of(MentionKind.ALIAS)
+                if m.end <= mention.start and len(m.entity_ids) == 1 and is_place(m.entity_ids[0])]
+        if said:
+            place = said[-1].entity_ids[0]
+            return Link(mention, (Candidate(place, 1.0, "named before it"),), (place,),
+                        "place word → the place named before it in the turn")
+        place = next((e for e in dict.fromkeys(in_play) if is_place(e)), None)
+        if place is None:
+            return None
+        return Link(mention, (Candidate(place, 1.0, "focus"),), (place,),
+                    "place word → the most salient place in play")
 
     @staticmethod
     def _named_before(pronoun: Mention, detection: Detection) -> str | None:

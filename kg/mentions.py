@@ -17,6 +17,10 @@ from kg.aliases import AliasSnapshot, LongestMatcher
 from kg.fuzzy import one_edit_apart
 
 
+# The value of a pronoun mention that points at a place (那边, 在那, there).
+PLACE = "place"
+
+
 class MentionKind(str, Enum):
     ALIAS = "alias"
     PRONOUN = "pronoun"
@@ -32,8 +36,9 @@ class Mention:
     """A span of the turn's text that may refer to something.
 
     ``entity_ids`` are the alias candidates (ALIAS only); ``value`` is the
-    canonical attribute name (ATTRIBUTE) or the ordinal's 0-based index, -1 for
-    "the last" (ORDINAL)."""
+    canonical attribute name (ATTRIBUTE), the ordinal's 0-based index, -1 for
+    "the last" (ORDINAL), or ``PLACE`` for a pronoun that points at a place (那边,
+    there)."""
 
     kind: MentionKind
     text: str
@@ -213,6 +218,9 @@ def _find_cues(found: _Collector) -> None:
         for m in regex.finditer(text):
             if not _overlaps((m.start(), m.end()), blocked):
                 found.add(kind, m.start(), m.end())
+    for regex in cues.PLACE_PRONOUN_RES:
+        for m in regex.finditer(text):
+            found.add(MentionKind.PRONOUN, m.start(), m.end(), value=PLACE)
 
 
 # -- the spaCy pipeline --------------------------------------------------------------------

@@ -68,6 +68,12 @@ DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
 #: Singular pronouns that refer to a person (他, she) and to a thing (它, it), lower case.
 PERSON_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_PRONOUNS"))
 THING_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("THING_PRONOUNS"))
+#: Words that point at a place talked about before (那边, 在那, there), one pattern per
+#: language (regexes).
+PLACE_PRONOUN_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile("|".join(m.PLACE_PRONOUNS), re.IGNORECASE) for m in LANGUAGES.values() if m.PLACE_PRONOUNS)
+#: Attributes only a place has (地址, address), lower case: a type with one is a place's.
+PLACE_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PLACE_ATTRIBUTES"))
 #: Attributes only a person has (出生日期, occupation), lower case: an entity whose own
 #: passages state one is a person.
 PERSON_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_ATTRIBUTES"))

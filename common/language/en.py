@@ -24,6 +24,10 @@ THING_PRONOUNS = ["it", "its"]
 # Attributes only a person has.
 PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "place of birth",
                      "occupation", "alma mater", "height", "spouse", "date of death"]
+# "there" as a place: at the end of a clause (get there, open there?), not "is there?" nor
+# "there is", nor a title that starts with it (regexes).
+PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?=\s*(?:[?.!,;]|$))"]
+PLACE_ATTRIBUTES = ["address", "location"]
 NOT_PRONOUN_CONTEXT: list[str] = []
 NAME_LEFT_CHARS = ""
 NAME_RIGHT_CHARS = ""

@@ -30,9 +30,16 @@ THING_PRONOUNS = ["它"]
 # (a type shared by films and the people in them cannot tell).
 PERSON_ATTRIBUTES = ["出生日期", "出生地", "出生年月", "职业", "毕业院校", "身高", "体重", "星座",
                      "血型", "民族", "逝世日期", "配偶"]
+# Words that point at a place talked about before (regexes): 那边, 那里 (not 那里面: "in
+# it"; not after 它/他: 它那里 is the pronoun's), and 那 right after 在/去/到 (能在那办吗)
+# when no measure word or time follows it (在那个网点 is 那个's; 在那之前 is a time).
+PLACE_PRONOUNS = [r"(?<![它他她])(?:那边|那里(?!面)|那儿)",
+                  r"(?<=[在去到])那(?![个些么样种款家边里儿之时年天次段以后])"]
+# Attributes only a place has: an entity whose type has one is a place (那边 may mean it).
+PLACE_ATTRIBUTES = ["地址", "位置", "所在地", "地点", "办公地点"]
 # Words that contain a pronoun character but refer to nothing (regex alternatives).
-NOT_PRONOUN_CONTEXT = ["那么", "那里", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
-                       "那边", "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",
+NOT_PRONOUN_CONTEXT = ["那么", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
+                       "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",
                        "那就", "那我", "那你", "那请", "那要"]
 # What may stand right before and right after a name for a one-character slip in a
 # short name to be taken (the start, punctuation, a cue; a particle, the question).
