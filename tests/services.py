@@ -267,6 +267,11 @@ def cards_ontology(*cards: tuple[str, str, str], attributes=("年费", "免息�
               for cid, name, description in cards)]
 
 
+def found_ids(outcome) -> list[str]:
+    """The chunk ids a retriever's outcome found, in order."""
+    return [f.hit.chunk_id for f in outcome.found]
+
+
 def card_passages(passages: Iterable[tuple[str, int, list[str], str, str]]) -> list[dict]:
     """Corpus records from (doc, chunk number, entity ids, title, text)."""
     return [{"doc_id": doc, "chunk_id": f"{doc}#{n}", "title": title, "text": text,

@@ -10,7 +10,7 @@ import pytest
 
 from retrieval.novelty import Shown
 from retrieval.search import Retriever, RetrieverConfig
-from tests.services import GALAXY, TWO_CARD_PASSAGES, TWO_CARDS, card_passages, load_kb
+from tests.services import GALAXY, TWO_CARDS, TWO_CARD_PASSAGES, card_passages, found_ids, load_kb
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -28,10 +28,6 @@ def cards_kb(kb, neo4j_store, milvus_index):
     return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, card_passages(PASSAGES))
 
 
-def ids(outcome) -> list[str]:
-    return [f.hit.chunk_id for f in outcome.found]
-
-
 def test_a_shown_passage_about_two_cards_stays_out_when_the_cards_own_passage_answers_as_well(
         runtime, cards_kb):
     # Turn 1 asked about the fee and showed the comparison; turn 2 asks about the grace
@@ -41,8 +37,8 @@ def test_a_shown_passage_about_two_cards_stays_out_when_the_cards_own_passage_an
     outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
                                        entity_ids=[GALAXY], shown=shown)
 
-    assert ids(outcome)[0] == "grace#0"
-    assert "compare#0" not in ids(outcome)
+    assert found_ids(outcome)[0] == "grace#0"
+    assert "compare#0" not in found_ids(outcome)
     assert outcome.trace["novelty"]["left_out"] >= 1
     assert outcome.trace["novelty"]["returned"] == []
 
@@ -55,7 +51,7 @@ def test_a_shown_passage_comes_back_marked_when_no_unseen_one_answers_as_well(ru
     outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
                                        entity_ids=[GALAXY], shown=shown)
 
-    assert ids(outcome)[0] == "grace#0"
+    assert found_ids(outcome)[0] == "grace#0"
     assert outcome.found[0].seen_in_turn == 1
     assert outcome.trace["novelty"]["returned"] == [{"chunk_id": "grace#0", "seen_in_turn": 1}]
 
@@ -72,7 +68,7 @@ def test_a_follow_up_whose_answer_was_shown_gets_it_back_instead_of_no_answer(
                             entity_ids=[GALAXY], shown=shown)
 
     assert not outcome.no_answer
-    assert ids(outcome) == ["atm#0"]
+    assert found_ids(outcome) == ["atm#0"]
     assert outcome.found[0].seen_in_turn == 1
     assert outcome.trace["novelty"]["returned_rather_than_abstain"] == "atm#0"
 
@@ -88,7 +84,7 @@ def test_places_the_per_document_cap_leaves_empty_are_filled_by_further_chunks(r
     # with one passage and leave the other places empty.
     outcome = runtime.retriever.search(cards_kb, ["云闪付 工本费 积分"], k=5)
 
-    assert set(ids(outcome)) == {"guide#0", "guide#1", "guide#2"}
+    assert set(found_ids(outcome)) == {"guide#0", "guide#1", "guide#2"}
 
 
 # Two passages of the card that answer the grace period equally well.
@@ -113,7 +109,7 @@ def test_of_two_shown_chunks_that_answer_as_well_only_one_comes_back(runtime, mi
 
     back = [f.hit.chunk_id for f in outcome.found if f.seen_in_turn is not None]
     assert len(back) == 1 and back[0] in {"grace#0", "faq#0"}
-    assert ids(outcome)[0] == back[0]
+    assert found_ids(outcome)[0] == back[0]
     assert len(outcome.found) == 5
 
     # The limit is a setting: with two allowed (within the first five places), both come back.

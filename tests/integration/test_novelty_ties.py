@@ -11,7 +11,7 @@ import pytest
 
 from retrieval.novelty import Shown
 from retrieval.search import Retriever, RetrieverConfig
-from tests.services import GALAXY, GALAXY_CARD, TWO_CARDS, card_passages, load_kb
+from tests.services import GALAXY, GALAXY_CARD, TWO_CARDS, card_passages, found_ids, load_kb
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -30,10 +30,6 @@ def twins_kb(kb, neo4j_store, milvus_index):
     return load_kb(kb, neo4j_store, milvus_index, TWO_CARDS, card_passages(TWINS))
 
 
-def ids(outcome) -> list[str]:
-    return [f.hit.chunk_id for f in outcome.found]
-
-
 def test_between_equal_answers_the_unseen_passage_takes_the_place(runtime, twins_kb):
     # The FAQ was shown for the fee question; the grace period is in it, and just as much
     # in the card's own unseen passage, which the search ranks higher.
@@ -42,8 +38,8 @@ def test_between_equal_answers_the_unseen_passage_takes_the_place(runtime, twins
     outcome = runtime.retriever.search(twins_kb, ["星河卡免息期最长多少天"], k=5,
                                        entity_ids=[GALAXY], shown=shown)
 
-    assert ids(outcome)[0] == "grace#0"
-    assert "faq#0" not in ids(outcome)
+    assert found_ids(outcome)[0] == "grace#0"
+    assert "faq#0" not in found_ids(outcome)
     assert outcome.trace["novelty"]["returned"] == []
     assert outcome.trace["novelty"]["left_out"] >= 1
 
@@ -57,7 +53,7 @@ def test_between_equal_answers_a_shown_passage_the_search_clearly_prefers_comes_
     outcome = runtime.retriever.search(twins_kb, ["星河卡免息期最长多少天"], k=5,
                                        entity_ids=[GALAXY], shown=shown)
 
-    assert ids(outcome)[0] == "grace#0"
+    assert found_ids(outcome)[0] == "grace#0"
     assert outcome.found[0].seen_in_turn == 1
 
 
@@ -89,7 +85,7 @@ def test_an_english_passage_does_not_come_back_on_english_words_a_chinese_one_ca
                           ["Which is longer, the interest-free period of the Galaxy Card (星河卡)?"],
                           k=5, entity_ids=[GALAXY], shown=shown)
 
-    assert "faq-en#0" not in ids(outcome)
+    assert "faq-en#0" not in found_ids(outcome)
     assert outcome.trace["novelty"]["left_out"] == 1
 
     # Against English passages it is judged on the English words: when every other
@@ -99,4 +95,4 @@ def test_an_english_passage_does_not_come_back_on_english_words_a_chinese_one_ca
     back = wide.search(bilingual_kb,
                        ["Which is longer, the interest-free period of the Galaxy Card (星河卡)?"],
                        k=5, entity_ids=[GALAXY], shown=alone)
-    assert "faq-en#0" in ids(back)
+    assert "faq-en#0" in found_ids(back)

@@ -9,7 +9,7 @@ import pytest
 
 from retrieval.history import Carried
 from retrieval.novelty import Shown
-from tests.services import GALAXY, TWO_CARD_PASSAGES, TWO_CARDS, card_passages, load_kb
+from tests.services import GALAXY, TWO_CARDS, TWO_CARD_PASSAGES, card_passages, found_ids, load_kb
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -26,10 +26,6 @@ def cards_kb(kb, neo4j_store, milvus_index):
     return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, card_passages(PASSAGES))
 
 
-def ids(outcome) -> list[str]:
-    return [f.hit.chunk_id for f in outcome.found]
-
-
 def test_words_the_turn_before_asked_do_not_bring_back_a_chunk_shown_earlier(runtime, cards_kb):
     # Turn 1 (the fee) showed the ATM passage 4th; turn 2 asked about the cash-withdrawal
     # fee; turn 3 asks whether that fee is refunded. Against turn 1 alone, 取现 and 手续费
@@ -41,15 +37,15 @@ def test_words_the_turn_before_asked_do_not_bring_back_a_chunk_shown_earlier(run
 
     outcome = runtime.retriever.search(cards_kb, asked, k=5, entity_ids=[GALAXY], shown=shown,
                                        history=Carried(("星河卡年费多少", before)))
-    assert "atm#0" not in ids(outcome)
-    assert ids(outcome)[0] == "refund#0"
+    assert "atm#0" not in found_ids(outcome)
+    assert found_ids(outcome)[0] == "refund#0"
     assert outcome.trace["novelty"]["returned"] == []
 
     # Without the turn before (a first follow-up of the fee question), the same words are
     # new and the ATM passage answers them: it comes back, marked.
     alone = runtime.retriever.search(cards_kb, ["星河卡取现手续费多少"], k=5,
                                      entity_ids=[GALAXY], shown=shown, previous=())
-    assert ids(alone)[0] == "atm#0"
+    assert found_ids(alone)[0] == "atm#0"
     assert alone.found[0].seen_in_turn == 1
 
 
@@ -63,9 +59,9 @@ def test_of_two_shown_chunks_with_the_new_words_the_asked_cards_own_takes_the_pl
     outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
                                        entity_ids=[GALAXY], shown=shown)
 
-    assert ids(outcome)[0] == "grace#0"
+    assert found_ids(outcome)[0] == "grace#0"
     assert outcome.found[0].seen_in_turn == 1
-    assert "compare#0" not in ids(outcome)
+    assert "compare#0" not in found_ids(outcome)
     assert [r["chunk_id"] for r in outcome.trace["novelty"]["returned"]] == ["grace#0"]
 
 
@@ -79,6 +75,6 @@ def test_a_revisit_brings_back_the_asked_cards_own_passage_of_two_that_match_equ
     outcome = runtime.retriever.search(cards_kb, ["星河卡年费"], k=5, entity_ids=[GALAXY],
                                        shown=shown, intent="revisit")
 
-    assert ids(outcome)[0] == "fee#0"
+    assert found_ids(outcome)[0] == "fee#0"
     assert outcome.found[0].seen_in_turn == 1
     assert [r["chunk_id"] for r in outcome.trace["novelty"]["returned"]] == ["fee#0"]

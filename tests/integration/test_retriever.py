@@ -22,6 +22,7 @@ from retrieval.milvus_index import MilvusIndex
 from retrieval.models import Chunk, DenseSpec
 from retrieval.search import Retriever, RetrieverConfig, coverage
 from tests.http_fakes import TOPICS, embeddings_reply, serve
+from tests.services import found_ids
 
 pytestmark = pytest.mark.milvus
 
@@ -62,21 +63,17 @@ def bm25_kb(index: MilvusIndex) -> Iterator[str]:
     index.drop(kb)
 
 
-def ids(outcome) -> list[str]:
-    return [f.hit.chunk_id for f in outcome.found]
-
-
 # -- entity filter, relaxed to a boost ---------------------------------------------------
 
 def test_a_starving_filter_becomes_a_boost_and_the_trace_says_so(index, bm25_kb):
     plain = Retriever(index).search(bm25_kb, ["销售额同比增长"], k=5)
     # Precondition: on BM25 alone the long 华北区 review is not first.
-    assert ids(plain)[0] != "north#0" and "north#0" in ids(plain)
+    assert found_ids(plain)[0] != "north#0" and "north#0" in found_ids(plain)
 
     outcome = Retriever(index).search(bm25_kb, ["销售额同比增长"], k=5, entity_ids=[NORTH])
 
-    assert ids(outcome)[0] == "north#0"
-    assert len(ids(outcome)) > 1  # the others are still there, below
+    assert found_ids(outcome)[0] == "north#0"
+    assert len(found_ids(outcome)) > 1  # the others are still there, below
     q = outcome.trace["queries"][0]
     assert q["entity_filter"] == "relaxed_to_boost" and q["filtered_docs"] == 1
 
@@ -85,7 +82,7 @@ def test_a_filter_with_enough_documents_is_applied(index, bm25_kb):
     strict = Retriever(index, config=RetrieverConfig(min_filtered_hits=1))
     outcome = strict.search(bm25_kb, ["销售额同比增长"], k=5, entity_ids=[NORTH])
 
-    assert ids(outcome) == ["north#0"]
+    assert found_ids(outcome) == ["north#0"]
     assert outcome.trace["queries"][0]["entity_filter"] == "applied"
 
 
@@ -117,8 +114,8 @@ def test_near_duplicate_passages_of_other_documents_are_dropped(index, bm25_kb):
     lenient = Retriever(index, config=RetrieverConfig(near_duplicate_shingles=1.0)).search(
         bm25_kb, ["意外伤害住院津贴"], k=5)
 
-    assert {"policy#0", "faq#0"} <= set(ids(lenient))
-    assert len({"policy#0", "faq#0"} & set(ids(outcome))) == 1
+    assert {"policy#0", "faq#0"} <= set(found_ids(lenient))
+    assert len({"policy#0", "faq#0"} & set(found_ids(outcome))) == 1
     [pair] = outcome.trace["near_duplicates_dropped"]
     assert {pair["dropped"], pair["kept"]} == {"policy#0", "faq#0"}
 
@@ -147,7 +144,7 @@ def test_consumed_documents_are_excluded_whole(index, bm25_kb):
     by_chunk = retriever.search(bm25_kb, ["华东区销售额增长"], k=10, exclude_chunk_ids=["east#0"])
     by_doc = retriever.search(bm25_kb, ["华东区销售额增长"], k=10, exclude_doc_ids=["east"])
 
-    assert "east#1" in ids(by_chunk) and "east#0" not in ids(by_chunk)
+    assert "east#1" in found_ids(by_chunk) and "east#0" not in found_ids(by_chunk)
     assert all(f.hit.doc_id != "east" for f in by_doc.found) and by_doc.found
     assert by_doc.trace["excluded_docs"] == 1
 
@@ -163,7 +160,7 @@ def test_weak_evidence_becomes_no_answer(index, bm25_kb):
     assert weak.no_answer and weak.found == ()
     assert weak.trace["no_answer"]["abstained"] and weak.trace["no_answer"]["withheld"]
     assert weak.strength < retriever.config.no_answer_threshold <= strong.strength
-    assert not strong.no_answer and ids(strong)[0].startswith("east")
+    assert not strong.no_answer and found_ids(strong)[0].startswith("east")
     assert unguarded.found and not unguarded.no_answer
 
 
@@ -201,7 +198,7 @@ def test_cross_encoder_reorders_the_pool(index, bm25_kb, style):
         cross = HttpCrossEncoder(server.url, style=style, model="fake-ce")
         outcome = Retriever(index, config=RetrieverConfig(chunks_per_doc=2),
                             cross_encoder=cross).search(bm25_kb, ["华南区销售额"], k=4)
-    assert ids(outcome)[0] == last.chunk_id
+    assert found_ids(outcome)[0] == last.chunk_id
     assert outcome.trace["queries"][0]["cross_encoder"] == f"{style}:fake-ce"
     body = server.requests[0][1]
     assert body["query"] == "华南区销售额"
@@ -220,7 +217,7 @@ def test_a_failing_cross_encoder_keeps_the_fused_order(index, bm25_kb, handler, 
     with serve(handler) as server:
         cross = HttpCrossEncoder(server.url, timeout=0.3)
         outcome = Retriever(index, cross_encoder=cross).search(bm25_kb, ["华南区销售额"], k=4)
-    assert ids(outcome) == ids(base)
+    assert found_ids(outcome) == found_ids(base)
     note = outcome.trace["queries"][0]["cross_encoder"]
     assert note.startswith("failed, fused order kept") and reason in note
 
@@ -295,8 +292,8 @@ def test_dense_finds_what_bm25_cannot(index, dense_kb, embed_server, bm25_kb):
     hybrid = dense_retriever(index, embed_server.url).search(
         dense_kb, ["摔伤了能赔吗"], k=3, abstain=False)
 
-    assert not {"policy#0", "faq#0"} & set(ids(bm25))
-    assert {"policy#0", "faq#0"} & set(ids(hybrid))
+    assert not {"policy#0", "faq#0"} & set(found_ids(bm25))
+    assert {"policy#0", "faq#0"} & set(found_ids(hybrid))
     assert hybrid.trace["fusion"] == "rrf(k=60)" and hybrid.trace["queries"][0]["dense"] > 0
 
 
@@ -304,7 +301,7 @@ def test_near_duplicates_by_cosine_across_languages(index, dense_kb, embed_serve
     outcome = dense_retriever(index, embed_server.url).search(dense_kb, ["退货运费谁承担"], k=5,
                                                               abstain=False)
 
-    assert len({"return#0", "return-en#0"} & set(ids(outcome))) == 1
+    assert len({"return#0", "return-en#0"} & set(found_ids(outcome))) == 1
     assert outcome.trace["near_duplicates_dropped"]
 
 
@@ -320,7 +317,7 @@ def test_a_failing_embeddings_endpoint_falls_back_to_bm25(index, dense_kb):
         garbled = dense_retriever(index, server.url).search(dense_kb, ["华南区销售额"], k=3)
 
     for result in (outcome, garbled):
-        assert ids(result)[0].startswith("south")
+        assert found_ids(result)[0].startswith("south")
         assert result.trace["queries"][0]["dense"].startswith("skipped, BM25 only")
     assert "timed out" in outcome.trace["queries"][0]["dense"]
 
