@@ -387,6 +387,19 @@ def unknown_variant(asked: str, stats: TermStats, *earlier: str) -> bool:
     return False
 
 
+def unknown_editions(query: str, stats: TermStats) -> list[str]:
+    """The editions ``query`` asks about that no chunk of the kb names: a version or a
+    year written with its kind (8.0版 when the kb lists 6.5 and 7.0, 2023年 when its fee
+    lists are of 2024 and 2025). Nothing in the kb answers a question about them: the
+    turn answers ``no_answer`` rather than with the passages about the editions it does
+    hold. A number of another kind (3岁, 30元) is a value the question gives, not an
+    edition, nor is a year said in two digits (84年出生: a date in passing). (A variant
+    named in words, 钻石版, is not judged so: 出版 and 再版 are words of their own.)"""
+    low = _THOUSANDS_RE.sub("", query.lower())
+    found = cues.EDITION_RE.findall(low) if cues.EDITION_RE is not None else []
+    return [edition for edition in dict.fromkeys(found) if stats.df(edition) == 0]
+
+
 def specificity(hit: Hit, entity_ids: set[str]) -> float:
     """Share of the hit's entity tags that are among ``entity_ids`` (1.0 when the turn
     resolved none: nothing to be specific to; 0.0 for an untagged hit otherwise)."""

@@ -61,6 +61,8 @@ NAME_RIGHT_CHARS: frozenset[str] = frozenset("".join(m.NAME_RIGHT_CHARS for m in
 NUMBER_UNIT_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_UNIT_CHARS for m in LANGUAGES.values()))
 #: What right after a number says what it counts (6月, 8.0版): matched with the number.
 NUMBER_KIND_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_KIND_CHARS for m in LANGUAGES.values()))
+#: A number that names an edition (8.0版, 2023年), matched whole, not inside a longer number.
+EDITION_RE = re.compile(rf"(?<![0-9.])(?:{_alt('EDITIONS')})") if _all("EDITIONS") else None
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.

@@ -35,6 +35,7 @@ NAME_RIGHT_CHARS = ""
 NUMBER_UNIT_CHARS = "%"
 # What right after a number says what it counts (none in English: "the 2024 edition").
 NUMBER_KIND_CHARS = ""
+EDITIONS: list[str] = []
 # A question that asks for a price in general words: an amount of money answers it.
 PRICE_QUESTION = [r"\bhow much\b", r"\bprice[sd]?\b", r"\bcosts?\b"]
 # An amount of money in a passage.

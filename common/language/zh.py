@@ -51,6 +51,10 @@ NUMBER_UNIT_CHARS = "年月日号点时分秒岁元万亿千百个%"
 # What right after a number says what it counts (6月, 8.0版, 2024版, 30元): the number
 # and its kind are matched together, so 8.0版 is not the 8.0 of "Android 8.0".
 NUMBER_KIND_CHARS = "年月日号版期岁元天次个"
+# A number that names an edition of something (regexes: 8.0版, 2024版, 2023年; not 84年,
+# a date said in passing): a question about an edition no passage of the kb names is
+# about something the kb does not hold.
+EDITIONS = [r"\d+(?:\.\d+)?版", r"\d{4}年"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
 # answers it is an amount of money, whatever the passage calls it (月费119元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]
