@@ -395,9 +395,14 @@ def unknown_editions(query: str, stats: TermStats) -> list[str]:
     hold. A number of another kind (3岁, 30元) is a value the question gives, not an
     edition, nor is a year said in two digits (84年出生: a date in passing). (A variant
     named in words, 钻石版, is not judged so: 出版 and 再版 are words of their own.)"""
-    low = _THOUSANDS_RE.sub("", query.lower())
-    found = cues.EDITION_RE.findall(low) if cues.EDITION_RE is not None else []
-    return [edition for edition in dict.fromkeys(found) if stats.df(edition) == 0]
+    return [edition for edition in editions(query) if stats.df(edition) == 0]
+
+
+def editions(query: str) -> list[str]:
+    """The editions ``query`` names (8.0版, 2023年), as the kb's statistics count them."""
+    if cues.EDITION_RE is None:
+        return []
+    return list(dict.fromkeys(cues.EDITION_RE.findall(_THOUSANDS_RE.sub("", query.lower()))))
 
 
 def specificity(hit: Hit, entity_ids: set[str]) -> float:

@@ -43,7 +43,7 @@ from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_docume
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, Intent, Shown, StatsCache,
-                               TermStats, admit, holds_new, unknown_editions)
+                               TermStats, admit, editions, holds_new, unknown_editions)
 from retrieval.rerank import EntityAwareReranker
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
@@ -388,7 +388,8 @@ class Retriever:
         # A question about an edition the kb never names (8.0版, 2023年, 钻石版): what was
         # found is about the editions it does hold.
         unknown = (unknown_editions(queries[0], self.term_stats(kb))
-                   if found and abstain and intent == "new" and queries else [])
+                   if found and abstain and intent == "new" and queries and editions(queries[0])
+                   else [])
         weak = weak or bool(unknown)
         trace["no_answer"] = {"strength": round(strength, 4), "threshold": threshold,
                               "abstained": weak}
