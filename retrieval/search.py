@@ -34,7 +34,6 @@ from typing import Any
 from common.errors import ConfigurationError, DependencyError
 from common.language import cues
 from common.language.normalize import normalize
-from common.language.tokens import tokens
 from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
 from retrieval.embedders import Embedder
