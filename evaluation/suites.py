@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from common.errors import FormatError, InvalidIdError
+from common.errors import InvalidIdError
 from common.formats import check_line
 from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl

@@ -81,8 +81,6 @@ logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
 from common.errors import (
     ConfigurationError,
     DependencyError,
-    InputError,
-    InvalidIdError,
     NotFoundError,
     RetryableDependencyError,
 )
