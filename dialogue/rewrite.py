@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from common.language import cues
 from common.language.normalize import turn_language
 from common.language.relative import anchored
-from dialogue.classify import (TurnKind, comparison_spans, is_ellipsis, residue, revisit_cue,
+from dialogue.classify import (TurnKind, comparison_spans, is_ellipsis, residue, revisit_cue, side_spans,
                                strip_conversation_cues)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
@@ -424,8 +424,9 @@ class RuleRewriter:
         carried = [e for e in previous_entities if e not in entities and e in snapshot.entities
                    and snapshot.entities[e].type not in types]
         # 跟港澳台日包比，一天贵多少: what the turn names is only what the focus is compared
-        # with; the focus stays the subject.
-        spans = comparison_spans(detection.text)
+        # with (or a condition of the question: 要是已经理赔过一次呢，还退钱吗); the focus stays
+        # the subject.
+        spans = side_spans(detection.text)
         targets = [link for link in links_named(detection) if _inside(link, spans)]
         subject_kept = bool(spans) and bool(targets) and len(targets) == len(links_named(detection))
         if subject_kept:

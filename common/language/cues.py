@@ -217,6 +217,9 @@ LEADING_JOINER_RE = re.compile(rf"^\s*(?:{_alt('LEADING_JOINERS')})\s*", re.IGNO
 #: What a turn compares its subject with, as the group ``x`` (和华北区比, compared with X).
 COMPARISON_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE) for p in _all("COMPARISONS"))
+#: A condition said before the question, as the group ``x`` (要是X呢，…; if X, …).
+CONDITION_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE) for p in _all("CONDITIONS"))
 #: Question words in groups of synonyms across the languages (怎么 = 如何 = how).
 INTENT_GROUPS: tuple[frozenset[str], ...] = tuple(
     frozenset(w for group in groups for w in group)

@@ -128,6 +128,7 @@ OPTION_NUMBER_MARKS = ""
 SEPARATELY = [r"\brespectively\b", r"\beach\b"]
 LEADING_JOINERS = ["and"]
 COMPARISONS = [r"\b(?:compared (?:with|to)|versus|vs\.?|than)\s+(?P<x>[^,.?!]{1,40})"]
+CONDITIONS = [r"\b(?:if|in case|suppose)\s+(?P<x>[^,.?!]{1,60}),"]
 INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"], ["when"],
                  ["where"]]
 

@@ -193,6 +193,10 @@ LEADING_JOINERS = ["的", "和", "与", "及"]
 COMPARISONS = [r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]{1,24}?)"
                r"(?:相比|比较|对比|比起来|比)",
                r"(?<![对相])比(?P<x>[^，,。？?！!]{1,16}?)(?:高|低|多|少|好|差|大|小|快|慢|贵|便宜|强|弱)"]
+# A condition said before the question (要是已经理赔过一次呢，还退钱吗): what it names is
+# a circumstance of the question about the entity in focus, not a new subject; the
+# condition as ``x``, up to the comma that ends it (regexes).
+CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,。？?！!]{1,24})[，,]"]
 # Question words a rewrite must keep, in groups of synonyms (the English ones join them).
 INTENT_GROUPS = [["为什么", "为何"], ["怎么", "如何"], ["多少", "几"], ["哪些", "哪个", "哪"], ["谁"],
                  ["什么时候", "何时"], []]
