@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dialogue.policy.clarify_model import FEATURES, uses_embedder  # noqa: E402
+from dialogue.policy.clarify_model import FEATURES, uses_embedder, with_interactions  # noqa: E402
 from evaluation.clarify_fit import _fit_set, _prf, choose_threshold, read_examples  # noqa: E402
 from evaluation.suites import parse_suite  # noqa: E402
 
@@ -46,7 +46,8 @@ def main() -> None:
                                                                  e.session)}
     for set_name, rows in (("semantic", [e for e in examples if e.semantic]),
                            ("lexical", examples)):
-        names = [n for n in FEATURES if set_name == "semantic" or not uses_embedder(n)]
+        names = with_interactions([n for n in FEATURES
+                                   if set_name == "semantic" or not uses_embedder(n)])
         for grouping, group_of in groupings.items():
             _, trees, linear = _fit_set(rows, names, group_of)
             suites = sorted({e.suite for e in rows})

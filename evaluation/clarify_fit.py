@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import ConfigurationError, InputError
-from dialogue.policy.clarify_model import FEATURES, ClarifyModel, ClarifyParams, uses_embedder
+from dialogue.policy.clarify_model import (FEATURES, ClarifyModel, ClarifyParams, feature_value,
+                                           uses_embedder, with_interactions)
 from evaluation.suites import ScriptSession, run_system
 
 FOLDS = 5
@@ -180,7 +181,7 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
     session together (``group_of``: another grouping, e.g. by the question's wording).
     Without ``boosted`` the logistic model scores alone (its probabilities twice)."""
     np, LogisticRegression, _, GroupKFold = _sklearn()
-    x = np.array([[e.features.get(n, 0.0) for n in names] for e in examples], dtype=float)
+    x = np.array([[feature_value(e.features, n) for n in names] for e in examples], dtype=float)
     y = np.array([e.label for e in examples])
     groups = [group_of(e) if group_of else f"{e.suite}/{e.session}" for e in examples]
     # Each suite weighs the same, however many examples it has: a small enterprise
@@ -253,7 +254,8 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
         raise InputError(f"{len(examples)} examples with labels {sorted({e.label for e in examples})}: "
                          f"fitting needs both labels and at least {2 * FOLDS} examples")
     ordered = sorted(examples, key=lambda e: (e.suite, e.session, e.turn))
-    lexical_names = [n for n in FEATURES if not uses_embedder(n)]
+    # The decision features and the products of two of them (clarify_model.INTERACTIONS).
+    lexical_names = with_interactions([n for n in FEATURES if not uses_embedder(n)])
     # The e5 set learns only from examples whose e5 features were measured.
     with_e5 = [e for e in ordered if e.semantic]
     report: dict[str, Any] = {}
@@ -261,7 +263,8 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
     # Trees score the semantic set; the lexical set keeps the logistic model: folded by the
     # question's wording, trees over the lexical features did no better (docs/linking.md).
     for name, names, rows, boosted in (("lexical", lexical_names, ordered, False),
-                                       ("semantic", FEATURES, with_e5, trees)):
+                                       ("semantic", with_interactions(FEATURES), with_e5,
+                                        trees)):
         if len(rows) < 2 * FOLDS or len({e.label for e in rows}) < 2:
             raise InputError(f"the {name} set has {len(rows)} examples: too few to fit")
         coef, oof, oof_linear = _fit_set(rows, names, boosted=boosted)

@@ -60,8 +60,10 @@ minus the best other's; 0 and ``salience_tie`` = 1 when none is more salient).
 The e5 features enter the model only as differences: their gaps,
 ``shared_margin`` (the best shared facet's cosine minus the best facet's: 0
 when what fits the question best belongs to every candidate) and
-``own_margin`` (the best facet only one has, minus the best shared). The
-cosines' own level (``low_semantic_*``, ``semantic_shared``) depends on the
+``own_margin`` (the best facet only one has, minus the best shared), and
+``undescribed`` (1 when the kb has no description of some candidate). The
+fitted semantic set also reads the e5 differences times ``salience_tie``
+(:data:`INTERACTIONS`): on a tie they weigh otherwise. The cosines' own level (``low_semantic_*``, ``semantic_shared``) depends on the
 language and the texts' length, not on the question; it stays in the trace
 but is not read by the model.
 
@@ -128,11 +130,39 @@ TRACE_ONLY: frozenset[str] = frozenset({*(f"low_{f}" for f in SEMANTIC_FEATURES)
 FEATURES: tuple[str, ...] = tuple(n for n in (
     *(f"low_{f}" for f in CANDIDATE_FEATURES), *(f"gap_{f}" for f in CANDIDATE_FEATURES),
     *SET_FEATURES, *(f"lead_{f}" for f in LEAD_FEATURES), "salience_tie",
-    "shared_margin", "own_margin") if n not in TRACE_ONLY)
+    "shared_margin", "own_margin", "undescribed") if n not in TRACE_ONLY)
+
+
+# Pairwise interactions a parameter file may name as "<feature>*<feature>": the product of
+# two decision features, computed when scoring (nothing more in the trace). The fitted
+# semantic set reads the e5 differences both alone and times ``salience_tie``: when the
+# dialogue singles out no candidate (a name met out of the blue), whether the question
+# fits what only one of them has is the evidence left, and it weighs otherwise than when
+# the dialogue is about one of them. (Every feature times the tie scored higher on CLAQUA
+# multi-turn but asked a third more often on KdConv: docs/linking.md, fifth round.)
+INTERACTIONS: tuple[str, ...] = tuple(f"{f}*salience_tie" for f in (
+    "shared_margin", "own_margin", "gap_semantic_own", "gap_semantic_facet",
+    "gap_semantic_profile", "gap_semantic_type", "profile_similarity"))
+
+
+def with_interactions(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` and the :data:`INTERACTIONS` of two of them: what a fitted set reads."""
+    have = set(names)
+    return (*names, *(n for n in INTERACTIONS if set(n.split("*")) <= have))
+
+
+def feature_value(values: Mapping[str, float], name: str) -> float:
+    """A decision feature's value, or the product of the two a ``a*b`` name joins."""
+    if "*" in name:
+        a, _, b = name.partition("*")
+        return values.get(a, 0.0) * values.get(b, 0.0)
+    return values.get(name, 0.0)
 
 
 def uses_embedder(name: str) -> bool:
     """Whether a decision feature needs the embedder (absent from the lexical set)."""
+    if "*" in name:
+        return any(uses_embedder(part) for part in name.split("*"))
     return (name in ("profile_similarity", "semantic_shared", "shared_margin", "own_margin")
             or name.split("_", 1)[-1] in SEMANTIC_FEATURES)
 
@@ -314,10 +344,10 @@ class Coefficients:
 
     def logit(self, values: Mapping[str, float]) -> float:
         if self.trees is not None:
-            return self.trees.raw([values.get(name, 0.0) for name in self.features])
+            return self.trees.raw([feature_value(values, name) for name in self.features])
         z = self.intercept
         for name, m, s, w in zip(self.features, self.mean, self.scale, self.coef):
-            z += w * (values.get(name, 0.0) - m) / s
+            z += w * (feature_value(values, name) - m) / s
         return z
 
     def as_json(self) -> dict[str, Any]:
@@ -328,13 +358,20 @@ class Coefficients:
             out["trees"] = self.trees.as_json()
         return out
 
-    def gap_weight(self, feature: str) -> float:
-        """How much a larger gap in ``feature`` pushes toward resolving (≥ 0)."""
-        try:
-            i = self.features.index(f"gap_{feature}")
-        except ValueError:
-            return 0.0
-        return max(0.0, -self.coef[i]) / self.scale[i]
+    def gap_weight(self, feature: str, values: Mapping[str, float] | None = None) -> float:
+        """How much a larger gap in ``feature`` pushes toward resolving (≥ 0): minus the
+        logit's slope in ``gap_<feature>``, its products with other features included
+        (their values from ``values``: the decision's features; without them, 0)."""
+        gap = f"gap_{feature}"
+        slope = 0.0
+        for name, s, w in zip(self.features, self.scale, self.coef):
+            if name == gap:
+                slope += w / s
+            elif "*" in name and gap in name.split("*"):
+                a, _, b = name.partition("*")
+                other = b if a == gap else a
+                slope += w * (values or {}).get(other, 0.0) / s
+        return max(0.0, -slope)
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> Coefficients:
@@ -354,7 +391,8 @@ class Coefficients:
                       Trees.from_json(raw["trees"], len(out.features), f"{where} trees"))
         if not (len(out.features) == len(out.mean) == len(out.scale) == len(out.coef)):
             raise ConfigurationError(f"{where}: features, mean, scale and coef differ in length")
-        unknown = set(out.features) - set(FEATURES)
+        unknown = {n for n in out.features
+                   if any(part not in FEATURES for part in n.split("*")) or n.count("*") > 1}
         if unknown:
             raise ConfigurationError(f"{where}: unknown features {sorted(unknown)}")
         if any(s <= 0 for s in out.scale):
@@ -836,6 +874,11 @@ def decision_features(per: Mapping[str, Mapping[str, float]],
                             if per else 0.0)
     out["own_margin"] = (max(p.get("semantic_own", 0.0) for p in per.values()) - shared
                          if per else 0.0)
+    # A candidate the kb has no description of at all: the kb knows too little of it to
+    # hold what is asked (``known_text`` read as a step, not a slope: in CLAQUA multi-turn
+    # no such pair needs asking, while the slope above 0 is mild).
+    out["undescribed"] = 1.0 if per and min(p.get("known_text", 0.0) for p in per.values()) <= 0.0 \
+        else 0.0
     return out
 
 
@@ -885,7 +928,7 @@ class ClarifyModel:
         coefficients = params.semantic if semantic else params.lexical
         features = decision_features(per, sets)
         score = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, coefficients.logit(features)))))
-        support = _support(per, coefficients)
+        support = _support(per, coefficients, features)
         options = tuple(sorted(per, key=lambda c: (-support[c], item.candidates.index(c))))
         clarify = len(options) > 1 and score >= threshold
         return ModelVerdict(clarify=clarify, score=score, threshold=threshold, options=options,
@@ -894,10 +937,12 @@ class ClarifyModel:
                               notes=tuple(notes))
 
 
-def _support(per: Mapping[str, Mapping[str, float]], coefficients: Coefficients) -> dict[str, float]:
+def _support(per: Mapping[str, Mapping[str, float]], coefficients: Coefficients,
+             features: Mapping[str, float] | None = None) -> dict[str, float]:
     """Each candidate's support: its features, centred on the candidates' mean, signed by
-    polarity and weighted by how far the model trusts their gap to settle the choice."""
-    weights = {f: coefficients.gap_weight(f) for f in CANDIDATE_FEATURES}
+    polarity and weighted by how far the model trusts their gap to settle the choice (on
+    this decision: a gap's weight may depend on ``features``, e.g. a salience tie)."""
+    weights = {f: coefficients.gap_weight(f, features) for f in CANDIDATE_FEATURES}
     if not any(weights.values()):
         weights = {f: 1.0 for f in CANDIDATE_FEATURES}
     n = max(len(per), 1)

@@ -6,6 +6,7 @@ trace; a kb recalibrated from its recorded answers uses its own threshold."""
 from __future__ import annotations
 
 import json
+import math
 import uuid
 
 import pytest
@@ -15,7 +16,7 @@ from api.app import create_app
 from api.runtime import Runtime, open_clarifier, open_session_store
 from dialogue.policy.clarify_calibrate import KbEvidence
 from dialogue.policy.clarify_model import (FEATURES, ClarifyParams, DecisionInput,
-                                           decision_features)
+                                           decision_features, feature_value)
 from dialogue.engine import EngineConfig, TurnEngine
 from kg.aliases import SnapshotCache
 from kg.clarification_log import ClarificationLog
@@ -253,6 +254,38 @@ def test_the_candidate_the_dialogue_is_about_is_compared_with_the_others(bank, m
     f = decision_features(*extractor.extract(item, snapshot)[:2])
     assert f["salience_tie"] == 1.0
     assert all(f[name] == 0.0 for name in f if name.startswith("lead_"))
+
+
+def test_a_candidate_without_description_and_the_tie_products_reach_the_score(
+        bank, make_runtime, neo4j_store):
+    """undescribed: a candidate the kb in Neo4j has no description of; and the shipped
+    semantic set reads the e5 gaps times salience_tie, which move this decision's score."""
+    coin = {"kind": "entity", "id": "coin.gold", "name": "Gold Coin", "type": "Company",
+            "aliases": ["Gold"]}
+    neo4j_store.import_ontology(bank, [json.dumps(line) for line in [*ONTOLOGY, coin]])
+    runtime = make_runtime()
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.base.model.extractor
+    bare = DecisionInput(question="Who issues Gold?", mention="Gold", kind="alias",
+                         candidates=("card.gold", "coin.gold"))
+    per, sets, _, _ = extractor.extract(bare, snapshot)
+    assert per["coin.gold"]["known_text"] == 0.0 < per["card.gold"]["known_text"]
+    assert decision_features(per, sets)["undescribed"] == 1.0
+    described = DecisionInput(question="Who issues Gold?", mention="Gold", kind="alias",
+                              candidates=CARDS)
+    assert decision_features(*extractor.extract(described, snapshot)[:2])["undescribed"] == 0.0
+
+    semantic = ClarifyParams.load().semantic
+    products = [i for i, n in enumerate(semantic.features) if "*" in n]
+    assert products
+    verdict = decision(runtime.engine.handle(bank, session(), "What is the annual fee of Gold?"))
+    f = verdict["features"]
+    assert f["salience_tie"] == 1.0 and "undescribed" in f
+    assert verdict["score"] == pytest.approx(1 / (1 + math.exp(-semantic.logit(f))), abs=1e-3)
+    # The products' share of the logit on this decision (a name met out of the blue).
+    share = sum(semantic.coef[i] * (feature_value(f, semantic.features[i]) - semantic.mean[i])
+                / semantic.scale[i] for i in products)
+    assert abs(share) > 0.01
 
 
 def test_without_e5_the_lexical_set_decides_and_the_trace_says_so(bank, settings, neo4j_store,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from common.errors import ConfigurationError
-from dialogue.policy.clarify_model import (FEATURES, PARAMS_PATH, ClarifyParams, Coefficients,
-                                    decision_features)
+from dialogue.policy.clarify_model import (FEATURES, INTERACTIONS, PARAMS_PATH, ClarifyParams,
+                                           Coefficients, decision_features, with_interactions)
 from evaluation.clarify_fit import dump, fit, read_examples
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "clarify_examples.jsonl"
@@ -33,7 +33,10 @@ def test_refitting_the_kept_examples_reproduces_the_shipped_file():
 def test_the_shipped_file_loads_and_names_every_feature():
     params = ClarifyParams.load()
     assert 0 < params.threshold < 1
-    assert params.semantic.features == FEATURES
+    assert params.semantic.features == with_interactions(FEATURES)
+    assert set(INTERACTIONS) <= set(params.semantic.features)
+    # The products are of e5 differences: the lexical set has none.
+    assert not any("*" in n for n in params.lexical.features)
     assert not {"low_semantic_profile", "gap_semantic_type", "profile_similarity"} & set(
         params.lexical.features)
 
@@ -45,6 +48,8 @@ def test_the_shipped_file_loads_and_names_every_feature():
                             "intercept": 0}}}, "differ in length"),
     ({"sets": {"semantic": {"features": ["shoe_size"], "mean": [0], "scale": [1], "coef": [1],
                             "intercept": 0}}}, "unknown features"),
+    ({"sets": {"semantic": {"features": ["low_focus*shoe_size"], "mean": [0], "scale": [1],
+                            "coef": [1], "intercept": 0}}}, "unknown features"),
 ])
 def test_a_malformed_file_is_refused_with_what_is_wrong(change, message):
     raw = json.loads(PARAMS_PATH.read_text(encoding="utf-8"))
@@ -145,3 +150,24 @@ def test_boosted_trees_fitted_on_the_kept_examples_score_without_scikit_learn():
             assert (1 / (1 + math.exp(-z)) >= threshold) == bool(e.label), e
     # The shipped file scores with the logistic model (see docs/linking.md, "How well").
     assert ClarifyParams.load().semantic.trees is None
+
+
+def test_a_product_of_two_features_is_scored_and_moves_the_candidates_weights():
+    """"gap_x*salience_tie": the gap weighs otherwise when no candidate is more salient."""
+    c = Coefficients(("gap_semantic_facet", "gap_semantic_facet*salience_tie"), (0.0, 0.0),
+                     (1.0, 0.5), (-1.0, -2.0), 0.0)
+    lead = {"gap_semantic_facet": 0.3, "salience_tie": 0.0}
+    tie = {"gap_semantic_facet": 0.3, "salience_tie": 1.0}
+    assert c.logit(lead) == pytest.approx(-0.3)
+    assert c.logit(tie) == pytest.approx(-0.3 - 2.0 * 0.3 / 0.5)
+    # The weight of the facet gap when ranking the candidates: the logit's slope in it.
+    assert c.gap_weight("semantic_facet", lead) == pytest.approx(1.0)
+    assert c.gap_weight("semantic_facet", tie) == pytest.approx(1.0 + 4.0)
+    assert Coefficients.from_json(c.as_json(), "round trip") == c
+
+
+def test_undescribed_marks_a_candidate_the_kb_has_no_description_of():
+    per = {"a": {"known_text": 0.0, "known_facets": 1.0}, "b": {"known_text": 2.5}}
+    assert decision_features(per, {})["undescribed"] == 1.0
+    per["a"]["known_text"] = 1.1
+    assert decision_features(per, {})["undescribed"] == 0.0
