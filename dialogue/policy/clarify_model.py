@@ -92,6 +92,7 @@ import threading
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -342,12 +343,33 @@ class Coefficients:
     threshold: float | None = None
     trees: Trees | None = None
 
+    @cached_property
+    def _terms(self) -> tuple[tuple[str, str | None, float, float], ...]:
+        """(feature, the other factor of a product or None, mean, weight / scale)."""
+        return tuple((name.partition("*")[0], name.partition("*")[2] or None, m, w / s)
+                     for name, m, s, w in zip(self.features, self.mean, self.scale, self.coef))
+
+    @cached_property
+    def _gap_slopes(self) -> dict[str, tuple[float, tuple[tuple[str, float], ...]]]:
+        """Per candidate feature: its gap's own weight / scale, and its products' (the
+        other factor, weight / scale)."""
+        out: dict[str, tuple[float, tuple[tuple[str, float], ...]]] = {}
+        for f in CANDIDATE_FEATURES:
+            gap = f"gap_{f}"
+            own = sum(ws for a, b, _, ws in self._terms if a == gap and b is None)
+            products = tuple((b if a == gap else a, ws) for a, b, _, ws in self._terms
+                             if b is not None and gap in (a, b))
+            out[f] = (own, products)
+        return out
+
     def logit(self, values: Mapping[str, float]) -> float:
         if self.trees is not None:
             return self.trees.raw([feature_value(values, name) for name in self.features])
         z = self.intercept
-        for name, m, s, w in zip(self.features, self.mean, self.scale, self.coef):
-            z += w * (feature_value(values, name) - m) / s
+        get = values.get
+        for a, b, m, ws in self._terms:
+            v = get(a, 0.0) if b is None else get(a, 0.0) * get(b, 0.0)
+            z += ws * (v - m)
         return z
 
     def as_json(self) -> dict[str, Any]:
@@ -362,15 +384,8 @@ class Coefficients:
         """How much a larger gap in ``feature`` pushes toward resolving (≥ 0): minus the
         logit's slope in ``gap_<feature>``, its products with other features included
         (their values from ``values``: the decision's features; without them, 0)."""
-        gap = f"gap_{feature}"
-        slope = 0.0
-        for name, s, w in zip(self.features, self.scale, self.coef):
-            if name == gap:
-                slope += w / s
-            elif "*" in name and gap in name.split("*"):
-                a, _, b = name.partition("*")
-                other = b if a == gap else a
-                slope += w * (values or {}).get(other, 0.0) / s
+        own, products = self._gap_slopes.get(feature, (0.0, ()))
+        slope = own + sum(ws * (values or {}).get(other, 0.0) for other, ws in products)
         return max(0.0, -slope)
 
     @classmethod
