@@ -294,7 +294,8 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
                       f"{RATE}, at least {MIN_LEAF} examples a leaf, seed 0) and a logistic "
                       f"regression (lbfgs, C={C}, standardized features) ranks the candidates; "
                       f"lexical set: the logistic regression alone" if trees else
-                      f"logistic regression (scikit-learn lbfgs, C={C}), standardized features"),
+                      f"logistic regression (scikit-learn lbfgs, C={C}), standardized features "
+                      f"and, in the semantic set, the e5 differences times salience_tie"),
             "threshold_rule": "best mean F1 of the clarify class over the suites, on out-of-fold "
                               "probabilities (precision and recall weighed equally)",
             "weights": "each suite weighs the same",
