@@ -76,6 +76,23 @@ PLACE_PRONOUN_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile("|".join(m.PLACE_PRONOUNS), re.IGNORECASE) for m in LANGUAGES.values() if m.PLACE_PRONOUNS)
 #: Attributes only a place has (地址, address), lower case: a type with one is a place's.
 PLACE_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PLACE_ATTRIBUTES"))
+#: A demonstrative whose word says it points at a thing (这首歌, this album) or a person (这位).
+THING_REFERENCE_RE = re.compile(_alt("THING_REFERENCES"), re.IGNORECASE)
+PERSON_REFERENCE_RE = re.compile(_alt("PERSON_REFERENCES"), re.IGNORECASE)
+
+
+def reference_kind(text: str, at: int | None = None) -> bool | None:
+    """What a demonstrative in ``text`` says it points at: True a person (这位, this
+    actor), False a thing (这首歌, 此片, this album), None when it says neither or both.
+    With ``at``, only a demonstrative that starts there counts (the one a pronoun
+    mention begins: 这个 of 这个电影)."""
+    def found(regex: re.Pattern[str]) -> bool:
+        return any(at is None or m.start() == at for m in regex.finditer(text))
+
+    person, thing = found(PERSON_REFERENCE_RE), found(THING_REFERENCE_RE)
+    return None if person == thing else person
+
+
 #: Attributes only a person has (出生日期, occupation), lower case: an entity whose own
 #: passages state one is a person.
 PERSON_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_ATTRIBUTES"))

@@ -21,6 +21,10 @@ DUAL_PRONOUNS = ["the two", "both"]
 # Singular pronouns that say what they refer to: a person or a thing.
 PERSON_PRONOUNS = ["he", "him", "his", "she", "her", "this person"]
 THING_PRONOUNS = ["it", "its"]
+# A demonstrative whose noun says what it points at (regexes).
+THING_REFERENCES = [r"\b(?:this|that)\s+(?:film|movie|song|album|record|place|sight|park|book|work)\b"]
+PERSON_REFERENCES = [r"\b(?:this|that)\s+(?:person|man|woman|guy|actor|actress|singer|director"
+                     r"|artist|writer)\b"]
 # Attributes only a person has.
 PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "place of birth",
                      "occupation", "alma mater", "height", "spouse", "date of death"]

@@ -26,6 +26,12 @@ DUAL_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "两个都"]
 # Singular pronouns that say what they refer to: a person (他, 她) or a thing (它).
 PERSON_PRONOUNS = ["他", "她"]
 THING_PRONOUNS = ["它"]
+# A demonstrative whose measure word or noun says what it points at (regexes): 这首歌,
+# 这张专辑, 这部电影, 此片, 这个景点 point at a thing; 这位, 这个演员 at a person.
+THING_REFERENCES = [r"(?:这|那|此|该)一?(?:首|张|部|本|座|家|款|片|处)",
+                    r"(?:这|那)个?(?:电影|影片|片子|歌曲|歌|专辑|景点|景区|地方|作品|公园)", r"本片"]
+PERSON_REFERENCES = [r"(?:这|那)一?(?:位|名)",
+                     r"(?:这|那)个?(?:人|演员|导演|歌手|艺人|明星|编剧|作者|家伙)"]
 # Attributes only a person has: an entity whose own passages state one is a person
 # (a type shared by films and the people in them cannot tell).
 PERSON_ATTRIBUTES = ["出生日期", "出生地", "出生年月", "职业", "毕业院校", "身高", "体重", "星座",

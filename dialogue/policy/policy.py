@@ -261,8 +261,11 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     the other kind is settled (no question about which of them it means). What the
     turn asks says the kind too when the words do not (片长多久 after a film and its
     director: a runtime is stated of things only, 出生日期 of people only): a
-    reference left between candidates of both kinds keeps those of the asked kind. Entities
-    the kb has no passage about alone decide nothing. Returns ``links`` itself when
+    reference left between candidates of both kinds keeps those of the asked kind. A
+    demonstrative's own word says the kind as 他 and 它 do (这个电影, 此片, 这张专辑 a
+    thing; 这位, 这个演员 a person; this album, this singer), for its pronoun, or for
+    the turn when the turn names nothing. Entities the kb has no passage about alone
+    decide nothing. Returns ``links`` itself when
     nothing changes.
     """
     out = list(links.links)
@@ -271,13 +274,24 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
             *(e for line in reversed(state.summary) for e in line.entities)]
     asked = facts.asks_of_person(m.value for m in turn.detection.of(MentionKind.ATTRIBUTE)
                                  if m.value)
+    # 这首歌, 此片, 这位: a demonstrative's own word says the kind of what the turn is
+    # about when the turn names nothing (its subject comes from the dialogue alone).
+    named = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in out)
     changed = False
     for i, link in enumerate(out):
         mention = link.mention
         word = mention.text.lower()
+        said = None
+        if mention.kind is MentionKind.PRONOUN:
+            said = cues.reference_kind(turn.text, mention.start)
+        elif mention.kind is MentionKind.IMPLICIT and not named:
+            said = cues.reference_kind(turn.text)
         if mention.kind is MentionKind.PRONOUN and (
                 word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
             want = word in cues.PERSON_PRONOUNS
+        elif mention.kind in _REFERRING and said is not None and (
+                link.ambiguous or len(link.entity_ids) == 1):
+            want = said
         elif mention.kind in _REFERRING and link.ambiguous and asked is not None:
             want = asked
         else:
@@ -290,8 +304,11 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
             return facts.is_person(entity_id) is (not want)
 
         kind = "a person" if want else "a thing"
-        if mention.kind is MentionKind.IMPLICIT or not (
-                word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
+        if word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS:
+            pass
+        elif said is not None:
+            kind += ", by the words of the turn"
+        else:
             kind += ", by what is asked"
         what = f"“{mention.text}”" if mention.text else "the turn"
         if len(link.entity_ids) == 1 and clashes(link.entity_ids[0]):

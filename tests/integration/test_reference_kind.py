@@ -1,0 +1,93 @@
+"""这张专辑, 此片, 这位歌手: a demonstrative's own word says whether a person or a thing
+is meant, end to end on real Neo4j, Milvus Lite and SQLite, in Chinese and English.
+
+Albums and people share one type here (as in knowledge bases built from encyclopedia
+boxes); their passages tell them apart (the people's state a birth date or an
+occupation, the albums' a release date). A turn that names nothing but says
+"this album" while a person is the focus is about the album talked about before,
+and "this singer" while an album is the focus about the singer; the words decide
+it, not the focus, and nothing is asked.
+"""
+
+import pytest
+
+from tests.services import load_kb, play
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Music",
+     "attributes": ["发行时间", "制作人", "出生日期", "职业", "release date", "producer",
+                    "birthday", "occupation"]},
+    {"kind": "entity", "id": "album.dawn", "name": "晨光", "type": "Music", "aliases": ["Dawn"],
+     "description": "一张流行音乐专辑。"},
+    {"kind": "entity", "id": "album.sea", "name": "海风", "type": "Music",
+     "aliases": ["Sea Breeze"], "description": "一张民谣专辑。"},
+    {"kind": "entity", "id": "album.moon", "name": "月下", "type": "Music",
+     "aliases": ["Moonlight"], "description": "一张爵士专辑。"},
+    {"kind": "entity", "id": "person.suqing", "name": "苏晴", "type": "Music",
+     "aliases": ["Su Qing"], "description": "出生于杭州。"},
+    {"kind": "entity", "id": "person.hewen", "name": "何文", "type": "Music",
+     "aliases": ["He Wen"], "description": "毕业于音乐学院。"},
+]
+
+CORPUS = [
+    {"doc_id": "dawn", "chunk_id": "dawn-1", "title": "晨光", "entity_ids": ["album.dawn"],
+     "text": "晨光的发行时间：2015年5月。Dawn release date: May 2015."},
+    {"doc_id": "sea", "chunk_id": "sea-1", "title": "海风", "entity_ids": ["album.sea"],
+     "text": "海风的发行时间：2018年。Sea Breeze release date: 2018."},
+    {"doc_id": "moon", "chunk_id": "moon-1", "title": "月下", "entity_ids": ["album.moon"],
+     "text": "月下的发行时间：2020年。Moonlight release date: 2020."},
+    {"doc_id": "suqing", "chunk_id": "suqing-1", "title": "苏晴", "entity_ids": ["person.suqing"],
+     "text": "苏晴的出生日期：1985年。职业：歌手。Su Qing birthday: 1985. occupation: singer."},
+    {"doc_id": "hewen", "chunk_id": "hewen-1", "title": "何文", "entity_ids": ["person.hewen"],
+     "text": "何文的职业：制作人、作曲。He Wen occupation: producer and composer."},
+]
+
+
+@pytest.fixture
+def music_kb(kb, neo4j_store, milvus_index):
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, CORPUS)
+
+
+def reasons(result) -> str:
+    return " ".join(link["reason"] for link in result.trace["links"])
+
+
+def test_this_album_while_a_person_is_the_focus_means_the_album_talked_about_before(
+        runtime, music_kb):
+    _, person, album = play(runtime, music_kb, "你听过晨光这张专辑吗？", "苏晴是谁？",
+                            "这张专辑好听吗？")
+    assert person.entities == ["person.suqing"]
+    assert album.action != "clarify"
+    assert album.entities == ["album.dawn"]
+    assert "晨光" in album.standalone
+    assert "by the words of the turn" in reasons(album)
+    _, person_en, album_en = play(runtime, music_kb, "Have you heard the album Dawn?",
+                                  "Who is Su Qing?", "Is this album any good?")
+    assert person_en.entities == ["person.suqing"]
+    assert album_en.action != "clarify"
+    assert album_en.entities == ["album.dawn"]
+
+
+def test_this_singer_while_an_album_is_the_focus_means_the_person_talked_about_before(
+        runtime, music_kb):
+    _, album, person = play(runtime, music_kb, "苏晴是谁？", "海风好听吗？", "这位歌手还有别的专辑吗？")
+    assert album.entities == ["album.sea"]
+    assert person.action != "clarify"
+    assert person.entities == ["person.suqing"]
+    assert "苏晴" in person.standalone
+    _, album_en, person_en = play(runtime, music_kb, "Who is Su Qing?", "Is Sea Breeze any good?",
+                                  "Does this singer have other albums?")
+    assert album_en.entities == ["album.sea"]
+    assert person_en.action != "clarify"
+    assert person_en.entities == ["person.suqing"]
+
+
+def test_a_demonstrative_of_the_focus_kind_keeps_the_focus(runtime, music_kb):
+    # 这张专辑 right after an album: the album it is, not the person before it.
+    _, _, same = play(runtime, music_kb, "苏晴是谁？", "月下好听吗？", "这张专辑是哪年发行的？")
+    assert same.entities == ["album.moon"]
+    _, _, same_en = play(runtime, music_kb, "Who is Su Qing?", "Is Moonlight any good?",
+                         "When was this album released?")
+    assert same_en.entities == ["album.moon"]
