@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dialogue.classify import TurnKind, is_bare_mention
-from dialogue.policy.decision import Clarify, Decision, Resume
+from dialogue.policy.decision import Clarify, Decision, PlanQueries, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
 from kg.aliases import AliasSnapshot
@@ -66,6 +66,13 @@ def apply_turn(state: SessionState, outcome: TurnOutcome, snapshot: AliasSnapsho
     if (dropped is not None and not isinstance(outcome.decision, Resume)
             and state.listed == dropped.options):
         state.listed = []  # a later 第一个 must not pick from a question the user left
+    if (dropped is not None and isinstance(outcome.decision, PlanQueries)
+            and outcome.decision.kind is TurnKind.CONTINUATION and not outcome.entities
+            and not state.focus):
+        # The question was left unanswered while nothing was in focus (the user went on
+        # talking about the name it asked about): its options stay in play, for a
+        # later turn's words or question to settle (dialogue/policy: open_options).
+        state.alternates = list(dropped.options)
     if isinstance(outcome.decision, Clarify):
         _asked(state, outcome.turn, outcome.text, outcome.decision)
         entities = list(outcome.decision.resolved)

@@ -293,6 +293,21 @@ class EntityLinker:
         return self._choose_by_fit(mention, [focus[0], *alternates], snapshot, detection.text,
                                    source="focus")
 
+    def settled_by_words(self, detection: Detection, snapshot: AliasSnapshot,
+                         options: Sequence[str]) -> Link | None:
+        """The option a turn that names nothing fits clearly best by its words (知道
+        《五月天》吗？ left unanswered, then 那可是台湾著名的摇滚乐团: the band, not the
+        song); None when its words fit none of them clearly."""
+        scores = snapshot.context_fit().scores(detection.text, options)
+        chosen = decide(scores, margin=self.fit_margin)
+        if chosen is None:
+            return None
+        mention = Mention(MentionKind.IMPLICIT, "", 0, 0)
+        candidates = tuple(sorted((Candidate(e, scores[e], "asked about, context fit")
+                                   for e in options), key=lambda c: c.entity_id != chosen))
+        return Link(mention, candidates, (chosen,),
+                    "a question left unanswered: the turn's words fit this option clearly best")
+
     @staticmethod
     def kept_focus(links: LinkResult, snapshot: AliasSnapshot, *, focus: Sequence[str],
                    negated: Sequence[str] = ()) -> Link | None:

@@ -135,6 +135,14 @@ class DialoguePolicy:
                                             alternates=state.alternates)
             links = LinkResult((*links.links, implicit))
             trace["links"] = links_trace(links)
+        elif (kind is TurnKind.CONTINUATION and not state.focus and open_options(state)
+              and not links.resolved and not links.ambiguous):
+            # A question asked about a name was left unanswered and nothing is in focus:
+            # the options are still what the talk is about; the turn's words may say which.
+            settled = self.linker.settled_by_words(turn.detection, snapshot, open_options(state))
+            if settled is not None:
+                links = LinkResult((*links.links, settled))
+                trace["links"] = links_trace(links)
         elif (kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC) and state.focus
               and not is_ellipsis(turn.detection, links)
               and not is_bare_mention(turn.detection, links)):
@@ -269,7 +277,7 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     nothing changes.
     """
     out = list(links.links)
-    pool = [*state.focus, *state.alternates,
+    pool = [*state.focus, *state.alternates, *open_options(state),
             *(e for record in reversed(state.recent) for e in record.entities),
             *(e for line in reversed(state.summary) for e in line.entities)]
     asked = facts.asks_of_person(m.value for m in turn.detection.of(MentionKind.ATTRIBUTE)
@@ -365,7 +373,7 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     verdicts = [facts.states(e, asked) for e in subjects]
     if any(verdicts) or (subjects and None in verdicts):
         return links
-    pool = [*state.focus, *state.alternates,
+    pool = [*state.focus, *state.alternates, *open_options(state),
             *(e for record in reversed(state.recent) for e in record.entities),
             *(e for line in reversed(state.summary) for e in line.entities)]
     # 他 / 它 say whether a person or a thing is meant: an entity of the other kind
@@ -394,6 +402,15 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
 
 # What refers to an entity without naming it.
 _REFERRING = (MentionKind.PRONOUN, MentionKind.IMPLICIT)
+
+
+def open_options(state: SessionState) -> list[str]:
+    """The options of a question asked about a name and left unanswered while nothing
+    was in focus: the pending question's (this turn does not answer it), else those
+    kept as alternates since (see dialogue/transition.py)."""
+    if state.focus:
+        return []
+    return list(state.pending.options) if state.pending is not None else list(state.alternates)
 
 
 def earlier_focus(state: SessionState, text: str) -> list[str]:
