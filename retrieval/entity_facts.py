@@ -37,6 +37,10 @@ _PASSAGE_CHARS = 400
 # share of them people's, marks a thing (上映时间, 门票): what states it is no person.
 _THING_MIN_ENTITIES = 3
 _THING_MAX_PERSON_SHARE = 0.05
+# A person's passages speak of a man (他, he) or a woman (她, she) at least this often, and
+# this many times as often as of the other, for the pronoun's sex to tell people apart.
+_SEX_MIN_WORDS = 1
+_SEX_MAJORITY = 2
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class EntityFacts:
     stated: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # (entity, attribute) -> the normalized text of the entity's own passages stating it.
     passages: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    # Per entity whose passages speak of it as a man or a woman: "m" or "f" (see sex).
+    sexes: Mapping[str, str] = field(default_factory=dict)
     # Per entity whose passages say so: True a person, False a thing (see is_person).
     kinds: Mapping[str, bool] = field(init=False, repr=False, compare=False)
     # Attributes that mark a thing in this kb (people's passages never state them).
@@ -71,6 +77,11 @@ class EntityFacts:
         ticket price); None otherwise (a band, a company, no passages of its own)."""
         return self.kinds.get(entity_id)
 
+    def sex(self, entity_id: str) -> str | None:
+        """"m" or "f" for a person whose own passages speak of a man or a woman (他 / 她,
+        he / she) clearly more often than of the other, else None."""
+        return self.sexes.get(entity_id) if self.is_person(entity_id) else None
+
     def passages_stating(self, entity_id: str, attribute: str) -> tuple[str, ...]:
         """The (normalized) text of ``entity_id``'s own passages that state ``attribute``."""
         return self.passages.get((entity_id, attribute), ())
@@ -95,6 +106,7 @@ class EntityFacts:
         first few such passages are kept per entity and attribute."""
         stated: dict[str, set[str]] = {}
         passages: dict[tuple[str, str], list[str]] = {}
+        words: dict[str, list[int]] = {}  # entity -> [male words, female words]
         for chunk in chunks:
             if len(chunk.entity_ids) != 1:
                 continue
@@ -104,6 +116,9 @@ class EntityFacts:
                 continue
             own = stated.setdefault(entity_id, set())
             allowed = snapshot.type_attributes.get(entity.type, ())
+            counts = words.setdefault(entity_id, [0, 0])
+            counts[0] += len(cues.MALE_WORDS_RE.findall(f"{chunk.title}\n{chunk.text}"))
+            counts[1] += len(cues.FEMALE_WORDS_RE.findall(f"{chunk.title}\n{chunk.text}"))
             norm = snapshot.normalize_with_offsets(f"{chunk.title}\n{chunk.text}")
             for _, _, key in snapshot.attribute_matcher.find(norm):
                 attribute = snapshot.attribute_by_norm.get(key)
@@ -112,8 +127,10 @@ class EntityFacts:
                     kept = passages.setdefault((entity_id, attribute), [])
                     if len(kept) < _PASSAGES_PER_FACT and norm.text not in kept:
                         kept.append(norm.text[:_PASSAGE_CHARS])
+        sexes = {e: ("m" if m > f else "f") for e, (m, f) in words.items()
+                 if max(m, f) >= _SEX_MIN_WORDS and max(m, f) >= _SEX_MAJORITY * min(m, f)}
         return cls({e: frozenset(a) for e, a in stated.items()},
-                   {k: tuple(v) for k, v in passages.items()})
+                   {k: tuple(v) for k, v in passages.items()}, sexes)
 
 
 def _kinds(stated: Mapping[str, frozenset[str]]) -> tuple[dict[str, bool], frozenset[str]]:

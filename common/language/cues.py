@@ -76,6 +76,12 @@ PLACE_PRONOUN_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile("|".join(m.PLACE_PRONOUNS), re.IGNORECASE) for m in LANGUAGES.values() if m.PLACE_PRONOUNS)
 #: Attributes only a place has (地址, address), lower case: a type with one is a place's.
 PLACE_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PLACE_ATTRIBUTES"))
+#: Person pronouns that say a man (他, he) or a woman (她, she), lower case; and the words
+#: an entity's own passages speak of a man or a woman with.
+MALE_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("MALE_PRONOUNS"))
+FEMALE_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("FEMALE_PRONOUNS"))
+MALE_WORDS_RE = re.compile(_alt("MALE_WORDS"), re.IGNORECASE)
+FEMALE_WORDS_RE = re.compile(_alt("FEMALE_WORDS"), re.IGNORECASE)
 #: A demonstrative whose word says it points at a thing (这首歌, this album) or a person (这位).
 THING_REFERENCE_RE = re.compile(_alt("THING_REFERENCES"), re.IGNORECASE)
 PERSON_REFERENCE_RE = re.compile(_alt("PERSON_REFERENCES"), re.IGNORECASE)

@@ -21,6 +21,11 @@ DUAL_PRONOUNS = ["the two", "both"]
 # Singular pronouns that say what they refer to: a person or a thing.
 PERSON_PRONOUNS = ["he", "him", "his", "she", "her", "this person"]
 THING_PRONOUNS = ["it", "its"]
+# Person pronouns that say the person's sex, and the words (regexes) of passages about one.
+MALE_PRONOUNS = ["he", "him", "his"]
+FEMALE_PRONOUNS = ["she", "her"]
+MALE_WORDS = [r"\b(?:he|him|his)\b"]
+FEMALE_WORDS = [r"\b(?:she|her|hers|actress)\b"]
 # A demonstrative whose noun says what it points at (regexes).
 THING_REFERENCES = [r"\b(?:this|that)\s+(?:film|movie|song|album|record|place|sight|park|book|work)\b"]
 PERSON_REFERENCES = [r"\b(?:this|that)\s+(?:person|man|woman|guy|actor|actress|singer|director"

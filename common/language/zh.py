@@ -26,6 +26,12 @@ DUAL_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "两个都"]
 # Singular pronouns that say what they refer to: a person (他, 她) or a thing (它).
 PERSON_PRONOUNS = ["他", "她"]
 THING_PRONOUNS = ["它"]
+# Person pronouns that say the person's sex, and the words (regexes) with which an entity's
+# own passages speak of a man or a woman: 他 does not mean a woman whose passages say 她.
+MALE_PRONOUNS = ["他"]
+FEMALE_PRONOUNS = ["她"]
+MALE_WORDS = [r"(?<!其)他(?!们)", r"男(?:演员|歌手|艺人|明星|导演|星)"]
+FEMALE_WORDS = [r"她(?!们)", r"女(?:演员|歌手|艺人|明星|导演|星)"]
 # A demonstrative whose measure word or noun says what it points at (regexes): 这首歌,
 # 这张专辑, 这部电影, 此片, 这个景点 point at a thing; 这位, 这个演员 at a person.
 THING_REFERENCES = [r"(?:这|那|此|该)一?(?:首|张|部|本|座|家|款|片|处)",

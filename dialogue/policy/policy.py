@@ -289,32 +289,40 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     for i, link in enumerate(out):
         mention = link.mention
         word = mention.text.lower()
-        said = None
+        says = None
         if mention.kind is MentionKind.PRONOUN:
-            said = cues.reference_kind(turn.text, mention.start)
+            says = cues.reference_kind(turn.text, mention.start)
         elif mention.kind is MentionKind.IMPLICIT and not named:
-            said = cues.reference_kind(turn.text)
+            says = cues.reference_kind(turn.text)
         if mention.kind is MentionKind.PRONOUN and (
                 word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
             want = word in cues.PERSON_PRONOUNS
-        elif mention.kind in _REFERRING and said is not None and (
+        elif mention.kind in _REFERRING and says is not None and (
                 link.ambiguous or len(link.entity_ids) == 1):
-            want = said
+            want = says
         elif mention.kind in _REFERRING and link.ambiguous and asked is not None:
             want = asked
         else:
             continue
+        # 他 / 她: a person of the other sex, as the passages speak of them, clashes too.
+        other_sex = ("f" if word in cues.MALE_PRONOUNS else "m" if word in cues.FEMALE_PRONOUNS
+                     else None) if mention.kind is MentionKind.PRONOUN else None
 
-        def fits(entity_id: str, want: bool = want) -> bool:
-            return facts.is_person(entity_id) is want and entity_id not in state.negated
+        def fits(entity_id: str, want: bool = want, other_sex: str | None = other_sex) -> bool:
+            return (facts.is_person(entity_id) is want and entity_id not in state.negated
+                    and (other_sex is None or facts.sex(entity_id) != other_sex))
 
-        def clashes(entity_id: str, want: bool = want) -> bool:
-            return facts.is_person(entity_id) is (not want)
+        def clashes(entity_id: str, want: bool = want, other_sex: str | None = other_sex) -> bool:
+            return facts.is_person(entity_id) is (not want) or (
+                other_sex is not None and facts.sex(entity_id) == other_sex)
 
         kind = "a person" if want else "a thing"
-        if word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS:
+        if other_sex is not None and any(facts.sex(c.entity_id) == other_sex
+                                         for c in link.candidates):
+            kind = "a man" if other_sex == "f" else "a woman"
+        elif word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS:
             pass
-        elif said is not None:
+        elif says is not None:
             kind += ", by the words of the turn"
         else:
             kind += ", by what is asked"

@@ -1,12 +1,14 @@
 """这张专辑, 此片, 这位歌手: a demonstrative's own word says whether a person or a thing
-is meant, end to end on real Neo4j, Milvus Lite and SQLite, in Chinese and English.
+is meant, and 他 / 她 whether a man or a woman, end to end on real Neo4j, Milvus Lite and SQLite, in Chinese and English.
 
 Albums and people share one type here (as in knowledge bases built from encyclopedia
 boxes); their passages tell them apart (the people's state a birth date or an
 occupation, the albums' a release date). A turn that names nothing but says
 "this album" while a person is the focus is about the album talked about before,
 and "this singer" while an album is the focus about the singer; the words decide
-it, not the focus, and nothing is asked.
+it, not the focus, and nothing is asked. Likewise 她 after a woman and a man named side
+by side means the woman (her passages say 她), and 他 while she is the focus means the man
+talked about before.
 """
 
 import pytest
@@ -39,9 +41,11 @@ CORPUS = [
     {"doc_id": "moon", "chunk_id": "moon-1", "title": "月下", "entity_ids": ["album.moon"],
      "text": "月下的发行时间：2020年。Moonlight release date: 2020."},
     {"doc_id": "suqing", "chunk_id": "suqing-1", "title": "苏晴", "entity_ids": ["person.suqing"],
-     "text": "苏晴的出生日期：1985年。职业：歌手。Su Qing birthday: 1985. occupation: singer."},
+     "text": "苏晴的出生日期：1985年。职业：歌手。她出生在杭州。Su Qing birthday: 1985. "
+             "occupation: singer. She was born in Hangzhou."},
     {"doc_id": "hewen", "chunk_id": "hewen-1", "title": "何文", "entity_ids": ["person.hewen"],
-     "text": "何文的职业：制作人、作曲。He Wen occupation: producer and composer."},
+     "text": "何文的职业：制作人、作曲。他毕业于音乐学院。He Wen occupation: producer and "
+             "composer. He studied at a conservatory."},
 ]
 
 
@@ -91,3 +95,24 @@ def test_a_demonstrative_of_the_focus_kind_keeps_the_focus(runtime, music_kb):
     _, _, same_en = play(runtime, music_kb, "Who is Su Qing?", "Is Moonlight any good?",
                          "When was this album released?")
     assert same_en.entities == ["album.moon"]
+
+
+def test_she_after_a_woman_and_a_man_side_by_side_means_the_woman(runtime, music_kb):
+    _, she = play(runtime, music_kb, "苏晴和何文你都知道吗？", "她是哪年出生的？")
+    assert she.action != "clarify"
+    assert she.entities == ["person.suqing"]
+    assert "means a woman" in reasons(she)
+    _, she_en = play(runtime, music_kb, "Do you know Su Qing and He Wen?", "When was she born?")
+    assert she_en.action != "clarify"
+    assert she_en.entities == ["person.suqing"]
+
+
+def test_he_while_a_woman_is_the_focus_means_the_man_talked_about_before(runtime, music_kb):
+    _, woman, he = play(runtime, music_kb, "何文是做什么的？", "苏晴是谁？", "他还做过哪些专辑？")
+    assert woman.entities == ["person.suqing"]
+    assert he.entities == ["person.hewen"]
+    assert "何文" in he.standalone
+    _, woman_en, he_en = play(runtime, music_kb, "What does He Wen do?", "Who is Su Qing?",
+                              "Which albums did he make?")
+    assert woman_en.entities == ["person.suqing"]
+    assert he_en.entities == ["person.hewen"]
