@@ -271,8 +271,9 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     director: a runtime is stated of things only, 出生日期 of people only): a
     reference left between candidates of both kinds keeps those of the asked kind. A
     demonstrative's own word says the kind as 他 and 它 do (这个电影, 此片, 这张专辑 a
-    thing; 这位, 这个演员 a person; this album, this singer), for its pronoun, or for
-    the turn when the turn names nothing. Entities the kb has no passage about alone
+    thing; 这位, 这个演员 a person; this album, this singer), for its pronoun, for the
+    turn when the turn names nothing, and for a name that a singer and an album share
+    when it stands right before it (陈奕迅这个人). Entities the kb has no passage about alone
     decide nothing. Returns ``links`` itself when
     nothing changes.
     """
@@ -294,11 +295,20 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
             says = cues.reference_kind(turn.text, mention.start)
         elif mention.kind is MentionKind.IMPLICIT and not named:
             says = cues.reference_kind(turn.text)
+        elif mention.kind is MentionKind.ALIAS and link.ambiguous:
+            # 陈奕迅这个人, 《孙燕姿》这张专辑: a demonstrative right after a shared name
+            # says which kind of its bearers is meant.
+            after = mention.end
+            while after < min(len(turn.text), mention.end + 2) and not turn.text[after].isalnum():
+                after += 1
+            says = cues.reference_kind(turn.text, after)
         if mention.kind is MentionKind.PRONOUN and (
                 word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
             want = word in cues.PERSON_PRONOUNS
         elif mention.kind in _REFERRING and says is not None and (
                 link.ambiguous or len(link.entity_ids) == 1):
+            want = says
+        elif mention.kind is MentionKind.ALIAS and says is not None:
             want = says
         elif mention.kind in _REFERRING and link.ambiguous and asked is not None:
             want = asked

@@ -29,11 +29,19 @@ ONTOLOGY = [
      "aliases": ["Moonlight"], "description": "一张爵士专辑。"},
     {"kind": "entity", "id": "person.suqing", "name": "苏晴", "type": "Music",
      "aliases": ["Su Qing"], "description": "出生于杭州。"},
+    {"kind": "entity", "id": "person.linxia", "name": "林夏（歌手）", "type": "Music",
+     "aliases": ["林夏"], "description": "一位流行歌手。"},
+    {"kind": "entity", "id": "album.linxia", "name": "林夏（同名专辑）", "type": "Music",
+     "aliases": ["林夏"], "description": "一张同名专辑。"},
     {"kind": "entity", "id": "person.hewen", "name": "何文", "type": "Music",
      "aliases": ["He Wen"], "description": "毕业于音乐学院。"},
 ]
 
 CORPUS = [
+    {"doc_id": "linxia", "chunk_id": "linxia-1", "title": "林夏（歌手）",
+     "entity_ids": ["person.linxia"], "text": "林夏的出生日期：1990年。职业：歌手。"},
+    {"doc_id": "linxia-album", "chunk_id": "linxia-album-1", "title": "林夏（同名专辑）",
+     "entity_ids": ["album.linxia"], "text": "同名专辑林夏的发行时间：2016年。"},
     {"doc_id": "dawn", "chunk_id": "dawn-1", "title": "晨光", "entity_ids": ["album.dawn"],
      "text": "晨光的发行时间：2015年5月。Dawn release date: May 2015."},
     {"doc_id": "sea", "chunk_id": "sea-1", "title": "海风", "entity_ids": ["album.sea"],
@@ -116,3 +124,16 @@ def test_he_while_a_woman_is_the_focus_means_the_man_talked_about_before(runtime
                               "Which albums did he make?")
     assert woman_en.entities == ["person.suqing"]
     assert he_en.entities == ["person.hewen"]
+
+
+def test_a_demonstrative_right_after_a_shared_name_says_which_of_its_bearers(runtime, music_kb):
+    # 林夏 is a singer and her album: 这个人 / 这张专辑 right after the name says which
+    # (Chinese only: English puts the noun before the name, "the album Dawn").
+    [person] = play(runtime, music_kb, "你知道林夏这个人吗？")
+    assert person.action != "clarify"
+    assert person.entities == ["person.linxia"]
+    [album] = play(runtime, music_kb, "《林夏》这张专辑好听吗？")
+    assert album.action != "clarify"
+    assert album.entities == ["album.linxia"]
+    [asked] = play(runtime, music_kb, "你知道林夏吗？")
+    assert asked.action == "clarify"
