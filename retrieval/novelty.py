@@ -237,7 +237,7 @@ def gain(terms: set[str], hit: Hit, stats: TermStats, have: set[str] | None = No
 
 def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats: TermStats, *,
           intent: Intent, min_gain: float, entity_ids: Sequence[str] = (),
-          previous: Sequence[str] = ()) -> set[str]:
+          previous: Sequence[str] = (), tie_lead: float = 0.0) -> set[str]:
     """Which shown chunks, found again by this turn's searches, come back.
 
     ``again``: each such hit with the record of the turn that showed it and the question
@@ -251,7 +251,9 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
       When a rival holds as many, the one more specific to the turn's entities wins
       (a passage about several products answers less of a question about one than
       that product's own passage); when it is as specific too, the unseen one wins
-      unless the search ranks the shown chunk clearly higher (``TIE_LEAD``). A shown
+      unless the search ranks the shown chunk clearly higher (by ``tie_lead`` of its
+      score: ``TIE_LEAD`` on BM25's scale; 0 with fused ranks, whose neighbouring
+      scores differ by a percent or two, so the order alone decides). A shown
       passage and a rival of which one has no English are compared on the question's
       other words (:func:`_answers_better`). With entities resolved, a shown chunk tagged with none of them
       does not come back (it answered nothing about them). The new words are those
@@ -294,7 +296,8 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
         mine = specificity(hit, wanted)
         if wanted and mine <= 0:
             continue
-        if all(_answers_better(hit, r, terms, stats, units_of, wanted, min_gain) for r in rivals):
+        if all(_answers_better(hit, r, terms, stats, units_of, wanted, min_gain, tie_lead)
+               for r in rivals):
             passed[hit.chunk_id] = max(passed.get(hit.chunk_id, 0.0), own * math.sqrt(mine))
     if not passed:
         return set()
@@ -312,14 +315,16 @@ BEST_WITHIN = 0.9
 
 # A shown chunk that answers the new words exactly as well as an unseen rival, and is as
 # specific to the turn's entities, comes back only when the search ranks it this much
-# (relative score) above that rival: between equal answers the place goes to what the
-# user has not read, unless the search clearly prefers the shown one. Chosen by
-# measurement (docs/retrieval.md, "fifth round").
+# (relative BM25 score, after the rerank) above that rival: between equal answers the
+# place goes to what the user has not read, unless the search clearly prefers the shown
+# one. Chosen by measurement (docs/retrieval.md, "fifth round"). With fused ranks (BM25 +
+# dense, RRF) the scores of neighbouring places differ by a percent or two: there the
+# order alone decides (a lead of 0).
 TIE_LEAD = 0.05
 
 
 def _answers_better(hit: Hit, rival: Hit, terms: set[str], stats: TermStats, units_of,
-                    wanted: set[str], min_gain: float) -> bool:
+                    wanted: set[str], min_gain: float, tie_lead: float) -> bool:
     """Whether the shown ``hit`` answers the new ``terms`` better than the unseen ``rival``.
 
     Both are judged on the same words: when one of the two passages has no English, the
@@ -327,7 +332,7 @@ def _answers_better(hit: Hit, rival: Hit, terms: set[str], stats: TermStats, uni
     them, which says nothing about whether it answers), and on what is left the shown
     chunk must still hold ``min_gain``. More of the words wins; on equal words, the one
     more specific to the turn's entities; on both equal, the search's order, with a
-    clear lead (``TIE_LEAD``) needed for the shown one."""
+    clear lead (``tie_lead``) needed for the shown one."""
     judged = terms
     if not (_LATIN_RE.search(f"{hit.title}\n{hit.text}") and _LATIN_RE.search(f"{rival.title}\n{rival.text}")):
         judged = {t for t in terms if not _LATIN_RE.search(t)}
@@ -344,7 +349,7 @@ def _answers_better(hit: Hit, rival: Hit, terms: set[str], stats: TermStats, uni
         return True
     if mine < other - _EPS:
         return False
-    return hit.score > rival.score + TIE_LEAD * abs(rival.score)
+    return hit.score > rival.score + tie_lead * abs(rival.score)
 
 
 _EPS = 1e-9

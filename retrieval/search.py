@@ -41,8 +41,8 @@ from retrieval.fusion import rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
-from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, Intent, Shown, StatsCache,
-                               TermStats, admit, editions, holds_new, unknown_editions)
+from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Intent, Shown,
+                               StatsCache, TermStats, admit, editions, holds_new, unknown_editions)
 from retrieval.rerank import EntityAwareReranker
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
@@ -305,7 +305,7 @@ class Retriever:
             let_back = admit([(f.hit, before, asked) for f, before, asked in again],
                              [f.hit for f in rivals], stats, intent=intent,
                              min_gain=cfg.novelty_min_gain, entity_ids=entity_ids,
-                             previous=previous)
+                             previous=previous, tie_lead=0.0 if use_dense else TIE_LEAD)
             if intent != "revisit":
                 let_back |= {f.hit.chunk_id for f, _, _ in again} & answers_own
             novelty["left_out"] += len({f.hit.chunk_id for f, _, _ in again} - let_back)
