@@ -250,6 +250,15 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
     return LinkResult(tuple(out))
 
 
+def _in_play(state: SessionState) -> list[str]:
+    """The entities a reference may mean, most salient first: the focus, the alternates,
+    the options of a question left unanswered, the recent turns' and the summarized
+    older ones' (repeats kept: callers take the first that fits)."""
+    return [*state.focus, *state.alternates, *open_options(state),
+            *(e for record in reversed(state.recent) for e in record.entities),
+            *(e for line in reversed(state.summary) for e in line.entities)]
+
+
 # What ends the value a turn gives for an attribute.
 _VALUE_END = frozenset("，,。？?！!；;\n")
 
@@ -278,9 +287,7 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     nothing changes.
     """
     out = list(links.links)
-    pool = [*state.focus, *state.alternates, *open_options(state),
-            *(e for record in reversed(state.recent) for e in record.entities),
-            *(e for line in reversed(state.summary) for e in line.entities)]
+    pool = _in_play(state)
     asked = facts.asks_of_person(m.value for m in turn.detection.of(MentionKind.ATTRIBUTE)
                                  if m.value)
     # 这首歌, 此片, 这位: a demonstrative's own word says the kind of what the turn is
@@ -391,9 +398,7 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     verdicts = [facts.states(e, asked) for e in subjects]
     if any(verdicts) or (subjects and None in verdicts):
         return links
-    pool = [*state.focus, *state.alternates, *open_options(state),
-            *(e for record in reversed(state.recent) for e in record.entities),
-            *(e for line in reversed(state.summary) for e in line.entities)]
+    pool = _in_play(state)
     # 他 / 它 say whether a person or a thing is meant: an entity of the other kind
     # does not fit, whatever its passages state.
     kinds = {m.text.lower() in cues.PERSON_PRONOUNS for m in turn.detection.of(MentionKind.PRONOUN)
