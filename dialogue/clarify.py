@@ -15,6 +15,7 @@ from dialogue.state import PendingClarification
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
+from kg.pieces import pointed_at
 
 _BOTH_RE = cues.BOTH_RE
 _NEITHER_RE = cues.NEITHER_RE
@@ -126,8 +127,6 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
 _SHORT_REPLY_CJK = 10
 _SHORT_REPLY_WORDS = 6
 _EN_WORD_RE = re.compile(r"[a-z0-9]+")
-_EN_FILLER = {"the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
-              "version", "edition", "card", "plan", "it", "is", "for"}
 
 
 def _option_by_piece(text: str, options: Sequence[str], snapshot: AliasSnapshot) -> str | None:
@@ -138,23 +137,4 @@ def _option_by_piece(text: str, options: Sequence[str], snapshot: AliasSnapshot)
     words = _EN_WORD_RE.findall(text.lower())
     if cjk > _SHORT_REPLY_CJK or len(words) > _SHORT_REPLY_WORDS or (not cjk and not words):
         return None
-
-    def pieces(entity_id: str) -> set[str]:
-        entity = snapshot.entities.get(entity_id)
-        out: set[str] = set()
-        for alias in (entity.all_aliases if entity else ()):
-            key = snapshot.normalize(alias)
-            out.update(key[i:i + 2] for i in range(len(key) - 1)
-                       if is_cjk(key[i]) and is_cjk(key[i + 1]))
-            out.update(w for w in _EN_WORD_RE.findall(alias.lower()) if w not in _EN_FILLER
-                       and len(w) > 2)
-        return out
-
-    own = {eid: pieces(eid) for eid in options}
-    said = {norm[i:i + 2] for i in range(len(norm) - 1)} | {w for w in words if w not in _EN_FILLER}
-    hits = []
-    for eid in options:
-        others = set().union(*(own[o] for o in options if o != eid))
-        if said & (own[eid] - others):
-            hits.append(eid)
-    return hits[0] if len(hits) == 1 else None
+    return pointed_at(snapshot, text, options)

@@ -193,25 +193,30 @@ def condition_spans(text: str) -> list[tuple[int, int]]:
             if text[m.end():].strip()]
 
 
+def joint_spans(text: str) -> list[tuple[int, int]]:
+    """Where the turn names what its subject goes with (the X of 跟X可以同时拿吗)."""
+    return [m.span("x") for regex in cues.JOINT_RES for m in regex.finditer(text)]
+
+
 def side_spans(text: str) -> list[tuple[int, int]]:
     """Where the turn names something beside its subject: what the subject is compared
-    with, and the conditions it states (要是已经理赔过一次呢，还退钱吗 about 退保: 理赔 is a
-    circumstance of the question, not its subject)."""
-    return [*comparison_spans(text), *condition_spans(text)]
+    with or goes with, and the conditions it states (要是已经理赔过一次呢，还退钱吗 about
+    退保: 理赔 is a circumstance of the question, not its subject)."""
+    return [*comparison_spans(text), *condition_spans(text), *joint_spans(text)]
 
 
 def refers_back(detection: Detection, links: LinkResult, focus: list[str]) -> bool:
     """The turn keeps the focus as its subject while naming something new: a pronoun
     that resolved to a focus entity (它比2024版贵多少), or new names that are only what
-    the focus is compared with (跟港澳台日包比，一天贵多少) or a condition of the question
-    (要是已经理赔过一次呢，还退钱吗)."""
+    the focus is compared with (跟港澳台日包比，一天贵多少) or goes with (跟国奖可以同时拿吗),
+    or a condition of the question (要是已经理赔过一次呢，还退钱吗)."""
     if any(link.mention.kind is MentionKind.PRONOUN and set(link.entity_ids) & set(focus)
            for link in links.links):
         return True
     named = [link for link in links.links
              if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
     targets = set(comparison_targets(detection, links))
-    conditions = condition_spans(detection.text)
+    conditions = [*condition_spans(detection.text), *joint_spans(detection.text)]
     return bool(named) and all(
         set(link.entity_ids) <= targets
         or any(start <= link.mention.start and link.mention.end <= end for start, end in conditions)

@@ -35,6 +35,8 @@ _QUESTION_START_RE = cues.QUESTION_START_RE
 _LIGHT_RE = cues.LIGHT_RE
 # A continuation shorter than this that names no attribute asks about the last one (怎么才能免掉).
 _SHORT_FOLLOW_UP = 8
+# Demonstratives a noun follows (这张卡, 这门课).
+_NOUN_POINTERS = cues.NOUN_POINTERS
 # A leading continuation cue in front of a name (那手机银行关怀版…): not part of the question.
 _LEADING_CUE_RE = cues.FOLLOW_UP_LEAD_RE
 _CUE_BEFORE_NAME_RE = cues.CUE_BEFORE_NAME_RE
@@ -46,6 +48,18 @@ class Rewrite:
     queries: tuple[str, ...]
     entities: tuple[str, ...]  # the entities the standalone query is about
     how: str  # which rule produced it, for the trace
+
+
+def _beside(names: str, text: str, lang: str) -> str:
+    """Names the question keeps though it does not say them: in front of a Chinese
+    question (随心贷利率多少), in brackets at the end of an English one, before its mark
+    (is there a fine (续保)?), never pasted onto its first word."""
+    if lang != "en" or not names:
+        return _glue(names, text)
+    body = text.rstrip()
+    mark = body[-1] if body and body[-1] in "?？.!" else ""
+    body = body[:-1].rstrip() if mark else body
+    return f"{body} ({names}){mark}"
 
 
 def _join(names: Sequence[str], lang: str) -> str:
@@ -307,10 +321,13 @@ class RuleRewriter:
                 # 2025版比它便宜多少 after 2024版: "it" is the entity as it was, at its time.
                 names_written += "".join(t for t in times if t not in text)
             elif kind is MentionKind.PRONOUN:
-                # 这个套餐 → 5G畅享套餐个人版, not 5G畅享套餐个人版套餐
+                # 这个套餐 → 5G畅享套餐个人版, not 5G畅享套餐个人版套餐; after a measure word
+                # the noun inside the name goes too (这张卡 → 畅行信用卡白金版).
                 tail = text[end:end + 4]
+                inside = link.mention.text.lower()[-2:] in _NOUN_POINTERS
                 for cut in range(len(tail), 0, -1):
-                    if names_written.endswith(tail[:cut]) and _cjk(tail[:cut]):
+                    if _cjk(tail[:cut]) and (names_written.endswith(tail[:cut])
+                                             or (inside and tail[:cut] in names_written)):
                         end += cut
                         break
             out = out[:start] + names_written + out[end:]
@@ -319,7 +336,7 @@ class RuleRewriter:
                 for e in link.entity_ids]
         if replaced_any and held and not all(name in out for name in held):
             # The focus the turn keeps beside what it names (这部电影是奉俊昊导演的).
-            out = _glue(_join([n for n in held if n not in out], lang), _LEADING_CUE_RE.sub("", out))
+            out = _beside(_join([n for n in held if n not in out], lang), _LEADING_CUE_RE.sub("", out), lang)
         versions = _both_versions(out, earlier_times) if replaced_any and not said_times else None
         if versions:
             out = versions
@@ -432,7 +449,7 @@ class RuleRewriter:
         if subject_kept:
             carried = [e for e in previous_entities if e not in entities and e in snapshot.entities]
         if carried:
-            out = _glue(_join([snapshot.name(e) for e in carried], lang), _LEADING_CUE_RE.sub("", out))
+            out = _beside(_join([snapshot.name(e) for e in carried], lang), _LEADING_CUE_RE.sub("", out), lang)
         times = "".join(t for t in self._missing_times(detection, previous, slot_times)
                         if t not in out)
         if times:

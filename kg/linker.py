@@ -20,10 +20,15 @@ from common.language import cues
 from kg.aliases import AliasSnapshot
 from kg.fit import decide
 from kg.mentions import PLACE, Detection, Mention, MentionKind
+from kg.pieces import pointed_at
 
 _PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
 # "The two" / 两者: the focus and the other one of its kind talked about just before.
 _DUAL_PRONOUNS = cues.DUAL_PRONOUNS
+# Demonstratives a piece of a name may stand right before (杭州那家).
+_POINTERS = cues.POINTERS
+# Where a clause ends: the words before a demonstrative are looked for inside its clause.
+_CLAUSE_BREAK_RE = re.compile(r"[，,。？?！!；;：:\s]")
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,11 @@ class EntityLinker:
                 if pair:
                     links.append(Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
                                       tuple(pair), "“the two”: the focus and the last one like it"))
+            elif mention.kind is MentionKind.PRONOUN and self._determiner(mention, detection):
+                continue  # 那张白金卡: the name that follows says what is meant
+            elif mention.kind is MentionKind.PRONOUN and (pointed := self._pointed(
+                    mention, detection, snapshot, [*focus, *alternates, *recent])) is not None:
+                links.append(pointed)
             elif mention.kind is MentionKind.PRONOUN and (said := self._named_before(
                     mention, detection)) is not None:
                 links.append(Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
@@ -175,6 +185,41 @@ class EntityLinker:
             return None
         return Link(mention, (Candidate(place, 1.0, "focus"),), (place,),
                     "place word → the most salient place in play")
+
+    @staticmethod
+    def _determiner(mention: Mention, detection: Detection) -> bool:
+        """那张白金卡, 回到刚才那个重疾险: a demonstrative right before a name only marks
+        the name as the one talked about; it refers to nothing of its own."""
+        return mention.text.lower() in _POINTERS and any(
+            m.kind is MentionKind.ALIAS and m.start == mention.end for m in detection.mentions)
+
+    @staticmethod
+    def _pointed(mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                 in_play: Sequence[str]) -> Link | None:
+        """国际学生那个, 杭州那家也能直付吗: the words right before a demonstrative (in its
+        clause, after any name) hold a piece of the names of exactly one entity in play
+        (the focus, the alternates, the recent turns'): that one is meant, not the focus.
+        None when the words point at none of them, or at several."""
+        if mention.text.lower() not in _POINTERS:
+            return None
+        left = max([0, *(m.end for m in detection.mentions if m.end <= mention.start)])
+        words = _CLAUSE_BREAK_RE.split(detection.text[left:mention.start])[-1]
+        playing = [e for e in dict.fromkeys(in_play) if e in snapshot.entities]
+        # Besides the entities in play, those sharing a name with them (杭州那家 after
+        # 上海市第一人民医院, both 市一医院) are what such words tell apart.
+        pool = list(dict.fromkeys([*playing, *(v for e in playing for v in snapshot.variants(e))]))
+        if not words.strip() or len(pool) < 2:
+            return None
+        chosen = pointed_at(snapshot, words, pool)
+        if chosen is None:
+            return None
+        candidates = tuple(sorted((Candidate(e, 1.0 if e == chosen else 0.0, "in play") for e in pool),
+                                  key=lambda c: c.entity_id != chosen))
+        # The words belong to the reference: 杭州那家 is replaced whole by the name.
+        start = mention.start - len(words) + (len(words) - len(words.lstrip()))
+        mention = Mention(MentionKind.PRONOUN, detection.text[start:mention.end], start, mention.end)
+        return Link(mention, candidates, (chosen,),
+                    f"demonstrative → the one in play that “{words.strip()}” points at")
 
     @staticmethod
     def _named_before(pronoun: Mention, detection: Detection) -> str | None:

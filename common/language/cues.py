@@ -67,6 +67,10 @@ EDITION_RE = re.compile(rf"(?<![0-9.])(?:{_alt('EDITIONS')})") if _all("EDITIONS
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
+#: Demonstratives a piece of a name may stand right before (杭州那家: the Hangzhou one).
+POINTERS: frozenset[str] = frozenset(w.lower() for w in _all("POINTERS"))
+#: Those a noun follows (这张卡): the noun inside the name is part of the reference.
+NOUN_POINTERS: frozenset[str] = frozenset(w.lower() for w in _all("NOUN_POINTERS"))
 #: Singular pronouns that refer to a person (他, she) and to a thing (它, it), lower case.
 PERSON_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_PRONOUNS"))
 THING_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("THING_PRONOUNS"))
@@ -243,6 +247,8 @@ COMPARISON_RES: tuple[re.Pattern[str], ...] = tuple(
 #: A condition said before the question, as the group ``x`` (要是X呢，…; if X, …).
 CONDITION_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE) for p in _all("CONDITIONS"))
+#: Something the subject goes with, as the group ``x`` (跟X可以同时拿吗, together with X).
+JOINT_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in _all("JOINTS"))
 #: Question words in groups of synonyms across the languages (怎么 = 如何 = how).
 INTENT_GROUPS: tuple[frozenset[str], ...] = tuple(
     frozenset(w for group in groups for w in group)

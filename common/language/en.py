@@ -15,6 +15,8 @@ WORD_BOUNDARIES = True
 PRONOUNS = ["the two", "both", "this product", "that product", "this person", "this one", "that one",
             "these", "those", "they", "them", "their", "its", "it",
             "he", "him", "his", "she", "her"]
+POINTERS: list[str] = []
+NOUN_POINTERS: list[str] = []
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["the two", "both"]
@@ -36,7 +38,7 @@ PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "p
 # "there" as a place: at the end of a clause (get there, open there?), not "is there?" nor
 # "there is", nor a title that starts with it (regexes).
 PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?=\s*(?:[?.!,;]|$))"]
-PLACE_ATTRIBUTES = ["address", "location"]
+PLACE_ATTRIBUTES = ["address", "location", "opening hours", "business hours", "office hours"]
 NOT_PRONOUN_CONTEXT: list[str] = []
 NAME_LEFT_CHARS = ""
 NAME_RIGHT_CHARS = ""
@@ -138,6 +140,8 @@ SEPARATELY = [r"\brespectively\b", r"\beach\b"]
 LEADING_JOINERS = ["and"]
 COMPARISONS = [r"\b(?:compared (?:with|to)|versus|vs\.?|than)\s+(?P<x>[^,.?!]{1,40})"]
 CONDITIONS = [r"\b(?:if|in case|suppose)\s+(?P<x>[^,.?!]{1,60}),"]
+JOINTS = [r"\b(?:together|along|combined|at the same time) with\s+(?P<x>[^,.?!]{1,40})",
+          r"\bwith\s+(?P<x>[^,.?!]{1,40}?)\s+at the same time"]
 INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"], ["when"],
                  ["where"]]
 

@@ -18,7 +18,13 @@ WORD_BOUNDARIES = False
 # Pronouns and demonstratives that may refer to an entity (plain words).
 PRONOUNS = ["两者", "这两个", "这两张", "这两款", "它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
             "该产品", "此产品", "这个产品", "那个产品", "这项", "该", "此", "它", "他", "她",
-            "这个", "那个"]
+            "这个", "那个", "这家", "那家", "这张", "那张", "这门", "那门"]
+# Demonstratives a piece of a name may stand right before to say which one is meant
+# (国际学生那个, 杭州那家): that entity in play, not the focus.
+POINTERS = ["这个", "那个", "这款", "那款", "这种", "那种", "这家", "那家", "这张", "那张", "这门", "那门"]
+# Those of them whose measure word a noun follows (这张卡, 这家医院): the noun, when the name
+# holds it, is part of the reference.
+NOUN_POINTERS = ["这张", "那张", "这家", "那家", "这门", "那门", "这款", "那款"]
 # Plural pronouns: they resolve to every listed or focused entity, not one.
 PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
 # "The two": the focus and the other one of its kind talked about just before.
@@ -48,7 +54,9 @@ PERSON_ATTRIBUTES = ["出生日期", "出生地", "出生年月", "职业", "毕
 PLACE_PRONOUNS = [r"(?<![它他她])(?:那边|那里(?!面)|那儿)",
                   r"(?<=[在去到])那(?![个些么样种款家边里儿之时年天次段以后])"]
 # Attributes only a place has: an entity whose type has one is a place (那边 may mean it).
-PLACE_ATTRIBUTES = ["地址", "位置", "所在地", "地点", "办公地点"]
+# Opening hours count: what one can go to and find open is a place (a library, a hall).
+PLACE_ATTRIBUTES = ["地址", "位置", "所在地", "地点", "办公地点", "营业时间", "开放时间", "开馆时间",
+                    "办公时间"]
 # Words that contain a pronoun character but refer to nothing (regex alternatives).
 NOT_PRONOUN_CONTEXT = ["那么", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
                        "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",
@@ -209,6 +217,10 @@ COMPARISONS = [r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]
 # a circumstance of the question about the entity in focus, not a new subject; the
 # condition as ``x``, up to the comma that ends it (regexes).
 CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,。？?！!]{1,24})[，,]"]
+# Something the subject goes with (跟国奖可以同时拿吗, 和优惠券能叠加吗): what it names is
+# beside the subject in focus, not a new subject; as ``x`` (regexes).
+JOINTS = [r"(?:和|跟|与|同)(?P<x>[^，,。？?！!]{1,24}?)(?:可以|能|能否|可否|是否|还能|也能)?"
+          r"(?:同时|一起|一块|兼得|叠加|同享|共用|通用)"]
 # Question words a rewrite must keep, in groups of synonyms (the English ones join them).
 INTENT_GROUPS = [["为什么", "为何"], ["怎么", "如何"], ["多少", "几"], ["哪些", "哪个", "哪"], ["谁"],
                  ["什么时候", "何时"], []]

@@ -1,0 +1,51 @@
+"""Pointing at an entity by a piece of its name: 白金那张, 杭州那家也能直付吗, the enterprise one.
+
+A piece is two Chinese characters in a row or an English word (longer than two letters,
+not a filler such as "the" or "card"). Among a few entities (the options of a
+clarification, the entities in play), the one whose names alone share a piece with
+the user's words is the one meant; when none or several do, nobody is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from common.language.normalize import is_cjk
+from kg.aliases import AliasSnapshot
+
+_WORD_RE = re.compile(r"[a-z0-9]+")
+# Words too common in names and replies to point at anything.
+_FILLER = frozenset({"the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
+                     "version", "edition", "card", "plan", "it", "is", "for"})
+
+
+def _cjk_pairs(norm: str) -> set[str]:
+    return {norm[i:i + 2] for i in range(len(norm) - 1) if is_cjk(norm[i]) and is_cjk(norm[i + 1])}
+
+
+def name_pieces(snapshot: AliasSnapshot, entity_id: str) -> set[str]:
+    """Every piece of the entity's names and aliases."""
+    entity = snapshot.entities.get(entity_id)
+    out: set[str] = set()
+    for alias in (entity.all_aliases if entity else ()):
+        out |= _cjk_pairs(snapshot.normalize(alias))
+        out.update(w for w in _WORD_RE.findall(alias.lower()) if w not in _FILLER and len(w) > 2)
+    return out
+
+
+def said_pieces(snapshot: AliasSnapshot, text: str) -> set[str]:
+    """The pieces of what the user said."""
+    norm = snapshot.normalize(text)
+    return ({norm[i:i + 2] for i in range(len(norm) - 1)}
+            | {w for w in _WORD_RE.findall(text.lower()) if w not in _FILLER})
+
+
+def pointed_at(snapshot: AliasSnapshot, text: str, candidates: Sequence[str]) -> str | None:
+    """The one candidate whose names share a piece of ``text`` that no other candidate's
+    names share; None when no candidate or more than one does."""
+    said = said_pieces(snapshot, text)
+    own = {eid: name_pieces(snapshot, eid) for eid in dict.fromkeys(candidates)}
+    hits = [eid for eid in own
+            if said & (own[eid] - set().union(*(p for o, p in own.items() if o != eid)))]
+    return hits[0] if len(hits) == 1 else None
