@@ -28,6 +28,7 @@ from retrieval.history import Carried
 from retrieval.models import Hit
 from retrieval.novelty import Intent, Shown, TermStats, units
 from retrieval.search import Found, Retriever, SearchOutcome
+from retrieval.unanswerable import own_records
 
 
 _NUMBER_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -73,6 +74,22 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                               "previous": tuple(history.earlier[-1:]) if history else ()}
     first = retriever.search(kb, queries, entity_ids=entity_ids, history=history, names=names,
                              **common)
+    # The user's own words ask for their own records (帮我查一下我这张卡还欠多少): nothing in a
+    # knowledge base answers that, whatever the rewrite made of 这张卡.
+    records = own_records(original) if abstain and intent == "new" else None
+    if records and first.found:
+        trace = dict(first.trace)
+        trace["no_answer"] = {**trace.get("no_answer", {}), "abstained": True,
+                              "own_records": records,
+                              "withheld": [f.hit.chunk_id for f in first.found]}
+        return SearchOutcome(found=(), trace=trace, no_answer=True, strength=first.strength)
+    if first.trace.get("no_answer", {}).get("unknown_things"):
+        # What the user asks a named thing to have, the kb never writes of: the user's own
+        # words would only find the thing itself (retrieval/unanswerable.py).
+        first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
+                                    "weak_below": weak_below,
+                                    "skipped": "the question asks for something the kb never names"}
+        return first
     asked = {normalize(q) for q in queries}
     if weak_below <= 0 or first.strength >= weak_below or not normalize(original) \
             or normalize(original) in asked:

@@ -44,6 +44,7 @@ from retrieval.models import Hit
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Intent, Shown,
                                StatsCache, TermStats, admit, editions, holds_new, unknown_editions)
 from retrieval.rerank import EntityAwareReranker
+from retrieval.unanswerable import unknown_things
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
 # are fetched ungrouped so the rerank can pick the best chunk of a document, not
@@ -389,11 +390,18 @@ class Retriever:
         unknown = (unknown_editions(queries[0], self.term_stats(kb))
                    if found and abstain and intent == "new" and queries and editions(queries[0])
                    else [])
-        weak = weak or bool(unknown)
+        # A thing a named entity does not have (锦绣卡有没有钻石版): what was found is about
+        # what it has (retrieval/unanswerable.py).
+        things = (unknown_things(queries[0], self.term_stats(kb),
+                                 [n for e in entity_ids for n in (names or {}).get(e, ())])
+                  if abstain and intent == "new" and queries and names and entity_ids else [])
+        weak = weak or bool(unknown) or bool(things)
         trace["no_answer"] = {"strength": round(strength, 4), "threshold": threshold,
                               "abstained": weak}
         if unknown:
             trace["no_answer"]["unknown_editions"] = unknown
+        if things:
+            trace["no_answer"]["unknown_things"] = things
         if weak:
             trace["no_answer"]["withheld"] = [f.hit.chunk_id for f in found]
             found = []

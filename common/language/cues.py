@@ -63,6 +63,11 @@ NUMBER_UNIT_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_UNIT_CHARS for m 
 NUMBER_KIND_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_KIND_CHARS for m in LANGUAGES.values()))
 #: A number that names an edition (8.0版, 2023年), matched whole, not inside a longer number.
 EDITION_RE = re.compile(rf"(?<![0-9.])(?:{_alt('EDITIONS')})") if _all("EDITIONS") else None
+#: A request for the asker's own records (查一下我的…, check my balance).
+OWN_RECORDS_RE = re.compile(_alt("OWN_RECORDS"), re.IGNORECASE)
+#: Whether a thing just named has something, what is asked for as ``x`` (有没有钻石版).
+EXISTENCE_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE)
+                                                   for p in _all("EXISTENCE"))
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.

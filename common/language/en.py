@@ -47,6 +47,10 @@ NUMBER_UNIT_CHARS = "%"
 # What right after a number says what it counts (none in English: "the 2024 edition").
 NUMBER_KIND_CHARS = ""
 EDITIONS: list[str] = []
+OWN_RECORDS = [r"\b(?:check|look up) my\b", r"\bmy (?:current )?(?:balance|bill|gpa)\b",
+               r"\bhow much do i (?:still )?owe\b"]
+# Not in English: an English word a Chinese kb never writes says nothing of what it holds.
+EXISTENCE: list[str] = []
 # A question that asks for a price in general words: an amount of money answers it.
 PRICE_QUESTION = [r"\bhow much\b", r"\bprice[sd]?\b", r"\bcosts?\b"]
 # An amount of money in a passage.

@@ -75,6 +75,14 @@ NUMBER_KIND_CHARS = "年月日号版期岁元天次个"
 # a date said in passing): a question about an edition no passage of the kb names is
 # about something the kb does not hold.
 EDITIONS = [r"\d+(?:\.\d+)?版", r"\d{4}年"]
+# A request for the asker's own records (查一下我的…, 我的手机号还剩多少话费, 这张卡还欠多少):
+# a knowledge base holds no one's account, so nothing in it answers (regexes).
+OWN_RECORDS = [r"(?:查|看|核对)(?:一下|一查|查|下|看)?我(?:的|这|上|本|那)",
+               r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)"]
+# Whether a named thing has something (锦绣卡有没有钻石版, 安和有宠物险吗): what is asked
+# for as ``x``, right after the name (regexes; the name is checked by the caller).
+EXISTENCE = [r"^(?:也|还|都)?有没有(?P<x>[^，,。？?！!吗呢]{1,12})",
+             r"^(?:也|还|都)?有(?P<x>[^，,。？?！!没]{1,12}?)(?:吗|么)"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
 # answers it is an amount of money, whatever the passage calls it (月费119元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]

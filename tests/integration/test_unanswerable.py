@@ -1,0 +1,82 @@
+"""Questions the knowledge base cannot answer although its search finds passages that
+look relevant, end to end on real Neo4j, Milvus Lite and SQLite
+(retrieval/unanswerable.py, retrieval/dual_path.py):
+
+- whether a named thing has something the kb never writes of (乐行有没有攀岩墙): the
+  passages found are about what the gym does have;
+- the asker's own records (帮我查一下我的金卡还剩几次私教课, check my balance): a kb
+  holds documents, not anyone's account.
+
+What the kb does hold is still answered, and so is a question of chat that names no
+entity right before what it asks about.
+"""
+
+import pytest
+
+from tests.services import load_kb, play
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Gym", "attributes": ["设施", "营业时间", "facilities"]},
+    {"kind": "type", "name": "Membership", "attributes": ["价格", "私教课", "price"]},
+    {"kind": "entity", "id": "org.lx", "name": "乐行健身", "type": "Gym",
+     "aliases": ["乐行", "Lexing Fitness"], "description": "连锁健身房"},
+    {"kind": "entity", "id": "plan.gold", "name": "金卡会员", "type": "Membership",
+     "aliases": ["金卡", "Gold card"], "description": "年卡，含私教课"},
+    {"kind": "entity", "id": "plan.silver", "name": "银卡会员", "type": "Membership",
+     "aliases": ["银卡", "Silver card"], "description": "年卡"},
+]
+
+CORPUS = [
+    {"doc_id": "about", "chunk_id": "about-1", "title": "乐行健身", "entity_ids": ["org.lx"],
+     "text": "乐行健身各门店设有游泳池、瑜伽室和器械区，营业时间6:00-22:00。Lexing Fitness clubs "
+             "have a pool, a yoga room and a weights area."},
+    {"doc_id": "gold", "chunk_id": "gold-1", "title": "金卡会员", "entity_ids": ["plan.gold"],
+     "text": "金卡会员价格：每年3,000元，含12次私教课。The Gold card costs RMB 3,000 a year "
+             "with 12 personal training sessions."},
+    {"doc_id": "silver", "chunk_id": "silver-1", "title": "银卡会员", "entity_ids": ["plan.silver"],
+     "text": "银卡会员价格：每年1,800元，不含私教课。"},
+]
+
+
+@pytest.fixture
+def gym_kb(kb, neo4j_store, milvus_index):
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, CORPUS)
+
+
+def no_answer_trace(result) -> dict:
+    return result.trace["retrieval"].get("no_answer", {})
+
+
+def test_something_a_named_thing_does_not_have_is_no_answer(runtime, gym_kb):
+    [climbing] = play(runtime, gym_kb, "乐行有没有攀岩墙？")
+    assert climbing.action == "no_answer" and climbing.evidence == []
+    assert no_answer_trace(climbing)["unknown_things"] == ["攀岩墙"]
+
+    [code] = play(runtime, gym_kb, "乐行有24H门店吗")
+    assert code.action == "no_answer"
+
+    # What it has is answered.
+    [yoga] = play(runtime, gym_kb, "乐行有没有瑜伽室？")
+    assert yoga.action == "retrieve" and yoga.evidence[0].chunk_id == "about-1"
+    assert "unknown_things" not in no_answer_trace(yoga)
+
+
+def test_a_question_of_chat_naming_nothing_before_it_is_not_judged(runtime, gym_kb):
+    [heard] = play(runtime, gym_kb, "你有没有听说过乐行健身的营业时间")
+    assert heard.action == "retrieve"
+    assert heard.evidence[0].chunk_id == "about-1"
+
+
+def test_the_askers_own_records_are_no_answer(runtime, gym_kb):
+    [mine] = play(runtime, gym_kb, "帮我查一下我的金卡还剩几次私教课")
+    assert mine.action == "no_answer" and mine.evidence == []
+    assert no_answer_trace(mine)["own_records"]
+
+    [english] = play(runtime, gym_kb, "Can you check my balance on the Gold card?")
+    assert english.action == "no_answer"
+
+    # The same topic asked of the kb is answered.
+    [policy] = play(runtime, gym_kb, "金卡含几次私教课")
+    assert policy.action == "retrieve" and policy.evidence[0].chunk_id == "gold-1"
