@@ -355,8 +355,12 @@ class RuleRewriter:
         carried = "".join(t for t in self._missing_times(detection, previous_standalone, times)
                           if t not in text)
         asked = ""
+        # Only an attribute the previous question asked: 要交学费吗 two turns after 几个学分
+        # (and after 分班考试是哪天) leaves out nothing of it.
         if (continuation and attributes and not detection.of(MentionKind.ATTRIBUTE)
-                and not detection.of(MentionKind.TIME) and _asks_without_object(detection, links) and not any(a in text for a in attributes)):
+                and not detection.of(MentionKind.TIME) and _asks_without_object(detection, links)
+                and not any(a in text for a in attributes)
+                and (not previous_standalone or any(a in previous_standalone for a in attributes))):
             asked = "".join(attributes)
         versions = _both_versions(text, earlier_times)
         if versions:

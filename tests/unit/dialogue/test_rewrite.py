@@ -157,3 +157,23 @@ def test_an_english_turn_naming_nothing_gets_the_focus_only_where_the_focus_stan
     # "the office", "the genre" are what is asked about: the words stay, the name is added.
     assert follow_up("Where is the office?") == "Where is the office (意外险 (accident insurance))?"
     assert follow_up("What is the genre?") == "What is the genre (意外险 (accident insurance))?"
+
+
+def _follow_up(text, snapshot, previous):
+    detection = detect_mentions(text, snapshot)
+    links = EntityLinker().link(detection, snapshot, focus=["region.east"])
+    return RuleRewriter().rewrite(detection, links, snapshot, entities=("region.east",),
+                                  previous_standalone=previous, previous_entities=("region.east",),
+                                  continuation=True, attributes=("负责人",))
+
+
+def test_a_short_follow_up_asks_about_the_attribute_the_previous_question_asked(snapshot):
+    r = _follow_up("怎么联系", snapshot, "华东区的负责人是谁")
+    assert "负责人" in r.standalone and r.standalone.startswith("华东区")
+
+
+def test_an_attribute_asked_turns_ago_is_not_carried_into_a_short_follow_up(snapshot):
+    # The slot still holds 负责人, but the question just before asked about sales.
+    r = _follow_up("怎么联系", snapshot, "华东区7月的销售额是多少")
+    assert "负责人" not in r.standalone
+    assert r.standalone.startswith("华东区")
