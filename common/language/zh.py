@@ -81,8 +81,11 @@ OWN_RECORDS = [r"(?:查|看|核对)(?:一下|一查|查|下|看)?我(?:的|这|�
                r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)"]
 # Whether a named thing has something (锦绣卡有没有钻石版, 安和有宠物险吗): what is asked
 # for as ``x``, right after the name (regexes; the name is checked by the caller).
-EXISTENCE = [r"^(?:也|还|都)?有没有(?P<x>[^，,。？?！!吗呢]{1,12})",
-             r"^(?:也|还|都)?有(?P<x>[^，,。？?！!没]{1,12}?)(?:吗|么)"]
+# Not a question about an event (有没有拿过奖: 过, 了) nor one with a question word (有什么奖项).
+EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|哪|几|多少|怎么))"
+             r"(?P<x>[^，,。？?！!吗呢啊过了]{1,12})(?=[，,。？?！!吗呢啊]|$)",
+             r"^(?:也|还|都)?有(?![^，,。？?！!]*(?:什么|哪|几|多少|怎么))"
+             r"(?P<x>[^，,。？?！!没吗呢啊过了]{1,12})(?:吗|嘛)"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
 # answers it is an amount of money, whatever the passage calls it (月费119元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]

@@ -68,6 +68,11 @@ def test_a_question_of_chat_naming_nothing_before_it_is_not_judged(runtime, gym_
     assert heard.action == "retrieve"
     assert heard.evidence[0].chunk_id == "about-1"
 
+    # Nor a question about an event (拿过奖, 涨过价) or one with a question word.
+    for text in ("金卡有没有涨过价", "乐行有什么训练区吗"):
+        [event] = play(runtime, gym_kb, text)
+        assert "unknown_things" not in no_answer_trace(event), text
+
 
 def test_the_askers_own_records_are_no_answer(runtime, gym_kb):
     [mine] = play(runtime, gym_kb, "帮我查一下我的金卡还剩几次私教课")
