@@ -51,7 +51,9 @@ minus weakest: does one stand out?), plus the features of the set itself:
 ancestries), ``confusable`` (a declared confusable pair), ``profile_similarity``
 (e5 cosine of the two most supported candidates' profiles), ``n_candidates``,
 ``pronoun``, ``implicit``, ``fuzzy``, ``prior_asked`` (log of how often this
-candidate set was asked before), ``semantic_shared`` and ``words_shared`` (the
+candidate set was asked before), ``shared_facets`` (the share of the least
+described candidate's facets that every candidate has: does what the kb holds
+about one hold for the others?), ``semantic_shared`` and ``words_shared`` (the
 question against what every candidate has: e5 cosine with the best shared
 facet, IDF overlap with the shared facet words; does what is asked apply to
 all of them?). Last, how the candidate the dialogue is about compares with the
@@ -115,7 +117,7 @@ SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type", "semantic_fa
 SET_FEATURES: tuple[str, ...] = (
     "attributes_asked", "same_type", "type_overlap", "confusable", "profile_similarity",
     "n_candidates", "pronoun", "implicit", "fuzzy", "prior_asked", "semantic_shared",
-    "words_shared")
+    "words_shared", "shared_facets")
 # How the candidate the dialogue is about (the most salient: focus, then recency) compares
 # with the others on what the question fits: lead_<f> = its value minus the best other's
 # (0 when no candidate is more salient than the rest, and then ``salience_tie`` is 1).
@@ -509,6 +511,7 @@ class _KbCache:
         self.relation_words: dict[str, frozenset[str]] = {}
         self.facet_texts: dict[str, tuple[str, ...]] = {}
         self.facet_words: dict[str, frozenset[str]] = {}
+        self.own_facet_texts: dict[str, frozenset[str]] = {}
         # One vector per distinct facet text: entities of one type share theirs.
         self.facet_vectors: dict[str, Sequence[float]] = {}
         self.unit_facets: dict[str, Sequence[float]] = {}
@@ -548,6 +551,21 @@ class _KbCache:
                 parts.extend(_value_items(value))
             got = tuple(dict.fromkeys(p for p in parts if p))[:MAX_FACETS]
             self.facet_texts[entity_id] = got
+        return got
+
+    def own_facets(self, entity_id: str) -> frozenset[str]:
+        """The facets the entity has as itself, not through its type: its relation types,
+        its attribute names and the items of their values."""
+        got = self.own_facet_texts.get(entity_id)
+        if got is None:
+            snap = self.snapshot
+            e = snap.entities[entity_id]
+            parts = [_words(rel) for rel, _ in getattr(snap, "relations", {}).get(entity_id, ())]
+            for key, value in (e.attributes or {}).items():
+                parts.append(_words(str(key)))
+                parts.extend(_value_items(value))
+            got = frozenset(list(dict.fromkeys(p for p in parts if p))[:MAX_FACETS])
+            self.own_facet_texts[entity_id] = got
         return got
 
     def facet_tokens(self, entity_id: str) -> frozenset[str]:
@@ -782,6 +800,7 @@ class FeatureExtractor:
             "prior_asked": math.log1p(prior.asked_sets.get(tuple(sorted(ids)), 0)),
             "semantic_shared": semantic_shared,
             "words_shared": words_shared,
+            "shared_facets": _shared_facets([cache.own_facets(c) for c in ids]),
         }
         if semantic and len(ids) > 1:
             sims = [_cos(cache.profile_vectors[a], cache.profile_vectors[b])
@@ -827,6 +846,17 @@ MAX_FACETS = 48
 # an entity): its candidates are embedded when a turn first needs them, and stored.
 WARM_MAX_ENTITIES = 20_000
 _ITEM_SPLIT = re.compile(r"[\s,;，；、|]+")
+
+
+def _shared_facets(facets: Sequence[Sequence[str]]) -> float:
+    """The share of the least described candidate's facets that every candidate has: 1 when
+    all the kb holds about one of them holds for the others too (whatever is asked then
+    likely applies to each), near 0 when they have little in common. Bounded, so a kb
+    whose entities have many more facets than the training ones does not extrapolate."""
+    if len(facets) < 2 or not all(facets):
+        return 0.0
+    common = frozenset.intersection(*(frozenset(f) for f in facets))
+    return len(common) / min(len(frozenset(f)) for f in facets)
 
 
 def _value_items(value: Any) -> list[str]:

@@ -395,3 +395,25 @@ def test_a_kb_is_recalibrated_from_its_recorded_answers(bank, make_runtime, keyr
         reset = client.delete(f"/v1/kbs/{bank}/admin/clarify", headers=ADMIN).json()
         assert reset["removed"] is True
         assert client.get(f"/v1/kbs/{bank}/admin/clarify", headers=ADMIN).json()["source"] == "shipped"
+
+
+def test_shared_facets_say_how_much_of_what_the_kb_holds_applies_to_every_candidate(
+        bank, make_runtime):
+    """shared_facets: of the least described candidate's facets (read from Neo4j), the share
+    every candidate has; it goes into the verdict the trace shows."""
+    runtime = make_runtime(threshold=0.001)
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.base.model.extractor
+    question = "What does Gold offer?"
+    # The two cards: everything the kb holds about the personal card (its type and the
+    # type's attributes) holds for the business card, which has a relation more.
+    _, sets, _, _ = extractor.extract(DecisionInput(question=question, mention="Gold",
+                                                    kind="alias", candidates=CARDS), snapshot)
+    assert sets["shared_facets"] == pytest.approx(1.0)
+    # A card and the branch have no facet in common.
+    _, sets, _, _ = extractor.extract(DecisionInput(
+        question=question, mention="Gold", kind="alias",
+        candidates=("card.gold", "branch.gold")), snapshot)
+    assert sets["shared_facets"] == 0.0
+    verdict = decision(runtime.engine.handle(bank, session(), "What is the annual fee of Gold?"))
+    assert verdict["features"]["shared_facets"] == pytest.approx(1.0)

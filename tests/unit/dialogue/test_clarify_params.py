@@ -171,3 +171,14 @@ def test_undescribed_marks_a_candidate_the_kb_has_no_description_of():
     assert decision_features(per, {})["undescribed"] == 1.0
     per["a"]["known_text"] = 1.1
     assert decision_features(per, {})["undescribed"] == 0.0
+
+
+def test_shared_facets_is_the_share_of_the_least_described_candidates_facets():
+    from dialogue.policy.clarify_model import _shared_facets
+    assert _shared_facets([("type", "fee", "limit"), ("type", "fee", "limit", "issued to")]) == 1.0
+    assert _shared_facets([("type", "fee", "limit", "hours"), ("type", "fee", "owner")]) == \
+        pytest.approx(2 / 3)
+    assert _shared_facets([("type",), ("branch",)]) == 0.0
+    # One candidate, or one the kb holds nothing about: no evidence that anything is shared.
+    assert _shared_facets([("type", "fee")]) == 0.0
+    assert _shared_facets([("type", "fee"), ()]) == 0.0
