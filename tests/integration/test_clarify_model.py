@@ -398,22 +398,43 @@ def test_a_kb_is_recalibrated_from_its_recorded_answers(bank, make_runtime, keyr
 
 
 def test_shared_facets_say_how_much_of_what_the_kb_holds_applies_to_every_candidate(
-        bank, make_runtime):
-    """shared_facets: of the least described candidate's facets (read from Neo4j), the share
-    every candidate has; it goes into the verdict the trace shows."""
+        bank, make_runtime, neo4j_store):
+    """shared_facets: of the candidate with the fewest own facets (attribute names and
+    value items, relation types, read from Neo4j), the share every candidate has; it goes
+    into the verdict the trace shows."""
+    extra = [
+        {"kind": "entity", "id": "plat.card", "name": "Platinum Card", "type": "Card",
+         "aliases": ["Platinum"], "description": "A premium personal credit card.",
+         "attributes": {"network": "Visa, Mastercard", "currency": "CNY"}},
+        {"kind": "entity", "id": "plat.biz", "name": "Platinum Business Card", "type": "Card",
+         "aliases": ["Platinum"], "description": "A premium corporate credit card.",
+         "attributes": {"network": "Visa", "currency": "CNY", "billing": "monthly"}},
+        {"kind": "entity", "id": "plat.branch", "name": "Platinum Tower Branch",
+         "type": "Branch", "aliases": ["Platinum"], "description": "A branch in a tower.",
+         "attributes": {"district": "harbour"}},
+    ]
+    neo4j_store.import_ontology(bank, [json.dumps(line) for line in [*ONTOLOGY, *extra]])
     runtime = make_runtime(threshold=0.001)
     snapshot = runtime.snapshots.get(bank)
     extractor = runtime.engine._policy.gate.base.model.extractor
-    question = "What does Gold offer?"
-    # The two cards: everything the kb holds about the personal card (its type and the
-    # type's attributes) holds for the business card, which has a relation more.
-    _, sets, _, _ = extractor.extract(DecisionInput(question=question, mention="Gold",
-                                                    kind="alias", candidates=CARDS), snapshot)
-    assert sets["shared_facets"] == pytest.approx(1.0)
-    # A card and the branch have no facet in common.
-    _, sets, _, _ = extractor.extract(DecisionInput(
-        question=question, mention="Gold", kind="alias",
-        candidates=("card.gold", "branch.gold")), snapshot)
-    assert sets["shared_facets"] == 0.0
-    verdict = decision(runtime.engine.handle(bank, session(), "What is the annual fee of Gold?"))
-    assert verdict["features"]["shared_facets"] == pytest.approx(1.0)
+    cache = extractor._cache(snapshot)
+    # Own facets only: the type and its attributes are what same_type already reads.
+    assert cache.own_facets("plat.card") == {"network", "visa", "mastercard", "currency", "cny"}
+    assert "card" not in cache.own_facets("plat.biz")
+    assert cache.own_facets("card.gold.biz") == {"issued to"}  # the relation in Neo4j
+
+    def shared(*candidates: str) -> float:
+        item = DecisionInput(question="What is the network of Platinum?", mention="Platinum",
+                             kind="alias", candidates=candidates)
+        return extractor.extract(item, snapshot)[1]["shared_facets"]
+
+    # Four of the personal card's five own facets (network, visa, currency, cny) hold for
+    # the business card too; a card and the branch have none in common.
+    assert shared("plat.card", "plat.biz") == pytest.approx(4 / 5)
+    assert shared("plat.card", "plat.branch") == 0.0
+    assert shared("plat.card", "plat.biz", "plat.branch") == 0.0
+    # A candidate the kb holds nothing of its own about: nothing is known in common.
+    assert shared("card.gold", "card.gold.biz") == 0.0
+    verdict = decision(runtime.engine.handle(bank, session(), "What is the network of Platinum?"))
+    expected = shared(*verdict["candidates"])
+    assert verdict["features"]["shared_facets"] == pytest.approx(expected, abs=1e-4)
