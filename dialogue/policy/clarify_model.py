@@ -51,9 +51,9 @@ minus weakest: does one stand out?), plus the features of the set itself:
 ancestries), ``confusable`` (a declared confusable pair), ``profile_similarity``
 (e5 cosine of the two most supported candidates' profiles), ``n_candidates``,
 ``pronoun``, ``implicit``, ``fuzzy``, ``prior_asked`` (log of how often this
-candidate set was asked before), ``shared_facets`` (the share of the least
-described candidate's facets that every candidate has: does what the kb holds
-about one hold for the others?), ``semantic_shared`` and ``words_shared`` (the
+candidate set was asked before), ``shared_facets`` (of the candidate with
+the fewest own facets, not through its type, the share every candidate has:
+does what the kb holds about one hold for the others?), ``semantic_shared`` and ``words_shared`` (the
 question against what every candidate has: e5 cosine with the best shared
 facet, IDF overlap with the shared facet words; does what is asked apply to
 all of them?). Last, how the candidate the dialogue is about compares with the
@@ -849,10 +849,11 @@ _ITEM_SPLIT = re.compile(r"[\s,;，；、|]+")
 
 
 def _shared_facets(facets: Sequence[Sequence[str]]) -> float:
-    """The share of the least described candidate's facets that every candidate has: 1 when
+    """Of the candidate with the fewest (own) facets, the share every candidate has: 1 when
     all the kb holds about one of them holds for the others too (whatever is asked then
-    likely applies to each), near 0 when they have little in common. Bounded, so a kb
-    whose entities have many more facets than the training ones does not extrapolate."""
+    likely applies to each), near 0 when they have little in common, 0 when one has none
+    (nothing known in common). Bounded, so a kb whose entities have many more facets
+    than the training ones does not extrapolate."""
     if len(facets) < 2 or not all(facets):
         return 0.0
     common = frozenset.intersection(*(frozenset(f) for f in facets))
