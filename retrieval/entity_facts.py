@@ -52,6 +52,11 @@ class EntityFacts:
     passages: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     # Per entity whose passages speak of it as a man or a woman: "m" or "f" (see sex).
     sexes: Mapping[str, str] = field(default_factory=dict)
+    # Per entity: the attributes stated by passages titled with its name that are tagged
+    # with other entities too (its page naming its director). They add to what an entity
+    # with passages of its own states; they do not make an entity known, nor say
+    # whether it is a person or a thing.
+    headed: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Per entity whose passages say so: True a person, False a thing (see is_person).
     kinds: Mapping[str, bool] = field(init=False, repr=False, compare=False)
     # Attributes that mark a thing in this kb (people's passages never state them).
@@ -68,6 +73,7 @@ class EntityFacts:
         own = self.stated.get(entity_id)
         if own is None:
             return None
+        own = own | self.headed.get(entity_id, frozenset())
         return any(a in own for a in attributes)
 
     def is_person(self, entity_id: str) -> bool | None:
@@ -105,10 +111,16 @@ class EntityFacts:
         states the attributes of that entity's type it names (title or text); the
         first few such passages are kept per entity and attribute."""
         stated: dict[str, set[str]] = {}
+        # What passages tagged with several entities state of the one they are titled
+        # with (a film's page naming its director, ``X的导演：Y``).
+        headed: dict[str, set[str]] = {}
         passages: dict[tuple[str, str], list[str]] = {}
         words: dict[str, list[int]] = {}  # entity -> [male words, female words]
         for chunk in chunks:
             if len(chunk.entity_ids) != 1:
+                head = _titled_with(chunk, snapshot)
+                if head is not None:
+                    headed.setdefault(head, set()).update(_named_attributes(chunk, head, snapshot))
                 continue
             entity_id = chunk.entity_ids[0]
             entity = snapshot.entities.get(entity_id)
@@ -130,7 +142,29 @@ class EntityFacts:
         sexes = {e: ("m" if m > f else "f") for e, (m, f) in words.items()
                  if max(m, f) >= _SEX_MIN_WORDS and max(m, f) >= _SEX_MAJORITY * min(m, f)}
         return cls({e: frozenset(a) for e, a in stated.items()},
-                   {k: tuple(v) for k, v in passages.items()}, sexes)
+                   {k: tuple(v) for k, v in passages.items()}, sexes,
+                   {e: frozenset(a) for e, a in headed.items() if a})
+
+
+def _titled_with(chunk: Chunk, snapshot: AliasSnapshot) -> str | None:
+    """The one entity among ``chunk``'s tags whose name (or an alias) is the chunk's
+    whole title: an entity's own page that names others; None when there is none."""
+    if not chunk.title:
+        return None
+    named = snapshot.by_norm.get(snapshot.normalize(chunk.title), ())
+    heads = [e for e in dict.fromkeys(chunk.entity_ids) if e in named]
+    return heads[0] if len(heads) == 1 else None
+
+
+def _named_attributes(chunk: Chunk, entity_id: str, snapshot: AliasSnapshot) -> set[str]:
+    """The attributes of ``entity_id``'s type that ``chunk``'s title or text names."""
+    entity = snapshot.entities.get(entity_id)
+    if entity is None:
+        return set()
+    allowed = snapshot.type_attributes.get(entity.type, ())
+    norm = snapshot.normalize_with_offsets(f"{chunk.title}\n{chunk.text}")
+    found = (snapshot.attribute_by_norm.get(key) for _, _, key in snapshot.attribute_matcher.find(norm))
+    return {a for a in found if a is not None and a in allowed}
 
 
 def _kinds(stated: Mapping[str, frozenset[str]]) -> tuple[dict[str, bool], frozenset[str]]:

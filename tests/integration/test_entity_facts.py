@@ -147,3 +147,78 @@ def test_a_pronoun_between_two_entities_in_play_is_still_asked_about(runtime, fi
     _, asked_en = play(runtime, film_kb, "Which came first, Harbor Fog or Morning Light?",
                        "Who is its director?")
     assert asked_en.action == "clarify"
+
+
+# A film's own page names its director in a passage tagged with both (the linker tags
+# every name it finds): the page's title says whose facts those are.
+PAGED_ONTOLOGY = [
+    {"kind": "type", "name": "Work",
+     "attributes": ["导演", "片长", "出生日期", "职业", "director", "runtime", "birthday",
+                    "occupation"]},
+    {"kind": "entity", "id": "film.tide", "name": "潮汐", "type": "Work", "aliases": ["Tides"],
+     "description": "一部剧情片。"},
+    {"kind": "entity", "id": "person.gu", "name": "顾原", "type": "Work", "aliases": ["Gu Yuan"],
+     "description": "出生于厦门。"},
+    {"kind": "entity", "id": "org.bay", "name": "海湾影业", "type": "Work", "aliases": [],
+     "description": "一家电影公司。"},
+]
+
+PAGED_CORPUS = [
+    {"doc_id": "tide", "chunk_id": "tide-1", "title": "潮汐", "entity_ids": ["film.tide"],
+     "text": "潮汐的片长：98分钟。Tides runtime: 98 minutes."},
+    {"doc_id": "tide", "chunk_id": "tide-2", "title": "潮汐",
+     "entity_ids": ["film.tide", "person.gu"],
+     "text": "潮汐的导演：顾原。Tides director: Gu Yuan."},
+    {"doc_id": "gu", "chunk_id": "gu-1", "title": "顾原", "entity_ids": ["person.gu"],
+     "text": "顾原的职业：导演、编剧。出生日期：1975年。Gu Yuan occupation: director. "
+             "birthday: 1975."},
+    {"doc_id": "bay", "chunk_id": "bay-1", "title": "海湾影业", "entity_ids": ["org.bay", "film.tide"],
+     "text": "海湾影业出品了潮汐，导演是顾原，片长98分钟。"},
+]
+
+
+@pytest.fixture
+def paged_kb(kb, neo4j_store, milvus_index):
+    return load_kb(kb, neo4j_store, milvus_index, PAGED_ONTOLOGY, PAGED_CORPUS)
+
+
+def test_a_passage_titled_with_an_entitys_name_states_its_facts(paged_kb, neo4j_store,
+                                                                milvus_index):
+    from kg.aliases import SnapshotCache
+    from retrieval.entity_facts import EntityFactsCache
+
+    snapshot = SnapshotCache(neo4j_store).get(paged_kb)
+    facts = EntityFactsCache(milvus_index).get(paged_kb, snapshot)
+    # Tagged with the director too, but titled with the film: the film's director.
+    assert facts.states("film.tide", ["导演"]) is True
+    assert facts.states("film.tide", ["director"]) is True
+    # Not the director's: his own page is another.
+    assert facts.states("person.gu", ["片长"]) is False
+    # What a person or a thing is still comes from passages about it alone.
+    assert facts.is_person("person.gu") is True
+
+
+def test_a_question_the_films_own_page_answers_stays_on_the_film(runtime, paged_kb):
+    # The director was talked about before; his page names 导演 (his occupation). The film's
+    # page states its director in a passage that names him too: the film it stays.
+    _, film, asked = play(runtime, paged_kb, "顾原是谁？", "潮汐这部电影怎么样？", "导演是谁？")
+    assert film.entities == ["film.tide"]
+    assert asked.entities == ["film.tide"]
+    assert "passages state" not in reasons(asked)
+    _, film_en, asked_en = play(runtime, paged_kb, "Who is Gu Yuan?", "What about the film Tides?",
+                                "Who is the director?")
+    assert film_en.entities == ["film.tide"]
+    assert asked_en.entities == ["film.tide"]
+
+
+def test_a_page_makes_no_entity_known_that_has_no_passage_of_its_own(paged_kb, neo4j_store,
+                                                                     milvus_index):
+    from kg.aliases import SnapshotCache
+    from retrieval.entity_facts import EntityFactsCache
+
+    snapshot = SnapshotCache(neo4j_store).get(paged_kb)
+    facts = EntityFactsCache(milvus_index).get(paged_kb, snapshot)
+    # The studio's only page names the film too: what it states is still unknown, so
+    # a question about it never moves to an entity whose passages state more.
+    assert facts.states("org.bay", ["导演"]) is None
+    assert facts.states("org.bay", ["片长"]) is None
