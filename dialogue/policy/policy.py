@@ -74,6 +74,10 @@ class DialoguePolicy:
                 links = fitted
                 trace["links"] = links_trace(links)
         if facts is not None and kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC):
+            kept = keep_referred_kind(links, turn, state, facts)
+            if kept is not links:
+                links = kept
+                trace["links"] = links_trace(links)
             fitted = fit_question(links, turn, state, facts)
             if fitted is not links:
                 links = fitted
@@ -372,6 +376,35 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     return LinkResult(tuple(out)) if changed else links
 
 
+def keep_referred_kind(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
+                       facts: EntityFacts) -> LinkResult:
+    """这部电影的导演是林默, 这张专辑的制作人是谁 (after the album and then its singer), the
+    director of this film is …: a demonstrative whose word says what it points at (a
+    thing, a person), in a turn whose resolved entities are all known to be of the
+    other kind, points at the most recent one of its kind still in play (the focus,
+    the alternates, the recent turns, the summary), which stays the turn's subject
+    beside the names the turn says. An entity the passages do not tell (a company, a
+    band) may be what it points at (这家公司): nothing is added then. A turn that
+    resolves nothing is left to the other rules (its subject comes from the dialogue
+    alone), an ambiguous one to the clarify gate; a kb without people decides
+    nothing. Returns ``links`` itself when nothing changes."""
+    says = cues.reference_kind(turn.text)
+    if says is None or any(link.ambiguous for link in links.links):
+        return links
+    resolved = [e for link in links.links for e in link.entity_ids]
+    if not resolved or not all(facts.is_person(e) is (not says) for e in resolved):
+        return links  # one of them may be what it points at (a company, a band)
+    fitting = next((e for e in dict.fromkeys(_in_play(state))
+                    if e not in resolved and e not in state.negated
+                    and facts.is_person(e) is says), None)
+    if fitting is None:
+        return links
+    reason = (f"the turn points at {'a person' if says else 'a thing'} by its words: "
+              "the most recent one in play")
+    return LinkResult((*links.links, Link(Mention(MentionKind.IMPLICIT, "", 0, 0),
+                                          (Candidate(fitting, 1.0, "focus"),), (fitting,), reason)))
+
+
 def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                  facts: EntityFacts) -> LinkResult:
     """The entity a turn's question fits, by what the passages state about each.
@@ -396,7 +429,9 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     out = list(links.links)
     subjects = [e for link in out for e in link.entity_ids]
     verdicts = [facts.states(e, asked) for e in subjects]
-    if any(verdicts) or (subjects and None in verdicts):
+    if any(verdicts):
+        return _narrowed(out, verdicts, asked, facts) or links
+    if subjects and None in verdicts:
         return links
     pool = _in_play(state)
     # 他 / 它 say whether a person or a thing is meant: an entity of the other kind
@@ -421,6 +456,30 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
             return LinkResult(tuple(out))
     out.append(Link(Mention(MentionKind.IMPLICIT, "", 0, 0), (candidate,), (fitting,), reason))
     return LinkResult(tuple(out))
+
+
+def _narrowed(out: list[Link], verdicts: list[bool | None], asked: list[str],
+              facts: EntityFacts) -> LinkResult | None:
+    """A turn that names nothing and stands for several focus entities (片长多久 after a
+    film and its director were both in focus): when the passages of some of them
+    state what it asks and those of the others, known to be of the other kind (a
+    person beside a thing), do not, it is about the former. Entities of one kind
+    stay together (哪张的免息期更长 after two cards asks about both). None when that
+    does not apply."""
+    if len(out) != 1 or out[0].mention.kind is not MentionKind.IMPLICIT:
+        return None
+    link = out[0]
+    if len(link.entity_ids) < 2 or None in verdicts or all(verdicts):
+        return None
+    kept = tuple(e for e, v in zip(link.entity_ids, verdicts) if v)
+    dropped = [e for e in link.entity_ids if e not in kept]
+    kinds = {facts.is_person(e) for e in kept}
+    if len(kinds) != 1 or None in kinds or any(facts.is_person(e) is not (not next(iter(kinds)))
+                                                for e in dropped):
+        return None
+    reason = f"the question fits them: their passages state {'/'.join(asked)}"
+    return LinkResult((Link(link.mention, tuple(c for c in link.candidates if c.entity_id in kept),
+                            kept, reason),))
 
 
 # What refers to an entity without naming it.

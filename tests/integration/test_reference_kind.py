@@ -137,3 +137,44 @@ def test_a_demonstrative_right_after_a_shared_name_says_which_of_its_bearers(run
     assert album.entities == ["album.linxia"]
     [asked] = play(runtime, music_kb, "你知道林夏吗？")
     assert asked.action == "clarify"
+
+
+def test_this_album_beside_a_persons_name_keeps_the_album_talked_about(runtime, music_kb):
+    # 这张专辑 says a thing; the turn names only a person (its producer): the album in play
+    # stays the turn's subject beside him, and the standalone names both.
+    _, both = play(runtime, music_kb, "你听过晨光这张专辑吗？", "这张专辑的制作人是何文吧？")
+    assert both.action != "clarify"
+    assert set(both.entities) == {"album.dawn", "person.hewen"}
+    assert "晨光" in both.standalone and "何文" in both.standalone
+    assert "points at a thing by its words" in reasons(both)
+    _, both_en = play(runtime, music_kb, "Have you heard the album Dawn?",
+                      "The producer of this album is He Wen, right?")
+    assert set(both_en.entities) == {"album.dawn", "person.hewen"}
+    # The person the turn names is what "this singer" means: nothing else is added.
+    _, person = play(runtime, music_kb, "你听过晨光这张专辑吗？", "这位歌手苏晴你了解吗？")
+    assert person.entities == ["person.suqing"]
+
+
+def test_this_album_with_no_album_in_play_adds_nothing(runtime, music_kb):
+    _, person = play(runtime, music_kb, "苏晴是谁？", "这张专辑是何文做的吗？")
+    assert person.entities == ["person.hewen"]
+    _, person_en = play(runtime, music_kb, "Who is Su Qing?", "Did He Wen make this album?")
+    assert person_en.entities == ["person.hewen"]
+
+
+def test_a_question_only_the_thing_in_focus_states_leaves_the_person_beside_it(runtime,
+                                                                               music_kb):
+    # The album and its producer are both in focus; a turn that names nothing asks a
+    # release date, which the album's passages state and the person's do not.
+    both, asked = play(runtime, music_kb, "晨光是何文做的吧？", "发行时间是哪天？")
+    assert set(both.entities) == {"album.dawn", "person.hewen"}
+    assert asked.entities == ["album.dawn"]
+    assert "the question fits them" in reasons(asked)
+    both_en, asked_en = play(runtime, music_kb, "Was Dawn made by He Wen?",
+                             "What is the release date?")
+    assert set(both_en.entities) == {"album.dawn", "person.hewen"}
+    assert asked_en.entities == ["album.dawn"]
+    # Two of one kind stay together: the question may be about both.
+    pair, both_asked = play(runtime, music_kb, "晨光和海风你都听过吗？", "发行时间是哪天？")
+    assert set(pair.entities) == {"album.dawn", "album.sea"}
+    assert set(both_asked.entities) == {"album.dawn", "album.sea"}
