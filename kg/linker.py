@@ -82,6 +82,11 @@ _COORDINATION_RE = cues.COORDINATION_RE
 _COMPARISON_RES = cues.COMPARISON_RES
 
 
+# The reason of a pronoun that means the one name said before it in the turn: the turn
+# itself says which entity it is, so no other entity in focus is an antecedent.
+NAMED_BEFORE_REASON = "pronoun → the one name said before it in the turn"
+
+
 class EntityLinker:
     """Links the mentions of one turn against one alias snapshot."""
 
@@ -141,7 +146,7 @@ class EntityLinker:
             elif mention.kind is MentionKind.PRONOUN and (said := self._named_before(
                     mention, detection)) is not None:
                 links.append(Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
-                                  "pronoun → the one name said before it in the turn"))
+                                  NAMED_BEFORE_REASON))
             elif mention.kind is MentionKind.PRONOUN and focus:
                 links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
                                                 detection.text))

@@ -25,7 +25,7 @@ from dialogue.policy.clarify_model import ClarifyModel, DecisionInput
 from dialogue.policy.decision import ClarifyVerdict, UnderstoodTurn
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
-from kg.linker import Link, LinkResult
+from kg.linker import NAMED_BEFORE_REASON, Link, LinkResult
 from kg.mentions import Detection, MentionKind
 
 logger = logging.getLogger(__name__)
@@ -125,7 +125,8 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
       well (both have the asked attribute) and the previous query (``previous``)
       named the two side by side (A和B, A还是B, A、B, A and B): 车贷和随心贷… →
       这个能随时提前还款吗. Two things of one type named otherwise (X主演的Y) leave the
-      pronoun to the most salient one.
+      pronoun to the most salient one, and a pronoun right after the one name the turn
+      said (南锣鼓巷这个景点, 张曼玉，她的…) means that name: nothing to ask.
     - A shared alias settled only because one reading is the current focus, while
       another reading was also talked about in the last turns (乐享 after both the
       plan and the installment service).
@@ -146,6 +147,8 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
                 and all(snapshot.has_attribute(eid, a) for a in attributes
                         if snapshot.has_attribute(chosen, a)))
 
+    if link.mention.kind is MentionKind.PRONOUN and link.reason == NAMED_BEFORE_REASON:
+        return ()  # 南锣鼓巷这个景点, 张曼玉，她…: the turn said which one it means
     if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
         rivals = [e for e in focus if e != chosen and fits(e)
                   and _listed_together(chosen, e, previous, snapshot)]

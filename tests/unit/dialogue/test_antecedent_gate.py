@@ -31,6 +31,17 @@ def test_a_pronoun_after_two_of_a_kind_asks_which_with_both(snapshot):
     assert decision.resolved == ()
 
 
+def test_a_pronoun_right_after_the_one_name_the_turn_said_is_not_asked_about(snapshot):
+    # 华南区，它…: the turn says which of the two it means.
+    state = state_after(["region.east", "region.south"])
+    decision = decide("华南区，它的增长率是多少", snapshot, state)
+    assert isinstance(decision, PlanQueries)
+    assert decision.links.resolved == ("region.south",)
+    decision_en = decide("华南区: what is its 增长率", snapshot, state)
+    assert isinstance(decision_en, PlanQueries)
+    assert set(decision_en.links.resolved) == {"region.south"}
+
+
 def test_the_plain_ambiguity_gate_keeps_the_linkers_choice(snapshot):
     decision = decide("它的增长率是多少", snapshot, state_after(["region.east", "region.south"]),
                       DialoguePolicy(gate=AmbiguityGate()))
