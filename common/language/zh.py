@@ -60,7 +60,10 @@ PLACE_ATTRIBUTES = ["地址", "位置", "所在地", "地点", "办公地点", "
 # Words that contain a pronoun character but refer to nothing (regex alternatives).
 NOT_PRONOUN_CONTEXT = ["那么", "这里", "这样", "那样", "这么", "那么", "怎么", "什么", "这边",
                        "此外", "因此", "该怎么", "应该", "该如何", "该不该", "非常", "无论",
-                       "那就", "那我", "那你", "那请", "那要"]
+                       "那就", "那我", "那你", "那请", "那要",
+                       # 此 inside a word: 正有此意 (just what I meant), 如此, 从此, 为此…
+                       "此意", "如此", "从此", "彼此", "此时", "此刻", "此前", "此后", "为此",
+                       "至此"]
 # What may stand right before and right after a name for a one-character slip in a
 # short name to be taken (the start, punctuation, a cue; a particle, the question).
 NAME_LEFT_CHARS = "，,。.？?！!；;：:、 \t\n（(“\"'那和与及跟还"

@@ -32,6 +32,15 @@ def test_cues_time_negation_pronoun_in_both_languages(snapshot):
     assert (MentionKind.TIME, "2024") in kinds(e)
 
 
+def test_this_inside_a_word_is_no_pronoun(snapshot):
+    # 正有此意 (just what I meant), 从此 (from then on): 此 refers to nothing there.
+    d = detect_mentions("我正有此意，它的价格是多少", snapshot)
+    assert [m.text for m in d.of(MentionKind.PRONOUN)] == ["它"]
+    assert not detect_mentions("从此以后价格不变", snapshot).of(MentionKind.PRONOUN)
+    # Alone, 此 still points back (此处, 该片's 此).
+    assert [m.text for m in detect_mentions("此处的价格是多少", snapshot).of(MentionKind.PRONOUN)] == ["此"]
+
+
 def test_ellipsis_cue(snapshot):
     assert detect_mentions("那华南区呢", snapshot).ellipsis
     assert detect_mentions("what about the south?", snapshot).ellipsis
