@@ -140,9 +140,9 @@ def test_a_demonstrative_right_after_a_shared_name_says_which_of_its_bearers(run
 
 
 def test_this_album_beside_a_persons_name_keeps_the_album_talked_about(runtime, music_kb):
-    # 这张专辑 says a thing; the turn names only a person (its producer): the album in play
+    # 这部专辑 says a thing; the turn names only a person (its producer): the album in play
     # stays the turn's subject beside him, and the standalone names both.
-    _, both = play(runtime, music_kb, "你听过晨光这张专辑吗？", "这张专辑的制作人是何文吧？")
+    _, both = play(runtime, music_kb, "你听过晨光这张专辑吗？", "这部专辑的制作人是何文吧？")
     assert both.action != "clarify"
     assert set(both.entities) == {"album.dawn", "person.hewen"}
     assert "晨光" in both.standalone and "何文" in both.standalone
@@ -156,7 +156,7 @@ def test_this_album_beside_a_persons_name_keeps_the_album_talked_about(runtime, 
 
 
 def test_this_album_with_no_album_in_play_adds_nothing(runtime, music_kb):
-    _, person = play(runtime, music_kb, "苏晴是谁？", "这张专辑是何文做的吗？")
+    _, person = play(runtime, music_kb, "苏晴是谁？", "这部专辑是何文做的吗？")
     assert person.entities == ["person.hewen"]
     _, person_en = play(runtime, music_kb, "Who is Su Qing?", "Did He Wen make this album?")
     assert person_en.entities == ["person.hewen"]
