@@ -120,25 +120,23 @@ class EntityFacts:
             if len(chunk.entity_ids) != 1:
                 head = _titled_with(chunk, snapshot)
                 if head is not None:
-                    headed.setdefault(head, set()).update(_named_attributes(chunk, head, snapshot))
+                    headed.setdefault(head, set()).update(_named_attributes(chunk, head, snapshot)[0])
                 continue
             entity_id = chunk.entity_ids[0]
             entity = snapshot.entities.get(entity_id)
             if entity is None:
                 continue
             own = stated.setdefault(entity_id, set())
-            allowed = snapshot.type_attributes.get(entity.type, ())
             counts = words.setdefault(entity_id, [0, 0])
-            counts[0] += len(cues.MALE_WORDS_RE.findall(f"{chunk.title}\n{chunk.text}"))
-            counts[1] += len(cues.FEMALE_WORDS_RE.findall(f"{chunk.title}\n{chunk.text}"))
-            norm = snapshot.normalize_with_offsets(f"{chunk.title}\n{chunk.text}")
-            for _, _, key in snapshot.attribute_matcher.find(norm):
-                attribute = snapshot.attribute_by_norm.get(key)
-                if attribute is not None and attribute in allowed:
-                    own.add(attribute)
-                    kept = passages.setdefault((entity_id, attribute), [])
-                    if len(kept) < _PASSAGES_PER_FACT and norm.text not in kept:
-                        kept.append(norm.text[:_PASSAGE_CHARS])
+            whole = f"{chunk.title}\n{chunk.text}"
+            counts[0] += len(cues.MALE_WORDS_RE.findall(whole))
+            counts[1] += len(cues.FEMALE_WORDS_RE.findall(whole))
+            found, text = _named_attributes(chunk, entity_id, snapshot)
+            for attribute in found:
+                own.add(attribute)
+                kept = passages.setdefault((entity_id, attribute), [])
+                if len(kept) < _PASSAGES_PER_FACT and text not in kept:
+                    kept.append(text[:_PASSAGE_CHARS])
         sexes = {e: ("m" if m > f else "f") for e, (m, f) in words.items()
                  if max(m, f) >= _SEX_MIN_WORDS and max(m, f) >= _SEX_MAJORITY * min(m, f)}
         return cls({e: frozenset(a) for e, a in stated.items()},
@@ -156,15 +154,17 @@ def _titled_with(chunk: Chunk, snapshot: AliasSnapshot) -> str | None:
     return heads[0] if len(heads) == 1 else None
 
 
-def _named_attributes(chunk: Chunk, entity_id: str, snapshot: AliasSnapshot) -> set[str]:
-    """The attributes of ``entity_id``'s type that ``chunk``'s title or text names."""
+def _named_attributes(chunk: Chunk, entity_id: str,
+                      snapshot: AliasSnapshot) -> tuple[list[str], str]:
+    """The attributes of ``entity_id``'s type that ``chunk``'s title or text names, in
+    order, and that title and text normalized."""
     entity = snapshot.entities.get(entity_id)
-    if entity is None:
-        return set()
-    allowed = snapshot.type_attributes.get(entity.type, ())
     norm = snapshot.normalize_with_offsets(f"{chunk.title}\n{chunk.text}")
+    if entity is None:
+        return [], norm.text
+    allowed = snapshot.type_attributes.get(entity.type, ())
     found = (snapshot.attribute_by_norm.get(key) for _, _, key in snapshot.attribute_matcher.find(norm))
-    return {a for a in found if a is not None and a in allowed}
+    return [a for a in found if a is not None and a in allowed], norm.text
 
 
 def _kinds(stated: Mapping[str, frozenset[str]]) -> tuple[dict[str, bool], frozenset[str]]:
