@@ -8,8 +8,8 @@ else:
 - a request for the asker's own records (查一下我上学期的GPA, 我的手机号还剩多少话费, check
   my balance): a knowledge base holds documents, not anyone's account;
 - whether a thing just named has something the kb never writes of (锦绣卡有没有钻石版,
-  安和有宠物险吗): the passages found are about the card's editions and the insurer's
-  products that do exist. What is asked for counts as unknown when no chunk holds any
+  安和有宠物险吗), or how many of it (那家支行有几个停车位): the passages found are about
+  the card's editions, the insurer's products and the branch's services that do exist. What is asked for counts as unknown when no chunk holds any
   of its Chinese words (two characters in a row), or when it holds a model code (6G)
   no chunk has. Chinese only: an English word a Chinese kb never writes says nothing.
 

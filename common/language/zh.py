@@ -85,10 +85,13 @@ OWN_RECORDS = [r"(?:查|看|核对)(?:一下|一查|查|下|看)?我(?:的|这|�
 # Whether a named thing has something (锦绣卡有没有钻石版, 安和有宠物险吗): what is asked
 # for as ``x``, right after the name (regexes; the name is checked by the caller).
 # Not a question about an event (有没有拿过奖: 过, 了) nor one with a question word (有什么奖项).
-EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|哪|几|多少|怎么))"
+EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|什麼|哪|几|幾|多少|怎么|怎麼))"
              r"(?P<x>[^，,。？?！!吗呢啊过了]{1,12})(?=[，,。？?！!吗呢啊]|$)",
-             r"^(?:也|还|都)?有(?![^，,。？?！!]*(?:什么|哪|几|多少|怎么))"
-             r"(?P<x>[^，,。？?！!没吗呢啊过了]{1,12})(?:吗|嘛)"]
+             r"^(?:也|还|都)?有(?![^，,。？?！!]*(?:什么|什麼|哪|几|幾|多少|怎么|怎麼))"
+             r"(?P<x>[^，,。？?！!没吗呢啊过了]{1,12})(?:吗|嘛)",
+             # How many of a thing it has (那家店有几个车位): none written of, no count.
+             r"^(?:一共|总共|大概)?有(?:几|幾|多少)(?:个|個|家|台|间|間|种|種|张|張|条|條|位|首|部|辆|輛|座|所|项|項|款|套|本|名)?"
+             r"(?P<x>[^，,。？?！!吗呢啊嘛]{2,10})(?=[，,。？?！!吗呢啊嘛]|$)"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
 # answers it is an amount of money, whatever the passage calls it (月费119元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]

@@ -2,8 +2,8 @@
 look relevant, end to end on real Neo4j, Milvus Lite and SQLite
 (retrieval/unanswerable.py, retrieval/dual_path.py):
 
-- whether a named thing has something the kb never writes of (乐行有没有攀岩墙): the
-  passages found are about what the gym does have;
+- whether a named thing has something the kb never writes of (乐行有没有攀岩墙), or how
+  many of it (乐行有几个停车位): the passages found are about what the gym does have;
 - the asker's own records (帮我查一下我的金卡还剩几次私教课, check my balance): a kb
   holds documents, not anyone's account.
 
@@ -61,6 +61,21 @@ def test_something_a_named_thing_does_not_have_is_no_answer(runtime, gym_kb):
     [yoga] = play(runtime, gym_kb, "乐行有没有瑜伽室？")
     assert yoga.action == "retrieve" and yoga.evidence[0].chunk_id == "about-1"
     assert "unknown_things" not in no_answer_trace(yoga)
+
+
+def test_how_many_of_a_thing_the_kb_never_writes_of_is_no_answer(runtime, gym_kb):
+    [parking] = play(runtime, gym_kb, "乐行有几个停车位")
+    assert parking.action == "no_answer" and parking.evidence == []
+    assert no_answer_trace(parking)["unknown_things"] == ["停车位"]
+
+    # In traditional characters too; a pronoun for the gym is read as its name.
+    _, then = play(runtime, gym_kb, "乐行健身的营业时间是几点", "那裡有幾個車位")
+    assert then.action == "no_answer", then.standalone
+
+    # A count of something it does have is searched and answered.
+    [pools] = play(runtime, gym_kb, "乐行有几个游泳池")
+    assert pools.action == "retrieve" and pools.evidence[0].chunk_id == "about-1"
+    assert "unknown_things" not in no_answer_trace(pools)
 
 
 def test_a_question_of_chat_naming_nothing_before_it_is_not_judged(runtime, gym_kb):
