@@ -44,7 +44,7 @@ from retrieval.models import Hit
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Intent, Shown,
                                StatsCache, TermStats, admit, editions, holds_new, unknown_editions)
 from retrieval.rerank import EntityAwareReranker
-from retrieval.unanswerable import unknown_things
+from retrieval.unanswerable import unknown_future, unknown_things
 
 # Chunks fetched per query for the rerank to choose from, as a multiple of k. They
 # are fetched ungrouped so the rerank can pick the best chunk of a document, not
@@ -395,13 +395,22 @@ class Retriever:
         things = (unknown_things(queries[0], self.term_stats(kb),
                                  [n for e in entity_ids for n in (names or {}).get(e, ())])
                   if abstain and intent == "new" and queries and names and entity_ids else [])
-        weak = weak or bool(unknown) or bool(things)
+        # What will happen at a later time no passage writes of (明年会涨价吗): what was
+        # found states what holds now.
+        # "Now" is read off the passages the turn's own query found about its entities,
+        # shown before or not.
+        future = (unknown_future(queries[0], _about(pools[0] if pools else [], entity_ids, k),
+                                 self.term_stats(kb))
+                  if found and abstain and intent == "new" and queries else [])
+        weak = weak or bool(unknown) or bool(things) or bool(future)
         trace["no_answer"] = {"strength": round(strength, 4), "threshold": threshold,
                               "abstained": weak}
         if unknown:
             trace["no_answer"]["unknown_editions"] = unknown
         if things:
             trace["no_answer"]["unknown_things"] = things
+        if future:
+            trace["no_answer"]["unknown_future"] = future
         if weak:
             trace["no_answer"]["withheld"] = [f.hit.chunk_id for f in found]
             found = []
@@ -538,6 +547,15 @@ class Retriever:
         rescored.sort(key=lambda pair: (-pair[0], pair[1].chunk_id))
         return ([replace(h, score=s) for s, h in rescored]
                 + [replace(h, score=0.0) for h in tail])
+
+
+def _about(hits: Sequence[Hit], entity_ids: Sequence[str], k: int) -> list[str]:
+    """The texts of ``hits`` tagged with one of ``entity_ids`` (the first ``k`` hits when
+    the turn resolved none)."""
+    if not entity_ids:
+        return [h.text for h in hits[:k]]
+    wanted = set(entity_ids)
+    return [h.text for h in hits if wanted & set(h.entity_ids)]
 
 
 def _rescaled(hits: list[Hit]) -> list[Hit]:

@@ -13,6 +13,11 @@ else:
   of its Chinese words (two characters in a row), or when it holds a model code (6G)
   no chunk has. Chinese only: an English word a Chinese kb never writes says nothing.
 
+- what will happen at a later time said relative to now (明年会涨价吗, will it go up next
+  year?), when no passage writes of that time: the passages found state what holds
+  now, which says nothing of next year. "Now" is the latest year the passages found
+  about the turn's entities name (or the calendar year, if they name a later one); a question that says when it may be asked of (能留到明年吗) is no forecast.
+
 (Editions the kb never names, 8.0版 and 2023年, are judged in ``retrieval/novelty.py``.)
 """
 
@@ -20,12 +25,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import date
 
 from common.language import cues
+from common.language.relative import relative_times, shift_of
 from common.language.tokens import tokens
 from retrieval.novelty import TermStats
 
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
+_YEAR_RE = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 # A model code: letters and digits together (6g, x3).
 _CODE_RE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9]+$")
 
@@ -55,6 +63,35 @@ def unknown_things(query: str, stats: TermStats, names: Iterable[str]) -> list[s
                 if match and _unknown(match.group("x"), stats):
                     out.append(match.group("x").strip())
             at = low.find(name, at + 1)
+    return list(dict.fromkeys(out))
+
+
+def unknown_future(query: str, passages: Iterable[str], stats: TermStats, *,
+                   today: date | None = None) -> list[str]:
+    """The later times ``query`` asks what will happen at, when the kb never writes of them.
+
+    A later year said relative to now (明年, next year) in a forecast (会, will) is
+    counted from now: the latest year ``passages`` (what the search found about the
+    turn's entities, shown before or not) name, or the calendar year when they name a
+    later one (a notice of next year's prices is not this year's). It is unknown when no
+    chunk names that year nor the relative word itself (明年起调整). Nothing is judged
+    when the passages name no year: there is no "now" to count from.
+    """
+    if not cues.FORECAST_RE.search(query):
+        return []
+    later = [(word, shift[1]) for word in relative_times(query)
+             if (shift := shift_of(word)) is not None and shift[0] == "year" and shift[1] > 0]
+    years = [int(y) for text in passages for y in _YEAR_RE.findall(text)]
+    if not later or not years:
+        return []
+    now = min(max(years), (today or date.today()).year)
+    out = []
+    for word, offset in later:
+        year = now + offset
+        written = stats.df(f"{year}年") + stats.df(str(year)) + sum(
+            stats.df(t) for t in tokens(word) if _CJK_RE.match(t))
+        if not written:
+            out.append(word)
     return list(dict.fromkeys(out))
 
 

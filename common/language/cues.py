@@ -68,6 +68,8 @@ OWN_RECORDS_RE = re.compile(_alt("OWN_RECORDS"), re.IGNORECASE)
 #: Whether a thing just named has something, what is asked for as ``x`` (有没有钻石版).
 EXISTENCE_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE)
                                                    for p in _all("EXISTENCE"))
+#: A question about what will happen (明年会涨价吗, will it go up next year).
+FORECAST_RE = re.compile(_alt("FORECAST"), re.IGNORECASE)
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.

@@ -51,6 +51,8 @@ OWN_RECORDS = [r"\b(?:check|look up) my\b", r"\bmy (?:current )?(?:balance|bill|
                r"\bhow much do i (?:still )?owe\b"]
 # Not in English: an English word a Chinese kb never writes says nothing of what it holds.
 EXISTENCE: list[str] = []
+# A question about what will happen (will the fee go up next year?).
+FORECAST = [r"\bwill\b", r"\bgoing to\b"]
 # A question that asks for a price in general words: an amount of money answers it.
 PRICE_QUESTION = [r"\bhow much\b", r"\bprice[sd]?\b", r"\bcosts?\b"]
 # An amount of money in a passage.

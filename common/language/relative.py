@@ -27,6 +27,16 @@ _EN_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
 _MONTH_NUMBER = {name.lower(): i for i, name in enumerate(MONTHS, start=1)}
 
 
+_RELATIVE_RE = re.compile("|".join(
+    rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
+    for w in sorted(_SHIFTS, key=len, reverse=True)), re.IGNORECASE)
+
+
+def relative_times(text: str) -> list[str]:
+    """The relative times ``text`` says (明年, next year), in order, as written."""
+    return [m.group(0) for m in _RELATIVE_RE.finditer(text)]
+
+
 def shift_of(text: str) -> tuple[str, int] | None:
     """The unit and offset of a relative time (上个月 → ("month", -1)), None otherwise."""
     return _SHIFTS.get(" ".join(text.lower().split()))

@@ -92,6 +92,9 @@ EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|什麼|
              # How many of a thing it has (那家店有几个车位): none written of, no count.
              r"^(?:一共|总共|大概)?有(?:几|幾|多少)(?:个|個|家|台|间|間|种|種|张|張|条|條|位|首|部|辆|輛|座|所|项|項|款|套|本|名)?"
              r"(?P<x>[^，,。？?！!吗呢啊嘛]{2,10})(?=[，,。？?！!吗呢啊嘛]|$)"]
+# A question about what will happen (明年会涨价吗, 会不会取消): with a later time said
+# relative to now, only a passage that writes of that time answers it (regexes).
+FORECAST = ["会不会", r"(?<![机体学协工社开聚约晚])会(?![员议计话费所场谈])", "将会", "将要"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
 # answers it is an amount of money, whatever the passage calls it (月费119元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]

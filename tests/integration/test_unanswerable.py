@@ -4,12 +4,16 @@ look relevant, end to end on real Neo4j, Milvus Lite and SQLite
 
 - whether a named thing has something the kb never writes of (乐行有没有攀岩墙), or how
   many of it (乐行有几个停车位): the passages found are about what the gym does have;
+- what will happen next year (金卡明年会涨价吗, will the Gold card cost more next year?)
+  when no passage writes of a year after the ones it states;
 - the asker's own records (帮我查一下我的金卡还剩几次私教课, check my balance): a kb
   holds documents, not anyone's account.
 
 What the kb does hold is still answered, and so is a question of chat that names no
 entity right before what it asks about.
 """
+
+from datetime import date
 
 import pytest
 
@@ -37,6 +41,10 @@ CORPUS = [
              "with 12 personal training sessions."},
     {"doc_id": "silver", "chunk_id": "silver-1", "title": "银卡会员", "entity_ids": ["plan.silver"],
      "text": "银卡会员价格：每年1,800元，不含私教课。"},
+    {"doc_id": "gold-2025", "chunk_id": "gold-2025-1", "title": "金卡会员（2025年）",
+     "entity_ids": ["plan.gold"],
+     "text": "2025年金卡会员价格：每年2,800元。未用完的私教课不能留到下一年。The 2025 Gold card "
+             "cost RMB 2,800; unused sessions do not carry over."},
 ]
 
 
@@ -76,6 +84,34 @@ def test_how_many_of_a_thing_the_kb_never_writes_of_is_no_answer(runtime, gym_kb
     [pools] = play(runtime, gym_kb, "乐行有几个游泳池")
     assert pools.action == "retrieve" and pools.evidence[0].chunk_id == "about-1"
     assert "unknown_things" not in no_answer_trace(pools)
+
+
+def test_a_forecast_for_a_year_no_passage_writes_of_is_no_answer(runtime, gym_kb):
+    _, later = play(runtime, gym_kb, "金卡多少钱", "明年会涨价吗")
+    assert later.action == "no_answer" and later.evidence == []
+    assert no_answer_trace(later)["unknown_future"] == ["明年"]
+
+    [english] = play(runtime, gym_kb, "Will the Gold card cost more next year?")
+    assert english.action == "no_answer"
+    assert no_answer_trace(english)["unknown_future"] == ["next year"]
+
+    # A rule about next year is no forecast: the passages state it.
+    [carry] = play(runtime, gym_kb, "金卡没用完的私教课能留到明年吗")
+    assert carry.action == "retrieve"
+    assert "unknown_future" not in no_answer_trace(carry)
+
+
+def test_a_forecast_the_kb_writes_of_is_answered(runtime, kb, neo4j_store, milvus_index):
+    # A notice of next calendar year's price: "now" is this year, not the notice's.
+    year = date.today().year + 1
+    corpus = [*CORPUS, {"doc_id": "notice", "chunk_id": "notice-1", "title": "调价通知",
+                        "entity_ids": ["plan.gold"],
+                        "text": f"{year}年起金卡会员价格调整为每年3,200元。"}]
+    gym = load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, corpus)
+    [later] = play(runtime, gym, "金卡明年会涨价吗")
+    assert later.action == "retrieve"
+    assert "unknown_future" not in no_answer_trace(later)
+    assert "notice-1" in [e.chunk_id for e in later.evidence]
 
 
 def test_a_question_of_chat_naming_nothing_before_it_is_not_judged(runtime, gym_kb):
