@@ -83,9 +83,11 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                               "own_records": records,
                               "withheld": [f.hit.chunk_id for f in first.found]}
         return SearchOutcome(found=(), trace=trace, no_answer=True, strength=first.strength)
-    if first.trace.get("no_answer", {}).get("unknown_things"):
-        # What the user asks a named thing to have, the kb never writes of: the user's own
-        # words would only find the thing itself (retrieval/unanswerable.py).
+    judged = first.trace.get("no_answer", {})
+    if judged.get("unknown_things") or judged.get("unknown_future"):
+        # What the user asks a named thing to have, or a year to bring, the kb never writes
+        # of: the user's own words would only find the thing itself
+        # (retrieval/unanswerable.py).
         first.trace["dual_path"] = {"ran": False, "strength": round(first.strength, 4),
                                     "weak_below": weak_below,
                                     "skipped": "the question asks for something the kb never names"}
