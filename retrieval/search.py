@@ -9,7 +9,11 @@ Per query:
    searches run without it and the filter becomes a boost: entity-tagged
    chunks are lifted above every untagged one (``RELAXED_ENTITY_BOOST``)
    instead of being the only ones allowed, so untagged chunks only fill the
-   places left. The trace says ``relaxed_to_boost``.
+   places left. The trace says ``relaxed_to_boost``. When the keyword search
+   found none of the entities' own passages at all (a Chinese question about
+   a course whose page is in English), the filtered keyword search runs once
+   more with the entities' names in the other script (``names_in_filter``;
+   keyword search alone: a dense search finds those passages by itself).
 3. BM25 and dense rankings are fused by reciprocal rank fusion
    (``retrieval.fusion.rrf``); BM25 alone is rescaled so its best hit is 1.0.
 4. An optional cross-encoder (``POST /rerank``) reorders the pool; on a
@@ -270,8 +274,10 @@ class Retriever:
         for query, _, _ in searched:
             q_trace: dict[str, Any] = {"query": query}
             vector = self._embed(embedder, query, q_trace) if embedder is not None else None
+            other = (_with_other_names(query, entity_ids, names, any_script=True)
+                     if names and entity_ids else query)
             hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
-                                    exclude_doc_ids, q_trace)
+                                    exclude_doc_ids, q_trace, named=other)
             if rerank:
                 hits = self._cross_encode(query, hits, q_trace)
                 hits = reranker.rerank(query, hits, entity_ids=entity_ids)
@@ -485,7 +491,11 @@ class Retriever:
 
     def _query_pool(self, kb: str, query: str, vector: tuple[float, ...] | None, pool: int,
                     min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
-                    exclude_doc_ids: Sequence[str], q_trace: dict[str, Any]) -> list[Hit]:
+                    exclude_doc_ids: Sequence[str], q_trace: dict[str, Any], *,
+                    named: str | None = None) -> list[Hit]:
+        """The query's candidate pool (steps 1-3 of the module's docstring). ``named`` is
+        the query with the entities' names in every script: the keyword search inside
+        the filter when the query's own words find none of the entities' passages."""
         want_vectors = vector is not None
 
         def topped_up(search, entities: Sequence[str], **extra: Any) -> list[Hit]:
@@ -500,9 +510,9 @@ class Retriever:
                 q_trace["topped_up"] = True
             return hits
 
-        def rankings(entities: Sequence[str]) -> list[list[Hit]]:
+        def rankings(entities: Sequence[str], words: str = query) -> list[list[Hit]]:
             common = {"exclude_chunk_ids": exclude_chunk_ids, "exclude_doc_ids": exclude_doc_ids}
-            found = [topped_up(lambda **kw: self._index.search(kb, query, **kw), entities,
+            found = [topped_up(lambda **kw: self._index.search(kb, words, **kw), entities,
                                with_vectors=want_vectors, **common)]
             if vector is not None:
                 found.append(topped_up(lambda **kw: self._index.dense_search(kb, vector, **kw),
@@ -510,6 +520,13 @@ class Retriever:
             return found
 
         ranked = rankings(entity_ids)
+        if entity_ids and vector is None and not ranked[0] and named and named != query:
+            # None of the entities' passages holds a word of the question: they may be
+            # written in the other language. Their names in it find them, ranked by
+            # whatever else of the query they hold (the rerank decides among them). A
+            # dense search needs no such help: it finds them inside the filter.
+            ranked[0] = rankings(entity_ids, named)[0]
+            q_trace["names_in_filter"] = named
         if entity_ids:
             docs = len({h.doc_id for r in ranked for h in r})
             q_trace["filtered_docs"] = docs
@@ -583,12 +600,14 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def _with_other_names(query: str, entity_ids: Sequence[str],
-                      names: Mapping[str, Sequence[str]], per_entity: int = 3) -> str:
+                      names: Mapping[str, Sequence[str]], per_entity: int = 3, *,
+                      any_script: bool = False) -> str:
     """The query plus each entity's names in a script (Chinese / Latin) that the
     question's own words are written in but the entity is not yet named in: an English
     question gets the English names of an entity the rewrite named in Chinese, and the
     reverse. A question in one script only gets nothing (more names would only add
-    weight to the entity over what is asked about it)."""
+    weight to the entity over what is asked about it), unless ``any_script``: then
+    every script the entity is not named in."""
     low = query.lower()
     rest = low
     for entity_id in entity_ids:
@@ -608,8 +627,8 @@ def _with_other_names(query: str, entity_ids: Sequence[str],
             if added == per_entity:
                 break
             script = bool(_CJK.search(name))
-            if script in present or script not in asked_in or name.lower() in low \
-                    or name in extra:
+            if script in present or (script not in asked_in and not any_script) \
+                    or name.lower() in low or name in extra:
                 continue
             extra.append(name)
             added += 1

@@ -86,6 +86,39 @@ def test_a_filter_with_enough_documents_is_applied(index, bm25_kb):
     assert outcome.trace["queries"][0]["entity_filter"] == "applied"
 
 
+def test_an_entity_whose_passages_are_in_the_other_language_is_found_by_its_names(index):
+    """A Chinese question about a course whose page is written in English: none of its
+    passages holds a word of the question; its English names find them in the filter."""
+    kb = _kb()
+    index.ensure_collection(kb)
+    index.upsert(kb, [
+        Chunk("chn#1", "chn", "Chinese 101", "Chinese 101 is a 4-credit beginner course. "
+              "A placement test is held on 3 September.", ("course.chn",)),
+        Chunk("ds#1", "ds", "数据结构", "数据结构分班考试在9月5日举行。", ("course.ds",)),
+        Chunk("faq#1", "faq", "选课常见问题", "分班考试的时间以各课程通知为准。", ()),
+    ])
+    names = {"course.chn": ["综合汉语", "Chinese 101", "CHN101"]}
+    try:
+        outcome = Retriever(index).search(kb, ["综合汉语分班考试是哪天"], k=3,
+                                          entity_ids=["course.chn"], names=names)
+        assert found_ids(outcome)[0] == "chn#1"
+        q = outcome.trace["queries"][0]
+        assert q["names_in_filter"] == "综合汉语分班考试是哪天 Chinese 101 CHN101"
+        assert q["filtered_docs"] == 1
+
+        # Without the names the question's words find only the other passages.
+        unnamed = Retriever(index).search(kb, ["综合汉语分班考试是哪天"], k=3,
+                                          entity_ids=["course.chn"])
+        assert "chn#1" not in found_ids(unnamed)
+        # An English question about a course whose page is in Chinese, likewise.
+        english = Retriever(index).search(
+            kb, ["when is the placement test for Data Structures"], k=3,
+            entity_ids=["course.ds"], names={"course.ds": ["数据结构", "Data Structures"]})
+        assert found_ids(english)[0] == "ds#1"
+    finally:
+        index.drop(kb)
+
+
 # -- one chunk per document, near-duplicates -----------------------------------------------
 
 def test_one_chunk_per_document_unless_configured(index, bm25_kb):
