@@ -15,7 +15,7 @@ from dialogue.state import PendingClarification
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
-from kg.pieces import pointed_at
+from kg.pieces import latin_words, pointed_at
 
 _BOTH_RE = cues.BOTH_RE
 _NEITHER_RE = cues.NEITHER_RE
@@ -126,7 +126,6 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
 # A reply longer than this is a question of its own, not a pointer at an option.
 _SHORT_REPLY_CJK = 10
 _SHORT_REPLY_WORDS = 6
-_EN_WORD_RE = re.compile(r"[a-z0-9]+")
 
 
 def _option_by_piece(text: str, options: Sequence[str], snapshot: AliasSnapshot) -> str | None:
@@ -134,7 +133,7 @@ def _option_by_piece(text: str, options: Sequence[str], snapshot: AliasSnapshot)
     option's names share: two Chinese characters in a row, or an English word."""
     norm = snapshot.normalize(text)
     cjk = sum(1 for c in norm if is_cjk(c))
-    words = _EN_WORD_RE.findall(text.lower())
+    words = latin_words(text)
     if cjk > _SHORT_REPLY_CJK or len(words) > _SHORT_REPLY_WORDS or (not cjk and not words):
         return None
     return pointed_at(snapshot, text, options)

@@ -11,13 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from common.language import cues
 from common.language.normalize import is_cjk
 from kg.aliases import AliasSnapshot
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
-# Words too common in names and replies to point at anything.
-_FILLER = frozenset({"the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
-                     "version", "edition", "card", "plan", "it", "is", "for"})
+
+
+def latin_words(text: str) -> list[str]:
+    """The words of ``text`` written in letters and digits, lower case."""
+    return _WORD_RE.findall(text.lower())
 
 
 def _cjk_pairs(norm: str) -> set[str]:
@@ -30,7 +33,7 @@ def name_pieces(snapshot: AliasSnapshot, entity_id: str) -> set[str]:
     out: set[str] = set()
     for alias in (entity.all_aliases if entity else ()):
         out |= _cjk_pairs(snapshot.normalize(alias))
-        out.update(w for w in _WORD_RE.findall(alias.lower()) if w not in _FILLER and len(w) > 2)
+        out.update(w for w in latin_words(alias) if w not in cues.NAME_FILLERS and len(w) > 2)
     return out
 
 
@@ -38,7 +41,7 @@ def said_pieces(snapshot: AliasSnapshot, text: str) -> set[str]:
     """The pieces of what the user said."""
     norm = snapshot.normalize(text)
     return ({norm[i:i + 2] for i in range(len(norm) - 1)}
-            | {w for w in _WORD_RE.findall(text.lower()) if w not in _FILLER})
+            | {w for w in latin_words(text) if w not in cues.NAME_FILLERS})
 
 
 def pointed_at(snapshot: AliasSnapshot, text: str, candidates: Sequence[str]) -> str | None:

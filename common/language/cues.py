@@ -78,6 +78,8 @@ DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
 POINTERS: frozenset[str] = frozenset(w.lower() for w in _all("POINTERS"))
 #: Those a noun follows (这张卡): the noun inside the name is part of the reference.
 NOUN_POINTERS: frozenset[str] = frozenset(w.lower() for w in _all("NOUN_POINTERS"))
+#: Words too common in names and replies to point at one entity by (the, one, card).
+NAME_FILLERS: frozenset[str] = frozenset(w.lower() for w in _all("NAME_FILLERS"))
 #: Singular pronouns that refer to a person (他, she) and to a thing (它, it), lower case.
 PERSON_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_PRONOUNS"))
 THING_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("THING_PRONOUNS"))

@@ -17,6 +17,9 @@ PRONOUNS = ["the two", "both", "this product", "that product", "this person", "t
             "he", "him", "his", "she", "her"]
 POINTERS: list[str] = []
 NOUN_POINTERS: list[str] = []
+# Words too common in names and in replies to point at one entity by (the enterprise one).
+NAME_FILLERS = ["the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
+                "version", "edition", "card", "plan", "it", "is", "for"]
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["the two", "both"]

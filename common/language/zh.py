@@ -25,6 +25,9 @@ POINTERS = ["这个", "那个", "这款", "那款", "这种", "那种", "这家"
 # Those of them whose measure word a noun follows (这张卡, 这家医院): the noun, when the name
 # holds it, is part of the reference.
 NOUN_POINTERS = ["这张", "那张", "这家", "那家", "这门", "那门", "这款", "那款"]
+# Words too common in names and in replies to point at one entity by (none: a piece is
+# two characters in a row, and those of a name are its own).
+NAME_FILLERS: list[str] = []
 # Plural pronouns: they resolve to every listed or focused entity, not one.
 PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
 # "The two": the focus and the other one of its kind talked about just before.
