@@ -5,9 +5,9 @@ turns on 华东区) would inherit the focus and be searched as "华东区…报�
 With an embedder configured, :class:`SimilarityShift` compares the turn with
 the previous standalone query:
 
-- the turn refers back (a pronoun, an ordinal, an ellipsis, a focus entity by
-  name, or in English a word of a focus entity's name) → never a switch, whatever
-  the similarity;
+- the turn refers back (a pronoun, an ordinal, an ellipsis, a request for more of
+  the same, a focus entity by name, or in English a word of a focus entity's name)
+  → never a switch, whatever the similarity;
 - similarity below ``low`` → a switch;
 - similarity at or above ``high`` → a continuation;
 - in between (the gray zone) → a switch only when the turn also asks about no
@@ -27,7 +27,7 @@ from typing import Any
 
 from common.errors import DependencyError
 from common.language.tokens import tokens
-from dialogue.classify import is_ellipsis
+from dialogue.classify import asks_for_more, is_ellipsis
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
 from kg.mentions import Detection, MentionKind
@@ -38,7 +38,8 @@ def refers_back(detection: Detection, links: LinkResult, focus: Sequence[str]) -
     """Whether the turn points at the conversation so far by its own words."""
     if detection.of(MentionKind.PRONOUN) or detection.of(MentionKind.ORDINAL):
         return True
-    if is_ellipsis(detection, links):
+    if is_ellipsis(detection, links) or asks_for_more(detection.text):
+        # 还有呢, what else is there: more of what was being talked about.
         return True
     return any(link.mention.kind is MentionKind.ALIAS and set(link.entity_ids) & set(focus)
                for link in links.links)

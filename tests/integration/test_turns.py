@@ -386,6 +386,28 @@ def test_a_dissimilar_turn_without_cues_is_a_switch_when_an_embedder_is_configur
     assert "topic_shift" not in pronoun.trace and pronoun.entities == ["region.east"]
 
 
+def test_asking_for_more_of_the_same_is_never_a_switch_by_similarity(runtime, demo_kb):
+    from dialogue.engine import TurnEngine
+    from dialogue.topic_shift import SimilarityShift
+    from retrieval.embedders import LocalE5Embedder
+
+    # Thresholds no pair of turns reaches: every turn that does not refer back switches.
+    shift = SimilarityShift(LocalE5Embedder(), low=0.999, high=1.0)
+    engine = TurnEngine(runtime.snapshots, runtime.retriever, runtime.sessions, shift=shift)
+    for more in ("还有呢", "what else is there"):
+        s = sid()
+        engine.handle(demo_kb, s, "华东区7月的销售额是多少")
+        turn = engine.handle(demo_kb, s, more)
+        assert turn.trace["classification"] != "switch", more
+        assert "topic_shift" not in turn.trace, more
+        assert runtime.sessions.load(demo_kb, s).focus == ["region.east"], more
+    # A question of its own still switches under these thresholds.
+    s = sid()
+    engine.handle(demo_kb, s, "华东区7月的销售额是多少")
+    other = engine.handle(demo_kb, s, "公司的报销流程是什么")
+    assert other.trace["topic_shift"]["switch"] is True
+
+
 def test_a_long_conversation_keeps_the_stored_state_bounded(runtime, demo_kb):
     from dialogue.slots import SUMMARY_CHARS, SUMMARY_LINES
 
