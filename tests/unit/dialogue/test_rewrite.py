@@ -113,6 +113,12 @@ def test_conversation_cues_are_not_searched_for():
     assert revisit_cue("再给我看看刚才那个") == "back"
     assert revisit_cue("show me that again") == "again"
     assert revisit_cue("年假有几天") is None
+    # Going back by saying the topic again (说回, 聊回): a revisit, and the cue is no topic.
+    assert revisit_cue("再说回年假，能顺延吗") == "back"
+    assert strip_conversation_cues("再说回年假，能顺延吗") == "年假，能顺延吗"
+    assert strip_conversation_cues("我们聊回刚才的报销流程") == "报销流程"
+    # 说回来 inside a question is no cue there.
+    assert revisit_cue("这事说回来怎么办") is None
 
 
 def test_several_intents_become_one_query_per_entity(snapshot):
