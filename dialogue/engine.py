@@ -309,7 +309,8 @@ class TurnEngine:
                               tuple(e.chunk_id for e in result.evidence),
                               tuple(e.doc_id for e in result.evidence),
                               asked=" ".join(plan.queries),
-                              found_titles=tuple(e.title for e in result.evidence[:2] if e.title))
+                              found_titles=tuple(e.title for e in result.evidence[:2] if e.title),
+                              kinds=_kinds(facts, [*plan.entities, *state.focus]))
         new_state = self._apply(run, state, outcome, snapshot)
         run.trace["slots"] = new_state.slots.as_trace()
         result.trace = run.trace  # with what applying the turn added
@@ -683,6 +684,16 @@ def _carried(plan: _Plan, state: SessionState) -> Carried:
         if is_switch(record.user):
             break
     return Carried(tuple(earlier), refers_back(plan.detection, plan.links, state.focus))
+
+
+def _kinds(facts: EntityFacts | None, entity_ids: Sequence[str]) -> dict[str, bool | None] | None:
+    """Whether each entity is a person (True), a thing (False) or unknown (None), as the
+    kb's passages tell; {} for a kb without people (all alike), None without facts."""
+    if facts is None:
+        return None
+    if not facts.kinds:
+        return {}
+    return {e: facts.is_person(e) for e in entity_ids}
 
 
 def _recent_entities(state: SessionState) -> list[str]:

@@ -6,15 +6,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from common.language import cues
 from dialogue.classify import TurnKind, is_bare_mention
 from dialogue.policy.decision import Clarify, Decision, PlanQueries, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
 from kg.aliases import AliasSnapshot
 from kg.linker import LinkResult
-from kg.mentions import Detection
+from kg.mentions import Detection, MentionKind
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ class TurnOutcome:
     doc_ids: tuple[str, ...] = ()
     asked: str = ""  # the searched queries, joined: what the shown chunks were shown for
     found_titles: tuple[str, ...] = ()  # titles of the best evidence (history for later turns)
+    # Whether each of the turn's and the focus's entities is a person, a thing or unknown
+    # (True / False / None, the entity facts'); {} a kb without people; None not known.
+    kinds: Mapping[str, bool | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,87 @@ def apply_turn(state: SessionState, outcome: TurnOutcome, snapshot: AliasSnapsho
     return state
 
 
+# Turns that go on about the same talk: what they keep of the focus stays its subject.
+_GOING_ON = (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC)
+
+
+def salience_order(entities: tuple[str, ...], focus: list[str], kind: TurnKind | None,
+                   links: LinkResult | None = None, detection: Detection | None = None,
+                   kinds: Mapping[str, bool | None] | None = None) -> list[str]:
+    """The focus after a turn, most salient first.
+
+    A turn that goes on about the talk (a continuation, or a new name with the focus
+    kept beside it) keeps what was already in focus ahead of a new name of the same
+    kind: 门票包含在颐和园景区门票内了，开放时间呢 after a street inside the park is still
+    about the street, and 它 in the next turn means the street, not the park the turn
+    named. ``kinds`` says whether each entity is a person (True), a thing (False) or
+    unknown (None), as the entity facts tell; an empty mapping is a kb without people,
+    where all are alike; None keeps the turn's own order. A name of another kind, or
+    of an unknown one, keeps its place (是马克·韦布 after a question about the film's
+    director: the talk often turns to the person), and so does a name given as the value
+    of what was asked (发行公司是华纳兄弟公司: the answer is what comes next). A name the
+    turn introduces under a phrase about an entity in focus (它边上的潭柘寺, 这个景点附近的
+    黑龙潭, the Summer Palace next to it: the old one only says where the new one lies)
+    is what the talk turns to, and leads. A correction, an answer, a revisit or a switch
+    puts what the turn says first, as it says it.
+    """
+    if kind not in _GOING_ON:
+        return list(entities)
+    text = detection.text if detection is not None else ""
+    introduced = [e for e in (_introduced(links, focus, text) if links is not None else [])
+                  if e in entities]
+    carried = [e for e in entities if e in focus]
+
+    def alike(a: str, b: str) -> bool:
+        if kinds is None:
+            return False
+        if not kinds:
+            return True
+        return kinds.get(a) is not None and kinds.get(a) == kinds.get(b)
+
+    answers = _given_as_value(links, detection) if links is not None and detection else set()
+    behind = [e for e in entities if e not in focus and e not in introduced
+              and e not in answers and any(alike(e, c) for c in carried)]
+    return list(dict.fromkeys([*introduced, *(e for e in entities if e not in behind), *behind]))
+
+
+def _given_as_value(links: LinkResult, detection: Detection) -> set[str]:
+    """Names that are the whole start of the value the turn gives for an attribute
+    (发行公司是华纳兄弟公司, the park is the Summer Palace): the answer to what was asked."""
+    text = detection.text
+    leads = [lead.end() for attribute in detection.of(MentionKind.ATTRIBUTE)
+             if (lead := cues.VALUE_LEAD_RE.match(text, attribute.end)) is not None]
+    return {link.entity_ids[0] for link in links.links
+            if link.mention.kind is MentionKind.ALIAS and len(link.entity_ids) == 1
+            and any(end <= link.mention.start
+                    and cues.VALUE_NAME_GAP_RE.fullmatch(text[end:link.mention.start])
+                    for end in leads)}
+
+
+def _introduced(links: LinkResult, focus: list[str], text: str) -> list[str]:
+    """New names the turn introduces beside an entity in focus that a pronoun of the same
+    clause refers to (see :func:`salience_order`)."""
+    pronouns = [link.mention for link in links.links if link.mention.kind is MentionKind.PRONOUN
+                and link.entity_ids and set(link.entity_ids) <= set(focus)]
+    out: list[str] = []
+    for link in links.links:
+        named = link.mention
+        if (named.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1
+                or link.entity_ids[0] in focus):
+            continue
+        for pronoun in pronouns:
+            if pronoun.end <= named.start:
+                anchored = cues.ANCHORED_AFTER_PRONOUN_RE.fullmatch(text[pronoun.end:named.start])
+            elif named.end <= pronoun.start and cues.ANCHORED_BEFORE_PRONOUN_RE is not None:
+                anchored = cues.ANCHORED_BEFORE_PRONOUN_RE.fullmatch(text[named.end:pronoun.start])
+            else:
+                anchored = None
+            if anchored:
+                out.append(link.entity_ids[0])
+                break
+    return out
+
+
 def _asked(state: SessionState, turn: int, text: str, clarify: Clarify) -> None:
     options = list(clarify.options)
     state.pending = PendingClarification(turn=turn, question_text=text,
@@ -108,7 +194,8 @@ def _searched(state: SessionState, outcome: TurnOutcome) -> None:
         bare = kind is not TurnKind.ANSWER and is_bare_mention(outcome.detection, outcome.links)
         previous = [e for e in state.focus if e not in entities]
         state.alternates = previous if bare else []
-        state.focus = list(entities)
+        state.focus = salience_order(entities, state.focus, kind, outcome.links,
+                                     outcome.detection, outcome.kinds)
         if len(entities) > 1:
             state.listed = list(entities)
     elif kind is TurnKind.SWITCH:

@@ -230,12 +230,18 @@ class EntityLinker:
     def _named_before(pronoun: Mention, detection: Detection) -> str | None:
         """陆川是个成功的导演，他获得过…: a singular pronoun after the turn named exactly one
         entity (by a name only it has) means that entity, not the dialogue's focus. Not
-        inside what is compared with (2025版比它便宜多少: 它 is the other one)."""
+        inside what is compared with (2025版比它便宜多少: 它 is the other one), nor right
+        after a phrase that places the name beside it (the Summer Palace next to it)."""
         if pronoun.text.lower() in _PLURAL_PRONOUNS or pronoun.text.lower() in _DUAL_PRONOUNS:
             return None
         if any(m.start("x") <= pronoun.start < m.end("x")
                for regex in _COMPARISON_RES for m in regex.finditer(detection.text)):
             return None
+        anchored = cues.ANCHORED_BEFORE_PRONOUN_RE
+        if anchored is not None and any(
+                m.end <= pronoun.start and anchored.fullmatch(detection.text[m.end:pronoun.start])
+                for m in detection.of(MentionKind.ALIAS)):
+            return None  # the Summer Palace next to it: it is where the name lies, not the name
         before = {m.entity_ids[0] for m in detection.of(MentionKind.ALIAS)
                   if m.end <= pronoun.start and len(m.entity_ids) == 1 and m.similarity == 100}
         shared = [m for m in detection.of(MentionKind.ALIAS)

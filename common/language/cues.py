@@ -117,6 +117,16 @@ def reference_kind(text: str, at: int | None = None) -> bool | None:
 PERSON_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_ATTRIBUTES"))
 #: What stands right after an attribute when the turn gives its value (地址在, address is).
 VALUE_LEAD_RE = re.compile(rf"\s*(?:{_alt('VALUE_LEADS')})", re.IGNORECASE)
+#: What may stand between such a word and a name that is the whole value (是《X》, is the X).
+VALUE_NAME_GAP_RE = re.compile(rf"(?:{_alt('VALUE_NAME_GAPS')})", re.IGNORECASE)
+#: The gap between a pronoun and a name after it (它边上的潭柘寺, its neighbour X), or
+#: between a name and a pronoun after it (X next to it), when the pronoun's phrase only
+#: says where the name lies: the name is what the talk turns to.
+ANCHORED_AFTER_PRONOUN_RE = re.compile(rf"(?:{_alt('ANCHORED_NAME_AFTER_PRONOUN')})",
+                                       re.IGNORECASE)
+ANCHORED_BEFORE_PRONOUN_RE = (re.compile(rf"(?:{_alt('ANCHORED_NAME_BEFORE_PRONOUN')})",
+                                         re.IGNORECASE)
+                              if _all("ANCHORED_NAME_BEFORE_PRONOUN") else None)
 #: Words containing a pronoun character that refer to nothing (那么, 怎么).
 NOT_PRONOUN_RE = re.compile(_alt("NOT_PRONOUN_CONTEXT"))
 #: Ordinals, one (pattern, word → 0-based index or -1 for the last) pair per language;

@@ -40,6 +40,11 @@ PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "p
                      "occupation", "alma mater", "height", "spouse", "date of death"]
 # "there" as a place: at the end of a clause (get there, open there?), not "is there?" nor
 # "there is", nor a title that starts with it (regexes).
+# A name introduced beside the one talked about (regexes, the whole gap): "the Summer
+# Palace next to it" puts the pronoun after the name; "its neighbour, the Summer Palace"
+# before it.
+ANCHORED_NAME_AFTER_PRONOUN = [r"\s+(?:neighbou?r|next-door neighbou?r)[,:]?\s+(?:the\s+)?"]
+ANCHORED_NAME_BEFORE_PRONOUN = [r"\s+(?:next to|near|beside|close to|around)\s+"]
 PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?=\s*(?:[?.!,;]|$))"]
 PLACE_ATTRIBUTES = ["address", "location", "opening hours", "business hours", "office hours"]
 NOT_PRONOUN_CONTEXT: list[str] = []
@@ -119,6 +124,7 @@ RECALL: list[str] = []
 AGAIN_TAIL: list[str] = []
 QUANTITY_UNITS = [r"[GMK]B?\b"]
 VALUE_LEADS = [r"\bis\b", r"\bare\b", r"\bwas\b", ":"]
+VALUE_NAME_GAPS = [r"\s*(?:the\s+)?[\"(]?"]
 LISTED_TOGETHER = ["and", "or", r"vs\.?"]
 
 # -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------

@@ -56,6 +56,14 @@ PERSON_ATTRIBUTES = ["出生日期", "出生地", "出生年月", "职业", "毕
 # when no measure word or time follows it (在那个网点 is 那个's; 在那之前 is a time).
 PLACE_PRONOUNS = [r"(?<![它他她])(?:那边|那里(?!面)|那儿)",
                   r"(?<=[在去到])那(?![个些么样种款家边里儿之时年天次段以后])"]
+# What stands between a pronoun and a name the pronoun's phrase describes (regexes, the
+# whole gap): 它边上的潭柘寺, 这个景点附近的黑龙潭, 它边上还有个温泉 introduce the name beside
+# the one talked about, which is only where it lies; the name is what the talk turns to.
+ANCHORED_NAME_AFTER_PRONOUN = [r"[^，,。？?！!；;：:\s]{0,8}的[《“\"「【]?",
+                               r"[^，,。？?！!；;：:\s的]{0,6}还?有一?[个座家处]?[《“\"「【]?"]
+# What stands between a name and a pronoun after it that says the same (regexes): none in
+# Chinese, which puts the describing phrase first.
+ANCHORED_NAME_BEFORE_PRONOUN: list[str] = []
 # Attributes only a place has: an entity whose type has one is a place (那边 may mean it).
 # Opening hours count: what one can go to and find open is a place (a library, a hall).
 PLACE_ATTRIBUTES = ["地址", "位置", "所在地", "地点", "办公地点", "营业时间", "开放时间", "开馆时间",
@@ -202,6 +210,8 @@ QUANTITY_UNITS = ["元", "块", "%", "倍", "万", "亿", "个", "天", "年", "
 # What stands between an attribute and the value a turn gives for it (地址在…, 导演是…;
 # regex alternatives, longer first).
 VALUE_LEADS = ["是在", "在", "是", "为", "：", ":"]
+# What may stand between such a word and a name that is the whole value (regexes): 是《X》.
+VALUE_NAME_GAPS = [r"\s*[《“\"「【(（]?"]
 # Words between two names listed side by side (A和B, A还是B; regex alternatives).
 LISTED_TOGETHER = ["和", "与", "跟", "及", "以及", "还是", "或", "或者", "、", ",", "，"]
 

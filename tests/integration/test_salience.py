@@ -1,0 +1,117 @@
+"""What the talk is about stays ahead of what a turn adds: end to end on real Neo4j,
+Milvus Lite and SQLite, in Chinese and English.
+
+A street lies inside a park. A turn that names the park while the street stays the
+subject (the ticket is part of the park's ticket) keeps the street the most salient
+entity, so a pronoun in the next turn means the street, not the park the turn named.
+A turn that introduces a new name under a phrase about the old one (its neighbour X,
+它边上的X) makes the new name the one a pronoun then means.
+"""
+
+import pytest
+
+from tests.services import load_kb, play
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
+
+ONTOLOGY = [
+    {"kind": "type", "name": "Sight", "attributes": ["门票", "电话", "开放时间", "地址", "所在景区",
+                                                    "ticket", "phone", "opening hours", "park"]},
+    {"kind": "entity", "id": "sight.street", "name": "苏州街", "type": "Sight",
+     "aliases": ["Suzhou Street"],
+     "description": "苏州街位于颐和园内，是一条仿江南水乡的买卖街，门票包含在颐和园门票内。"},
+    {"kind": "entity", "id": "sight.park", "name": "颐和园", "type": "Sight",
+     "aliases": ["Summer Palace"],
+     "description": "颐和园是清代皇家园林，以昆明湖和万寿山为基址。"},
+    {"kind": "entity", "id": "sight.campus", "name": "清华园", "type": "Sight",
+     "aliases": ["Tsinghua Garden"],
+     "description": "清华园是一座历史悠久的校园，校内古建筑众多。"},
+]
+
+CORPUS = [
+    {"doc_id": "sight.street.doc", "chunk_id": "street-1", "title": "苏州街",
+     "entity_ids": ["sight.street"], "text": "苏州街的电话：010-62881144。"},
+    {"doc_id": "sight.street.doc", "chunk_id": "street-2", "title": "苏州街",
+     "entity_ids": ["sight.street"], "text": "苏州街的开放时间：6:30-18:00。"},
+    {"doc_id": "sight.park.doc", "chunk_id": "park-1", "title": "颐和园",
+     "entity_ids": ["sight.park"], "text": "颐和园的电话：010-62881111。"},
+    {"doc_id": "sight.park.doc", "chunk_id": "park-2", "title": "颐和园",
+     "entity_ids": ["sight.park"], "text": "颐和园的开放时间：6:00-20:00。"},
+    {"doc_id": "sight.campus.doc", "chunk_id": "campus-1", "title": "清华园",
+     "entity_ids": ["sight.campus"], "text": "清华园的开放时间：8:00-17:00。"},
+]
+
+
+@pytest.fixture
+def sights_kb(kb, neo4j_store, milvus_index):
+    return load_kb(kb, neo4j_store, milvus_index, ONTOLOGY, CORPUS)
+
+
+def test_the_sight_talked_about_stays_ahead_of_the_park_a_turn_names(runtime, sights_kb):
+    first, park, phone = play(runtime, sights_kb, "知道苏州街吗？",
+                              "门票包含在颐和园的门票里了，开放时间是几点？",
+                              "它的电话是多少？")
+    assert first.entities == ["sight.street"]
+    # The park joins; the street, whose description names it, stays.
+    assert set(park.entities) == {"sight.park", "sight.street"}
+    # 它 means the street the talk is about, not the park the last turn named.
+    assert phone.action == "retrieve"
+    assert phone.entities == ["sight.street"]
+    assert "苏州街" in phone.standalone and "颐和园" not in phone.standalone
+
+
+def test_an_english_pronoun_after_the_park_was_named_means_the_street(runtime, sights_kb):
+    _, park, phone = play(runtime, sights_kb, "Have you been to Suzhou Street?",
+                          "The ticket is included in the Summer Palace ticket, right?",
+                          "What is its phone number?")
+    assert set(park.entities) == {"sight.park", "sight.street"}
+    assert phone.entities == ["sight.street"]
+
+
+def test_a_correction_puts_what_it_names_first(runtime, sights_kb):
+    # A correction is no going on: the entity it names leads, whatever stood before.
+    _, corrected, phone = play(runtime, sights_kb, "苏州街几点开门？", "不对，我问的是颐和园",
+                               "它的电话是多少？")
+    assert corrected.entities == ["sight.park"]
+    assert phone.entities == ["sight.park"]
+
+
+def test_a_name_introduced_beside_the_sight_talked_about_leads(runtime, sights_kb):
+    _, _, beside, hours = play(runtime, sights_kb, "知道颐和园吗？", "开放时间是几点？",
+                               "玩完还可以去它边上的清华园转转。", "它几点开门？")
+    # 它 of 它边上的 is the park; the campus it introduces is what the talk turns to.
+    assert set(beside.entities) == {"sight.park", "sight.campus"}
+    assert hours.entities == ["sight.campus"]
+    assert "清华园" in hours.standalone
+
+
+def test_an_english_name_introduced_next_to_it_leads(runtime, sights_kb):
+    _, beside, hours = play(runtime, sights_kb, "Have you been to the Summer Palace?",
+                            "You can also walk to Tsinghua Garden next to it.",
+                            "When does it open?")
+    # "it" of "next to it" is the park, not the garden named just before it.
+    assert set(beside.entities) == {"sight.park", "sight.campus"}
+    assert hours.entities == ["sight.campus"]
+
+
+def test_a_pronoun_that_is_the_subject_keeps_its_sight_ahead(runtime, sights_kb):
+    # 它紧邻颐和园: the street is the subject, the park only where it lies, and no
+    # phrase about the street introduces the park: the street stays ahead.
+    _, near, phone = play(runtime, sights_kb, "知道苏州街吗？", "它紧邻颐和园，风景很好。",
+                          "它的电话是多少？")
+    assert set(near.entities) == {"sight.street", "sight.park"}
+    assert phone.entities == ["sight.street"]
+
+
+def test_a_name_given_as_the_answer_keeps_its_place(runtime, sights_kb):
+    # 所在景区是颐和园 answers what was asked: the park the answer names is what the
+    # talk goes on to, the street stays beside it.
+    _, _, answer, hours = play(runtime, sights_kb, "知道苏州街吗？", "它的所在景区是哪个？",
+                               "所在景区是颐和园，很好找。", "它几点开门？")
+    assert set(answer.entities) == {"sight.park", "sight.street"}
+    assert hours.entities == ["sight.park"]
+    _, _, answer_en, hours_en = play(runtime, sights_kb, "Have you been to Suzhou Street?",
+                                     "Which park is it in?", "The park is the Summer Palace.",
+                                     "When does it open?")
+    assert "sight.park" in answer_en.entities
+    assert hours_en.entities == ["sight.park"]
