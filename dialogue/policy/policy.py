@@ -276,7 +276,10 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     the focus, while its director was talked about two turns before) goes to the most
     recent one of its own kind: a name said in the turn before it, then the pronoun's
     own candidates, the focus, the alternates, the entities of the recent turns and of
-    the summarized older ones. A pronoun left between several candidates resolves
+    the summarized older ones; when none is known to be of its kind, the first of the
+    names said before it and its own candidates that is not known to be of the other
+    kind (那你对他了解吗 after the film and its director, whose passages say neither).
+    A pronoun left between several candidates resolves
     when only one of them is of its kind, and keeps only those that are when several
     are. A pronoun whose pick is of its kind while every other focus entity is of
     the other kind is settled (no question about which of them it means). What the
@@ -353,11 +356,21 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                     and other.mention.end <= mention.start for e in reversed(other.entity_ids)]
             order = [*reversed(said), *(c.entity_id for c in link.candidates), *pool]
             fitting = next((e for e in dict.fromkeys(order) if fits(e)), None)
+            how = "the most recent one in play"
+            if fitting is None:
+                # None in play is known to be of its kind: the pronoun's own candidates or
+                # a name said before it that is not known to be of the other kind (a
+                # director whose passages say neither) beats one that is known to be.
+                near = [*reversed(said), *(c.entity_id for c in link.candidates)]
+                fitting = next((e for e in dict.fromkeys(near)
+                                if facts.is_person(e) is None and not clashes(e)
+                                and e not in state.negated), None)
+                how = "the one beside it not known to be otherwise"
             if fitting is None:
                 continue
             out[i] = Link(mention, (Candidate(fitting, 1.0, "focus"), *(
                 c for c in link.candidates if c.entity_id != fitting)), (fitting,),
-                f"{what} means {kind}: the most recent one in play")
+                f"{what} means {kind}: {how}")
             changed = True
         elif len(link.entity_ids) == 1 and fits(link.entity_ids[0]):
             others = [e for e in state.focus if e != link.entity_ids[0]]
@@ -367,6 +380,10 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                 changed = True
         elif link.ambiguous:
             fitting = [c for c in link.candidates if fits(c.entity_id)]
+            if not fitting and (mention.kind is MentionKind.PRONOUN or says is not None):
+                # None is known to be of its kind: those not known to be of the other.
+                fitting = [c for c in link.candidates if not clashes(c.entity_id)
+                           and c.entity_id not in state.negated]
             if fitting and len(fitting) < len(link.candidates):
                 ids = (fitting[0].entity_id,) if len(fitting) == 1 else ()
                 out[i] = Link(mention, tuple(fitting), ids,

@@ -34,6 +34,10 @@ ONTOLOGY = [
      "aliases": ["Dusk"], "description": "一部爱情片。"},
     {"kind": "entity", "id": "film.rain", "name": "雨季", "type": "Work",
      "aliases": ["Rain Season"], "description": "一部青春片。"},
+    {"kind": "entity", "id": "film.coast", "name": "海岸线", "type": "Work",
+     "aliases": ["The Coastline"], "description": "海岸线是周远执导的剧情片。"},
+    {"kind": "entity", "id": "person.zhouyuan", "name": "周远", "type": "Work",
+     "aliases": ["Zhou Yuan"], "description": "周远。"},
 ]
 
 CORPUS = [
@@ -43,6 +47,8 @@ CORPUS = [
      "text": "雾港获得过海滨电影节最佳影片奖。Harbor Fog won the best film award at the coast festival."},
     {"doc_id": "dusk", "chunk_id": "dusk-1", "title": "暮色", "entity_ids": ["film.dusk"],
      "text": "暮色的片长：95分钟。Dusk runtime: 95 minutes."},
+    {"doc_id": "coast", "chunk_id": "coast-1", "title": "海岸线", "entity_ids": ["film.coast"],
+     "text": "海岸线的片长：99分钟。The Coastline runtime: 99 minutes."},
     {"doc_id": "rain", "chunk_id": "rain-1", "title": "雨季", "entity_ids": ["film.rain"],
      "text": "雨季的片长：101分钟。Rain Season runtime: 101 minutes."},
     {"doc_id": "linmo", "chunk_id": "linmo-1", "title": "林默", "entity_ids": ["person.linmo"],
@@ -129,3 +135,17 @@ def test_what_is_asked_says_which_of_a_person_and_a_film_a_turn_means(runtime, f
     assert bare_en.entities == ["film.fog"]
     assert runtime_en.action != "clarify"
     assert runtime_en.entities == ["film.fog"]
+
+
+def test_he_goes_to_the_one_not_known_to_be_a_thing(runtime, film_kb):
+    # The corpus says nothing of 周远 (no birth date, no occupation): not known to be a
+    # person, but not known to be a thing either, as the film is; 他 means him.
+    _, named, he = play(runtime, film_kb, "你看过海岸线吗？", "海岸线是周远导演的。",
+                        "他还拍过别的电影吗？")
+    assert named.entities == ["film.coast", "person.zhouyuan"]
+    assert he.entities == ["person.zhouyuan"]
+    assert "not known to be otherwise" in reasons(he)
+    _, named_en, he_en = play(runtime, film_kb, "Have you seen The Coastline?",
+                              "The Coastline was directed by Zhou Yuan.",
+                              "Has he made other films?")
+    assert he_en.entities == ["person.zhouyuan"]
