@@ -194,17 +194,33 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
     states, is part of that value (where the focus lies), not what the turn is about.
 
     The value is what follows the attribute and a word that gives it (在, 是, is) up to
-    the next punctuation. It must hold more than the name, and what else it holds
+    the next punctuation; right after a turn that asked an attribute, also the turn's
+    first clause when it names no attribute (地址是哪 → 北京市海淀区香山公园北侧，这里门票
+    多少钱). It must hold more than the name, and what else it holds
     must be quoted from the focus entity's passage that states the attribute and
     names the same name (four in five of its character pairs), so that 导演是林默 (the value is the name) still moves the talk to the director. The
     inner name's link is dropped, a pronoun that went to it goes to the focus entity,
     and the focus entity is the turn's subject. Returns ``links`` itself when nothing
     changes.
     """
-    attributes = turn.detection.of(MentionKind.ATTRIBUTE)
-    if not attributes or not state.focus:
-        return links
     text = turn.text
+    # (start of the value, the attribute it gives): after the attribute and a word that
+    # gives it (地址在…); a turn whose first clause says no attribute answers the one
+    # the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start.
+    given: list[tuple[int, str]] = []
+    for attribute in turn.detection.of(MentionKind.ATTRIBUTE):
+        lead = cues.VALUE_LEAD_RE.match(text, attribute.end)
+        if attribute.value and lead is not None:
+            given.append((lead.end(), str(attribute.value)))
+    asked = state.slots.attribute
+    last = state.last_turn
+    first_end = next((j for j in range(len(text)) if text[j] in _VALUE_END), len(text))
+    if (asked is not None and last is not None and asked.how == "said"
+            and asked.turn == last.index
+            and not any(m.start < first_end for m in turn.detection.of(MentionKind.ATTRIBUTE))):
+        given.extend((0, value) for value in asked.values)
+    if not given or not state.focus:
+        return links
     named = [(i, link) for i, link in enumerate(links.links)
              if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
     inner: set[int] = set()
@@ -212,16 +228,12 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
     for focus_id in state.focus:
         if focus_id in state.negated or any(focus_id in link.entity_ids for _, link in named):
             continue
-        for attribute in attributes:
-            if not attribute.value or not snapshot.has_attribute(focus_id, str(attribute.value)):
+        for start, attribute in given:
+            if not snapshot.has_attribute(focus_id, attribute):
                 continue
-            passages = facts.passages_stating(focus_id, str(attribute.value))
+            passages = facts.passages_stating(focus_id, attribute)
             if not passages:
                 continue
-            lead = cues.VALUE_LEAD_RE.match(text, attribute.end)
-            if lead is None:
-                continue  # 地址在… gives a value; 地址呢 / the address of X does not
-            start = lead.end()
             end = next((j for j in range(start, len(text)) if text[j] in _VALUE_END), len(text))
             for i, link in named:
                 mention = link.mention

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
 ONTOLOGY = [
     {"kind": "type", "name": "Sight", "attributes": ["门票", "电话", "开放时间", "地址", "所在景区",
-                                                    "ticket", "phone", "opening hours", "park"]},
+                                                    "ticket", "phone", "opening hours", "park", "address"]},
     {"kind": "entity", "id": "sight.street", "name": "苏州街", "type": "Sight",
      "aliases": ["Suzhou Street"],
      "description": "苏州街位于颐和园内，是一条仿江南水乡的买卖街，门票包含在颐和园门票内。"},
@@ -33,6 +33,10 @@ CORPUS = [
      "entity_ids": ["sight.street"], "text": "苏州街的电话：010-62881144。"},
     {"doc_id": "sight.street.doc", "chunk_id": "street-2", "title": "苏州街",
      "entity_ids": ["sight.street"], "text": "苏州街的开放时间：6:30-18:00。"},
+    {"doc_id": "sight.street.doc", "chunk_id": "street-3", "title": "苏州街",
+     "entity_ids": ["sight.street"],
+     "text": "苏州街的地址：北京市海淀区颐和园内西侧。Suzhou Street address: inside the Summer "
+             "Palace, west side."},
     {"doc_id": "sight.park.doc", "chunk_id": "park-1", "title": "颐和园",
      "entity_ids": ["sight.park"], "text": "颐和园的电话：010-62881111。"},
     {"doc_id": "sight.park.doc", "chunk_id": "park-2", "title": "颐和园",
@@ -115,3 +119,22 @@ def test_a_name_given_as_the_answer_keeps_its_place(runtime, sights_kb):
                                      "When does it open?")
     assert "sight.park" in answer_en.entities
     assert hours_en.entities == ["sight.park"]
+
+
+def test_a_bare_answer_to_the_address_asked_keeps_the_sight(runtime, sights_kb):
+    # The park named inside the address the street's own passage gives is where the
+    # street lies: the turn is still about the street, and so is 那里.
+    asked, answer = play(runtime, sights_kb, "苏州街的地址在哪？",
+                         "北京市海淀区颐和园内西侧，那里的电话是多少？")
+    assert asked.entities == ["sight.street"]
+    assert answer.entities == ["sight.street"]
+    assert "gives the focus entity's value" in " ".join(l["reason"] for l in answer.trace["links"])
+    _, answer_en = play(runtime, sights_kb, "What is the address of Suzhou Street?",
+                        "Inside the Summer Palace, west side. What is the phone number there?")
+    assert answer_en.entities == ["sight.street"]
+
+
+def test_a_name_that_is_no_such_value_still_moves_the_talk(runtime, sights_kb):
+    # 清华园 is not in the street's address: the turn goes to the campus.
+    _, other = play(runtime, sights_kb, "苏州街的地址在哪？", "清华园，那里的电话是多少？")
+    assert "sight.campus" in other.entities
