@@ -85,6 +85,9 @@ _COMPARISON_RES = cues.COMPARISON_RES
 # The reason of a pronoun that means the one name said before it in the turn: the turn
 # itself says which entity it is, so no other entity in focus is an antecedent.
 NAMED_BEFORE_REASON = "pronoun → the one name said before it in the turn"
+# The reason of a singular pronoun with several focus entities left to the clarify-or-resolve
+# decision (the policy settles it by salience when they were not named side by side).
+DEFERRED_PRONOUN_REASON = "left to the clarify-or-resolve decision: several focus entities"
 
 
 class EntityLinker:
@@ -497,7 +500,7 @@ class EntityLinker:
         if self.defer_fit and len(ranked) > 1 and not (
                 attributes and len(fitting) == 1):
             # 它 after two entities were listed together: which one is for the decision.
-            return Link(mention, candidates, (), "left to the clarify-or-resolve decision")
+            return Link(mention, candidates, (), DEFERRED_PRONOUN_REASON)
         others = [a for a in alternates if a not in ranked]
         if others:
             return self._choose_by_fit(mention, [ranked[0], *others], snapshot, question,

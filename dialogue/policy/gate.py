@@ -151,7 +151,7 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
         return ()  # 南锣鼓巷这个景点, 张曼玉，她…: the turn said which one it means
     if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
         rivals = [e for e in focus if e != chosen and fits(e)
-                  and _listed_together(chosen, e, previous, snapshot)]
+                  and listed_together(chosen, e, previous, snapshot)]
         return tuple(e for e in focus if e == chosen or e in rivals) if rivals else ()
     if link.mention.kind is MentionKind.ALIAS and link.reason == "already the dialogue's focus":
         rivals = [c.entity_id for c in link.candidates
@@ -163,7 +163,7 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
 _COORDINATOR_RE = cues.LISTED_TOGETHER_RE
 
 
-def _listed_together(a: str, b: str, text: str, snapshot: AliasSnapshot) -> bool:
+def listed_together(a: str, b: str, text: str, snapshot: AliasSnapshot) -> bool:
     """``text`` names ``a`` and ``b`` joined by a conjunction (their names or aliases)."""
     def spans(entity_id: str) -> list[tuple[int, int]]:
         entity = snapshot.entities.get(entity_id)

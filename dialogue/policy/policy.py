@@ -23,13 +23,13 @@ from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
-from dialogue.policy.gate import AntecedentGate, ClarifyGate
+from dialogue.policy.gate import AntecedentGate, ClarifyGate, listed_together
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
                             LinkTrace)
 from kg.aliases import AliasSnapshot
-from kg.linker import Candidate, EntityLinker, Link, LinkResult
+from kg.linker import DEFERRED_PRONOUN_REASON, Candidate, EntityLinker, Link, LinkResult
 from kg.mentions import Mention, MentionKind, detect_mentions
 from retrieval.entity_facts import EntityFacts
 
@@ -82,6 +82,10 @@ class DialoguePolicy:
             if fitted is not links:
                 links = fitted
                 trace["links"] = links_trace(links)
+        salient = settle_by_salience(links, state, snapshot)
+        if salient is not links:
+            links = salient
+            trace["links"] = links_trace(links)
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
@@ -187,6 +191,32 @@ class DialoguePolicy:
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
 
 
+def settle_by_salience(links: LinkResult, state: SessionState,
+                       snapshot: AliasSnapshot) -> LinkResult:
+    """它, 这个景点 while several entities are in focus that the last turn did not name side
+    by side (it named a sight's neighbour, or the park it lies in): the most salient
+    one, as without a clarify model (the antecedent gate's rule). Two named side by side
+    (车贷和随心贷, A and B) stay for the clarify-or-resolve decision. Returns ``links``
+    itself when nothing changes."""
+    last = state.last_turn
+    previous = last.standalone if last is not None else ""
+    out = list(links.links)
+    changed = False
+    for i, link in enumerate(out):
+        if link.mention.kind is not MentionKind.PRONOUN or link.reason != DEFERRED_PRONOUN_REASON:
+            continue
+        ids = [c.entity_id for c in link.candidates]
+        if not ids or any(e not in state.focus for e in ids):
+            continue
+        first = ids[0]
+        if any(listed_together(first, e, previous, snapshot) for e in ids[1:]):
+            continue
+        out[i] = Link(link.mention, link.candidates, (first,),
+                      "pronoun → most salient focus entity (the others were not named beside it)")
+        changed = True
+    return LinkResult(tuple(out)) if changed else links
+
+
 def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                       snapshot: AliasSnapshot, facts: EntityFacts) -> LinkResult:
     """地址在北京市朝阳区…798艺术区4号路，电话是多少: a name said inside a value the turn
@@ -241,7 +271,12 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
                     continue
                 name = snapshot.normalize(mention.text)
                 rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
-                content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS)
+                # What restates the attribute (是李宗盛填的词 after 谁填词的) is no part of
+                # the value: there the name is the whole answer.
+                if attribute.isascii():
+                    rest = rest.replace(snapshot.normalize(attribute), "")
+                content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS
+                                  and (attribute.isascii() or c not in attribute))
                 pairs = [content[j:j + 2] for j in range(len(content) - 1)]
                 quoted = [p for p in passages if name in p]
                 if not pairs or not quoted:

@@ -37,6 +37,8 @@ CORPUS = [
      "entity_ids": ["sight.street"],
      "text": "苏州街的地址：北京市海淀区颐和园内西侧。Suzhou Street address: inside the Summer "
              "Palace, west side."},
+    {"doc_id": "sight.street.doc", "chunk_id": "street-4", "title": "苏州街",
+     "entity_ids": ["sight.street"], "text": "苏州街的所在景区：颐和园景区。"},
     {"doc_id": "sight.park.doc", "chunk_id": "park-1", "title": "颐和园",
      "entity_ids": ["sight.park"], "text": "颐和园的电话：010-62881111。"},
     {"doc_id": "sight.park.doc", "chunk_id": "park-2", "title": "颐和园",
@@ -138,3 +140,67 @@ def test_a_name_that_is_no_such_value_still_moves_the_talk(runtime, sights_kb):
     # 清华园 is not in the street's address: the turn goes to the campus.
     _, other = play(runtime, sights_kb, "苏州街的地址在哪？", "清华园，那里的电话是多少？")
     assert "sight.campus" in other.entities
+
+
+@pytest.fixture
+def asking_runtime(settings, neo4j_store, milvus_index):
+    """An engine that leaves what the linker cannot settle to the clarify model, with a
+    threshold of 0: every link the model is asked about becomes a question."""
+    from api.runtime import Runtime, open_clarifier, open_session_store
+    from dialogue.engine import EngineConfig, TurnEngine
+    from kg.aliases import SnapshotCache
+    from kg.clarification_log import ClarificationLog
+    from retrieval.entity_facts import EntityFactsCache
+    from retrieval.search import Retriever
+    from dialogue.policy.clarify_calibrate import KbEvidence
+
+    settings = settings.model_copy(update={"clarify": settings.clarify.model_copy(
+        update={"threshold": 0.0, "priors_ttl_seconds": 0.0, "semantic": "auto"})})
+    sessions = open_session_store(settings)
+    snapshots = SnapshotCache(neo4j_store, check_interval=0.0)
+    retriever = Retriever(milvus_index)
+    evidence = KbEvidence(ClarificationLog(neo4j_store), ttl=0.0)
+    clarifier = open_clarifier(settings, None, milvus_index, evidence)
+    engine = TurnEngine(snapshots, retriever, sessions, EngineConfig(), clarifier=clarifier,
+                        facts=EntityFactsCache(milvus_index))
+    built = Runtime(settings, neo4j_store, snapshots, milvus_index, sessions, retriever, engine,
+                    evidence)
+    yield built
+    built.clarifications.close()
+    built.retagger.close()
+    sessions.close()
+
+
+def test_a_pronoun_after_two_sights_not_named_side_by_side_is_not_asked_about(
+        asking_runtime, sights_kb):
+    _, park, phone = play(asking_runtime, sights_kb, "知道苏州街吗？",
+                          "门票包含在颐和园的门票里了，开放时间是几点？", "它的电话是多少？")
+    assert set(park.entities) == {"sight.park", "sight.street"}
+    assert phone.action == "retrieve"
+    assert phone.entities == ["sight.street"]
+    assert "not named beside it" in " ".join(l["reason"] for l in phone.trace["links"])
+    _, _, phone_en = play(asking_runtime, sights_kb, "Have you been to Suzhou Street?",
+                          "The ticket is included in the Summer Palace ticket, right?",
+                          "What is its phone number?")
+    assert phone_en.action != "clarify"
+    assert phone_en.entities == ["sight.street"]
+
+
+def test_a_pronoun_after_two_sights_named_side_by_side_is_still_for_the_model(
+        asking_runtime, sights_kb):
+    # 苏州街和颐和园: named side by side, which one 它 means is the clarify decision's
+    # (here a threshold of 0: asked).
+    _, phone = play(asking_runtime, sights_kb, "苏州街和颐和园哪个开放时间长？", "它的电话是多少？")
+    assert phone.action == "clarify"
+    assert {o.id for o in phone.clarification.options} == {"sight.street", "sight.park"}
+    _, phone_en = play(asking_runtime, sights_kb,
+                       "Which opens longer, Summer Palace or Suzhou Street?",
+                       "What is its phone number?")
+    assert phone_en.action == "clarify"
+
+
+def test_an_answer_that_is_only_the_name_moves_the_talk_to_it(runtime, sights_kb):
+    # 是颐和园的景区 after 所在景区是哪个: the street's passage says 颐和园景区, but what
+    # stands beside the name only restates what was asked: the name is the whole answer.
+    _, answer = play(runtime, sights_kb, "苏州街的所在景区是哪个？", "是颐和园的景区。")
+    assert "sight.park" in answer.entities
