@@ -110,7 +110,12 @@ def clarify_params(kb: Kb, runtime: Annotated[Runtime, Depends(_runtime)],
     from dialogue.policy.clarify_model import ClarifyParams
 
     own = ClarifyParams.from_json(json.loads(stored.params), f"kb {kb} clarify parameters")
-    return ClarifyParamsView(kb=kb, source="kb", threshold=own.threshold_for(_uses_e5(runtime)),
+    # The threshold of the set the kb's answers recalibrated (with or without the e5, with
+    # or without the candidates' own facets); an older file: the one the e5 setting uses.
+    recalibrated = own.sets().get(str(own.meta.get("meta", {}).get("recalibrated_set", "")))
+    threshold = (recalibrated.threshold if recalibrated is not None
+                 and recalibrated.threshold is not None else own.threshold_for(_uses_e5(runtime)))
+    return ClarifyParamsView(kb=kb, source="kb", threshold=threshold,
                              fitted_at=stored.fitted_at, report=json.loads(stored.report))
 
 

@@ -10,7 +10,9 @@ sessions. Folds by wording keep every example of one question text (lowercased)
 in one fold, so a model is scored only on wordings it never saw. Prints, per
 suite, F1 of the clarify class at the threshold chosen on the out-of-fold
 probabilities (best mean F1 over the suites), for the boosted trees that score
-and for the logistic model alone. Needs the ``fit`` extra.
+and for the logistic model alone, for each coefficient set (the
+``*_without_own_facets`` sets score a kb whose entities have no facet of their
+own). Needs the ``fit`` extra.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dialogue.policy.clarify_model import FEATURES, uses_embedder, with_interactions  # noqa: E402
+from dialogue.policy.clarify_model import (FEATURES, SET_KEYS, needs_own_facets,  # noqa: E402
+                                           uses_embedder, with_interactions)
 from evaluation.clarify_fit import _fit_set, _prf, choose_threshold, read_examples  # noqa: E402
 from evaluation.suites import parse_suite  # noqa: E402
 
@@ -44,10 +47,12 @@ def main() -> None:
     groupings = {"session": None,
                  "wording": lambda e: f"{e.suite}/" + wording.get((e.suite, e.session, e.turn),
                                                                  e.session)}
-    for set_name, rows in (("semantic", [e for e in examples if e.semantic]),
-                           ("lexical", examples)):
-        names = with_interactions([n for n in FEATURES
-                                   if set_name == "semantic" or not uses_embedder(n)])
+    for set_name in SET_KEYS:
+        semantic = set_name.startswith("semantic")
+        rows = [e for e in examples if e.semantic] if semantic else examples
+        names = with_interactions([n for n in FEATURES if (semantic or not uses_embedder(n))
+                                   and not (set_name.endswith("_without_own_facets")
+                                            and needs_own_facets(n))])
         for grouping, group_of in groupings.items():
             _, trees, linear = _fit_set(rows, names, group_of)
             suites = sorted({e.suite for e in rows})

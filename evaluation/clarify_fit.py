@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import ConfigurationError, InputError
-from dialogue.policy.clarify_model import (FEATURES, ClarifyModel, ClarifyParams, feature_value,
+from dialogue.policy.clarify_model import (FACETS_UNKNOWN, FEATURES, NEEDS_OWN_FACETS,
+                                           ClarifyModel, ClarifyParams, feature_value,
+                                           label_uses_e5, needs_own_facets, set_key,
                                            uses_embedder, with_interactions)
 from evaluation.suites import ScriptSession, run_system
 
@@ -67,7 +69,8 @@ class Example:
         out: dict[str, Any] = {
             "suite": self.suite, "session": self.session, "turn": self.turn,
             "label": self.label, "semantic": self.semantic,
-            "features": {k: round(float(self.features.get(k, 0.0)), ROUND) for k in FEATURES}}
+            "features": {k: round(float(self.features.get(k, 0.0)), ROUND)
+                         for k in (*FEATURES, FACETS_UNKNOWN)}}
         if self.candidates:
             out["candidates"] = [{k: round(float(v), ROUND) for k, v in c.items()}
                                  for c in self.candidates]
@@ -121,7 +124,7 @@ def collect(engine_for: Callable[[ClarifyModel], Any], kb: str, suite_name: str,
             missing += label
             continue
         examples.append(Example(suite_name, session, turn, label, decision["features"],
-                                str(decision.get("params", "")).endswith("semantic"),
+                                label_uses_e5(str(decision.get("params", ""))),
                                 tuple((decision.get("candidates") or {}).values())))
     return examples, Coverage(suite_name, scored, expect_clarify, len(examples), missing)
 
@@ -182,6 +185,14 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
     Without ``boosted`` the logistic model scores alone (its probabilities twice)."""
     np, LogisticRegression, _, GroupKFold = _sklearn()
     x = np.array([[feature_value(e.features, n) for n in names] for e in examples], dtype=float)
+    # A feature that needs the candidates' own facets is unknown where some candidate has
+    # none: it is read at the mean of the examples where it is known (the scorer reads it
+    # at the set's mean, the same value), so the placeholder 0 teaches nothing.
+    unknown = np.array([bool(e.features.get(FACETS_UNKNOWN)) for e in examples])
+    if unknown.any():
+        for j, name in enumerate(names):
+            if needs_own_facets(name):
+                x[unknown, j] = x[~unknown, j].mean() if (~unknown).any() else 0.0
     y = np.array([e.label for e in examples])
     groups = [group_of(e) if group_of else f"{e.suite}/{e.session}" for e in examples]
     # Each suite weighs the same, however many examples it has: a small enterprise
@@ -262,9 +273,17 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
     sets: dict[str, Any] = {}
     # Trees score the semantic set; the lexical set keeps the logistic model: folded by the
     # question's wording, trees over the lexical features did no better (docs/linking.md).
+    semantic_names = with_interactions(FEATURES)
+    # Each set again without the features that need the candidates' own facets: it scores
+    # a decision where some candidate has none (what the model knows without that
+    # evidence), fitted on the same examples.
+    plans = []
     for name, names, rows, boosted in (("lexical", lexical_names, ordered, False),
-                                       ("semantic", with_interactions(FEATURES), with_e5,
-                                        trees)):
+                                       ("semantic", semantic_names, with_e5, trees)):
+        plans.append((name, names, rows, boosted))
+        plans.append((set_key(name == "semantic", False),
+                      tuple(n for n in names if not needs_own_facets(n)), rows, False))
+    for name, names, rows, boosted in plans:
         if len(rows) < 2 * FOLDS or len({e.label for e in rows}) < 2:
             raise InputError(f"the {name} set has {len(rows)} examples: too few to fit")
         coef, oof, oof_linear = _fit_set(rows, names, boosted=boosted)
@@ -289,6 +308,9 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
         "threshold": sets["lexical"]["threshold"],
         "sets": sets,
         "meta": {
+            "without_own_facets": f"the *_without_own_facets sets leave out "
+                                  f"{list(NEEDS_OWN_FACETS)} and score a decision where "
+                                  f"some candidate has no facet of its own",
             "model": (f"semantic set: boosted trees score (scikit-learn "
                       f"GradientBoostingClassifier, {TREES} trees of depth {DEPTH}, learning rate "
                       f"{RATE}, at least {MIN_LEAF} examples a leaf, seed 0) and a logistic "

@@ -24,12 +24,13 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from common.errors import InputError
-from dialogue.policy.clarify_model import ClarifyParams, Prior
+from dialogue.policy.clarify_model import SET_KEYS, ClarifyParams, Prior, set_key
 from kg.clarification_log import ClarificationLog, RecordedDecision
 
 MIN_RECORDS = 20
@@ -169,9 +170,15 @@ def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *,
     """
     records = log.decisions(kb)
     labelled = [x for x in (_label(r) for r in records) if x is not None]
-    semantic = sum(_set_of(r) == "semantic" for r in records) * 2 > len(records)
+    # The set that scored most of the records (semantic or lexical, with or without the
+    # candidates' own facets): its threshold is the one recalibrated.
+    counts = Counter(_set_of(r) for r in records)
+    key = max(sorted(counts), key=lambda k: counts[k]) if counts else "semantic"
+    if key not in SET_KEYS:
+        key = "semantic"
+    semantic, facets_known = key.startswith("semantic"), not key.endswith("_without_own_facets")
     if current is None:
-        current = base.threshold_for(semantic)
+        current = base.threshold_for(semantic, facets_known)
     if len(labelled) < min_records:
         raise InputError(f"kb {kb!r} has {len(labelled)} answered clarifications with a recorded "
                          f"decision; recalibration needs at least {min_records}")
@@ -188,12 +195,13 @@ def recalibrate(kb: str, log: ClarificationLog, base: ClarifyParams, *,
     report = Recalibration(kb, len(records), len(labelled), sum(y for _, y in labelled), before,
                            best, changed, note)
     if not dry_run:
-        sets = {"semantic": _coef_json(base.semantic), "lexical": _coef_json(base.lexical)}
-        sets["semantic" if semantic else "lexical"]["threshold"] = best.threshold
+        sets = {k: _coef_json(c) for k, c in base.sets().items()}
+        scored_by = base.coefficients(semantic, facets_known)[0]
+        sets[scored_by]["threshold"] = best.threshold
         params = {"sets": sets,
                   "threshold": sets["lexical"]["threshold"] or base.threshold,
                   "meta": {**dict(base.meta.get("meta", {})), "recalibrated_for": kb,
-                           "from_threshold": before.threshold}}
+                           "recalibrated_set": scored_by, "from_threshold": before.threshold}}
         log.save_params(kb, json.dumps(params, sort_keys=True),
                         json.dumps(report.as_json(), sort_keys=True))
     return report
@@ -205,6 +213,8 @@ def _coef_json(c: Any) -> dict[str, Any]:
 
 def _set_of(record: RecordedDecision) -> str:
     try:
-        return str(json.loads(record.decision).get("params", "")).rsplit(":", 1)[-1]
+        parts = str(json.loads(record.decision).get("params", "")).split(":")
+        return set_key(parts[1] == "semantic", parts[2:] != ["without_own_facets"]) \
+            if len(parts) > 1 else ""
     except (ValueError, AttributeError):
         return ""

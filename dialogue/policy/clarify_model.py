@@ -53,7 +53,8 @@ ancestries), ``confusable`` (a declared confusable pair), ``profile_similarity``
 ``pronoun``, ``implicit``, ``fuzzy``, ``prior_asked`` (log of how often this
 candidate set was asked before), ``shared_facets`` (of the candidate with
 the fewest own facets, not through its type, the share every candidate has:
-does what the kb holds about one hold for the others?), ``semantic_shared`` and ``words_shared`` (the
+does what the kb holds about one hold for the others? Unknown when a candidate has
+no own facet, ``own_facets_unknown``: the sets fitted without it then score), ``semantic_shared`` and ``words_shared`` (the
 question against what every candidate has: e5 cosine with the best shared
 facet, IDF overlap with the shared facet words; does what is asked apply to
 all of them?). Last, how the candidate the dialogue is about compares with the
@@ -117,7 +118,7 @@ SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type", "semantic_fa
 SET_FEATURES: tuple[str, ...] = (
     "attributes_asked", "same_type", "type_overlap", "confusable", "profile_similarity",
     "n_candidates", "pronoun", "implicit", "fuzzy", "prior_asked", "semantic_shared",
-    "words_shared", "shared_facets")
+    "words_shared", "shared_facets", "own_facets_unknown")
 # How the candidate the dialogue is about (the most salient: focus, then recency) compares
 # with the others on what the question fits: lead_<f> = its value minus the best other's
 # (0 when no candidate is more salient than the rest, and then ``salience_tie`` is 1).
@@ -129,7 +130,14 @@ LEAD_FEATURES: tuple[str, ...] = (
 # (between candidates, or between what one has and what all share), never their level.
 # The levels stay in the trace.
 TRACE_ONLY: frozenset[str] = frozenset({*(f"low_{f}" for f in SEMANTIC_FEATURES),
-                                        "semantic_shared"})
+                                        "semantic_shared", "own_facets_unknown"})
+# ``shared_facets`` is unknown, not 0, when some candidate has no facet of its own (a kb
+# whose entities carry no attributes or relations: every facet comes from the type). The
+# flag is in the trace and the kept examples; such a decision is scored by the sets fitted
+# without the features it names (``<set>_without_own_facets``), or, in a file without them,
+# with those features read at their mean (they then do not move the score).
+FACETS_UNKNOWN = "own_facets_unknown"
+NEEDS_OWN_FACETS: tuple[str, ...] = ("shared_facets",)
 FEATURES: tuple[str, ...] = tuple(n for n in (
     *(f"low_{f}" for f in CANDIDATE_FEATURES), *(f"gap_{f}" for f in CANDIDATE_FEATURES),
     *SET_FEATURES, *(f"lead_{f}" for f in LEAD_FEATURES), "salience_tie",
@@ -160,6 +168,25 @@ def feature_value(values: Mapping[str, float], name: str) -> float:
         a, _, b = name.partition("*")
         return values.get(a, 0.0) * values.get(b, 0.0)
     return values.get(name, 0.0)
+
+
+def needs_own_facets(name: str) -> bool:
+    """Whether a decision feature (or a product) reads the candidates' own facets."""
+    return any(part in NEEDS_OWN_FACETS for part in name.split("*"))
+
+
+def set_key(semantic: bool, facets_known: bool = True) -> str:
+    """The coefficient set that scores a decision: ``semantic`` or ``lexical``, and
+    ``_without_own_facets`` when some candidate has no own facet."""
+    return ("semantic" if semantic else "lexical") + ("" if facets_known else
+                                                      "_without_own_facets")
+
+
+def label_uses_e5(label: str) -> bool:
+    """Whether a verdict's ``params`` label (``shipped:semantic``,
+    ``kb:lexical:without_own_facets``, ...) names a set that read the e5."""
+    parts = label.split(":")
+    return len(parts) > 1 and parts[1] == "semantic"
 
 
 def uses_embedder(name: str) -> bool:
@@ -364,12 +391,18 @@ class Coefficients:
             out[f] = (own, products)
         return out
 
-    def logit(self, values: Mapping[str, float]) -> float:
+    def logit(self, values: Mapping[str, float], unknown: frozenset[str] = frozenset()) -> float:
+        """The log-odds of asking. A feature in ``unknown`` (or a product with one) is read
+        at its mean: it does not move the score."""
         if self.trees is not None:
-            return self.trees.raw([feature_value(values, name) for name in self.features])
+            return self.trees.raw([m if unknown and set(n.split("*")) & unknown
+                                   else feature_value(values, n)
+                                   for n, m in zip(self.features, self.mean)])
         z = self.intercept
         get = values.get
         for a, b, m, ws in self._terms:
+            if unknown and (a in unknown or b in unknown):
+                continue
             v = get(a, 0.0) if b is None else get(a, 0.0) * get(b, 0.0)
             z += ws * (v - m)
         return z
@@ -419,6 +452,10 @@ class Coefficients:
         return out
 
 
+SET_KEYS: tuple[str, ...] = ("semantic", "lexical", "semantic_without_own_facets",
+                             "lexical_without_own_facets")
+
+
 @dataclass(frozen=True)
 class ClarifyParams:
     """The shipped (or a kb's own) parameter file."""
@@ -427,10 +464,32 @@ class ClarifyParams:
     lexical: Coefficients
     threshold: float
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # The same examples fitted without the features that need the candidates' own facets:
+    # they score a decision where some candidate has none (None: an older file; the main
+    # set then reads those features at their mean).
+    semantic_without_own_facets: Coefficients | None = None
+    lexical_without_own_facets: Coefficients | None = None
 
-    def threshold_for(self, semantic: bool) -> float:
-        own = (self.semantic if semantic else self.lexical).threshold
+    def coefficients(self, semantic: bool, facets_known: bool = True
+                     ) -> tuple[str, Coefficients, frozenset[str]]:
+        """The set that scores a decision: its key, its coefficients, and the features it
+        must read as unknown (at their mean)."""
+        if not facets_known:
+            key = set_key(semantic, False)
+            own = getattr(self, key)
+            if own is not None:
+                return key, own, frozenset()
+        main = self.semantic if semantic else self.lexical
+        unknown = frozenset() if facets_known else frozenset(NEEDS_OWN_FACETS)
+        return set_key(semantic), main, unknown
+
+    def threshold_for(self, semantic: bool, facets_known: bool = True) -> float:
+        own = self.coefficients(semantic, facets_known)[1].threshold
         return self.threshold if own is None else own
+
+    def sets(self) -> dict[str, Coefficients]:
+        """Every coefficient set of the file, by key."""
+        return {k: c for k in SET_KEYS if (c := getattr(self, k)) is not None}
 
     @classmethod
     def neutral(cls) -> ClarifyParams:
@@ -463,9 +522,21 @@ class ClarifyParams:
             raise ConfigurationError(f"{where}: 'threshold' must be a number") from exc
         if not 0 < threshold < 1:
             raise ConfigurationError(f"{where}: 'threshold' must be between 0 and 1")
+        unknown_sets = sorted(set(sets) - set(SET_KEYS))
+        if unknown_sets:
+            raise ConfigurationError(f"{where}: unknown coefficient sets {unknown_sets} "
+                                     f"(expected some of {list(SET_KEYS)})")
+        bare = {}
+        for key in ("semantic_without_own_facets", "lexical_without_own_facets"):
+            if sets.get(key) is not None:
+                bare[key] = Coefficients.from_json(sets[key], f"{where} sets.{key}")
+                if any(needs_own_facets(n) for n in bare[key].features):
+                    raise ConfigurationError(f"{where}: sets.{key} must not read "
+                                             f"{list(NEEDS_OWN_FACETS)}")
         return cls(Coefficients.from_json(sets.get("semantic", {}), f"{where} sets.semantic"),
                    Coefficients.from_json(sets.get("lexical", {}), f"{where} sets.lexical"),
-                   threshold, {k: v for k, v in raw.items() if k not in ("sets", "threshold")})
+                   threshold, {k: v for k, v in raw.items() if k not in ("sets", "threshold")},
+                   **bare)
 
 
 # -- the features ------------------------------------------------------------------------
@@ -801,6 +872,9 @@ class FeatureExtractor:
             "semantic_shared": semantic_shared,
             "words_shared": words_shared,
             "shared_facets": _shared_facets([cache.own_facets(c) for c in ids]),
+            # Some candidate has no facet of its own: ``shared_facets`` is unknown, not 0.
+            FACETS_UNKNOWN: 1.0 if len(ids) > 1 and not all(cache.own_facets(c) for c in ids)
+            else 0.0,
         }
         if semantic and len(ids) > 1:
             sims = [_cos(cache.profile_vectors[a], cache.profile_vectors[b])
@@ -851,8 +925,9 @@ _ITEM_SPLIT = re.compile(r"[\s,;，；、|]+")
 def _shared_facets(facets: Sequence[Sequence[str]]) -> float:
     """Of the candidate with the fewest (own) facets, the share every candidate has: 1 when
     all the kb holds about one of them holds for the others too (whatever is asked then
-    likely applies to each), near 0 when they have little in common, 0 when one has none
-    (nothing known in common). Bounded, so a kb whose entities have many more facets
+    likely applies to each), near 0 when they have little in common. 0 when one has none,
+    but then it is unknown, not "nothing in common": ``own_facets_unknown`` says so and
+    the decision is scored without it. Bounded, so a kb whose entities have many more facets
     than the training ones does not extrapolate."""
     if len(facets) < 2 or not all(facets):
         return 0.0
@@ -961,8 +1036,10 @@ class ClarifyModel:
     def decide(self, item: DecisionInput, snapshot: AliasSnapshot) -> ModelVerdict:
         """Never raises for missing evidence: what could not be measured is noted."""
         per, sets, notes, semantic = self.extractor.extract(item, snapshot)
+        facets_known = not sets.get(FACETS_UNKNOWN)
         params, which = self.params, "shipped"
-        threshold = params.threshold_for(semantic) if self.threshold is None else self.threshold
+        threshold = (params.threshold_for(semantic, facets_known) if self.threshold is None
+                     else self.threshold)
         if self._kb_params is not None:
             try:
                 own = self._kb_params(snapshot.kb)
@@ -970,16 +1047,22 @@ class ClarifyModel:
                 own = None
                 notes.append(f"kb parameters unavailable: {exc}")
             if own is not None:
-                params, threshold, which = own, own.threshold_for(semantic), "kb"
-        coefficients = params.semantic if semantic else params.lexical
+                params, threshold, which = own, own.threshold_for(semantic, facets_known), "kb"
+        key, coefficients, unknown = params.coefficients(semantic, facets_known)
+        if not facets_known:
+            notes.append("a candidate has no facet of its own (no attribute or relation): "
+                         + ("scored by the set fitted without " if not unknown else
+                            "read at the training mean: ") + ", ".join(NEEDS_OWN_FACETS))
         features = decision_features(per, sets)
-        score = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, coefficients.logit(features)))))
+        score = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, coefficients.logit(features,
+                                                                                  unknown)))))
         support = _support(per, coefficients, features)
         options = tuple(sorted(per, key=lambda c: (-support[c], item.candidates.index(c))))
         clarify = len(options) > 1 and score >= threshold
         return ModelVerdict(clarify=clarify, score=score, threshold=threshold, options=options,
                               features=features, candidates=per, support=support,
-                              params=f"{which}:{'semantic' if semantic else 'lexical'}",
+                              params=f"{which}:{'semantic' if semantic else 'lexical'}"
+                                     + ("" if facets_known else ":without_own_facets"),
                               notes=tuple(notes))
 
 

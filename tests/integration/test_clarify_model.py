@@ -16,7 +16,7 @@ from api.app import create_app
 from api.runtime import Runtime, open_clarifier, open_session_store
 from dialogue.policy.clarify_calibrate import KbEvidence
 from dialogue.policy.clarify_model import (FEATURES, ClarifyParams, DecisionInput,
-                                           decision_features, feature_value)
+                                           decision_features, feature_value, label_uses_e5)
 from dialogue.engine import EngineConfig, TurnEngine
 from kg.aliases import SnapshotCache
 from kg.clarification_log import ClarificationLog
@@ -113,7 +113,7 @@ def test_features_come_from_the_kb_and_its_chunks(bank, make_runtime):
     assert per["card.gold.biz"]["chunk_attribute"] == per["branch.gold"]["chunk_attribute"] == 0.0
     assert per["card.gold"]["chunk_fit"] > per["card.gold.biz"]["chunk_fit"]
     # The bundled e5 compared the question with each profile.
-    assert verdict["params"].endswith(":semantic")
+    assert label_uses_e5(verdict["params"])
     assert all(-1.0 <= p["semantic_profile"] <= 1.0 and p["semantic_profile"] != 0.0
                for p in per.values())
     # The set: a declared confusable pair among them, three candidates, an attribute asked.
@@ -275,11 +275,14 @@ def test_a_candidate_without_description_and_the_tie_products_reach_the_score(
                               candidates=CARDS)
     assert decision_features(*extractor.extract(described, snapshot)[:2])["undescribed"] == 0.0
 
-    semantic = ClarifyParams.load().semantic
-    products = [i for i, n in enumerate(semantic.features) if "*" in n]
-    assert products
     verdict = decision(runtime.engine.handle(bank, session(), "What is the annual fee of Gold?"))
     f = verdict["features"]
+    # The Gold Card has no attribute or relation of its own: the set fitted without
+    # shared_facets scores (it reads the tie products too).
+    key, semantic, unknown = ClarifyParams.load().coefficients(True, not f["own_facets_unknown"])
+    assert key == "semantic_without_own_facets" and not unknown
+    products = [i for i, n in enumerate(semantic.features) if "*" in n]
+    assert products
     assert f["salience_tie"] == 1.0 and "undescribed" in f
     assert verdict["score"] == pytest.approx(1 / (1 + math.exp(-semantic.logit(f))), abs=1e-3)
     # The products' share of the logit on this decision (a name met out of the blue).
@@ -296,8 +299,10 @@ def test_without_e5_the_lexical_set_decides_and_the_trace_says_so(bank, settings
     snapshot = SnapshotCache(neo4j_store, check_interval=0.0).get(bank)
     verdict = model.decide(DecisionInput(question="What is the annual fee of Gold?", mention="Gold",
                                          kind="alias", candidates=ALL), snapshot)
-    assert verdict.params == "shipped:lexical"
-    assert verdict.threshold == ClarifyParams.load().threshold_for(semantic=False)
+    # (The Gold Card has no facet of its own: the lexical set fitted without shared_facets.)
+    assert verdict.params == "shipped:lexical:without_own_facets"
+    assert verdict.threshold == ClarifyParams.load().threshold_for(semantic=False,
+                                                                   facets_known=False)
     assert any("no e5 configured" in n for n in verdict.notes)
     assert all(c["semantic_facet"] == 0.0 for c in verdict.candidates.values())
     assert "notes" in verdict.as_trace()
@@ -327,7 +332,8 @@ def test_the_threshold_decides_between_asking_and_resolving(bank, make_runtime):
     # The shipped threshold: the verdict follows the score.
     shipped = make_runtime().engine.handle(bank, session(), "What is the annual fee of Gold?")
     verdict = decision(shipped)
-    assert verdict["threshold"] == ClarifyParams.load().threshold_for(semantic=True)
+    assert verdict["threshold"] == ClarifyParams.load().threshold_for(
+        semantic=True, facets_known=not verdict["features"]["own_facets_unknown"])
     assert verdict["clarify"] == (verdict["score"] >= verdict["threshold"])
     assert (shipped.action == "clarify") == verdict["clarify"]
 
@@ -433,8 +439,44 @@ def test_shared_facets_say_how_much_of_what_the_kb_holds_applies_to_every_candid
     assert shared("plat.card", "plat.biz") == pytest.approx(4 / 5)
     assert shared("plat.card", "plat.branch") == 0.0
     assert shared("plat.card", "plat.biz", "plat.branch") == 0.0
-    # A candidate the kb holds nothing of its own about: nothing is known in common.
+    # A candidate the kb holds nothing of its own about: what they have in common is
+    # unknown (0, flagged), not "nothing".
     assert shared("card.gold", "card.gold.biz") == 0.0
     verdict = decision(runtime.engine.handle(bank, session(), "What is the network of Platinum?"))
     expected = shared(*verdict["candidates"])
     assert verdict["features"]["shared_facets"] == pytest.approx(expected, abs=1e-4)
+    assert verdict["features"]["own_facets_unknown"] == 0.0
+    assert verdict["params"] == "shipped:semantic"
+
+
+def test_a_candidate_without_own_facets_is_scored_by_the_set_that_does_not_need_them(
+        bank, make_runtime, neo4j_store):
+    """A kb whose entities carry no attribute or relation of their own (their facets all
+    come from the type): shared_facets would read 0, "nothing in common", a value the
+    training kbs never had, and the model would lean to resolving. The decision is flagged
+    and scored by the set fitted without it; the trace says so."""
+    plain = [  # two cards the kb knows only by type, name and description
+        {"kind": "entity", "id": "silver.card", "name": "Silver Card", "type": "Card",
+         "aliases": ["Silver"], "description": "A personal credit card for everyday spending."},
+        {"kind": "entity", "id": "silver.biz", "name": "Silver Business Card", "type": "Card",
+         "aliases": ["Silver"], "description": "A corporate credit card for small firms."},
+    ]
+    neo4j_store.import_ontology(bank, [json.dumps(line) for line in [*ONTOLOGY, *plain]])
+    runtime = make_runtime()
+    params = ClarifyParams.load()
+    result = runtime.engine.handle(bank, session(), "What is the annual fee of Silver?")
+    [judged] = result.trace["clarify_decisions"]
+    verdict = judged["features"]
+    f = verdict["features"]
+    assert set(verdict["candidates"]) == {"silver.card", "silver.biz"}
+    assert f["own_facets_unknown"] == 1.0 and f["shared_facets"] == 0.0
+    assert verdict["params"] == "shipped:semantic:without_own_facets"
+    assert any("no facet of its own" in n for n in verdict["notes"])
+    bare = params.semantic_without_own_facets
+    assert bare is not None and "shared_facets" not in bare.features
+    assert verdict["threshold"] == bare.threshold
+    assert verdict["score"] == pytest.approx(1 / (1 + math.exp(-bare.logit(f))), abs=1e-3)
+    assert (result.action == "clarify") == (verdict["score"] >= verdict["threshold"])
+    # Read as "nothing in common" by the set that needs it, the same evidence scores lower:
+    # the lean toward resolving this flag removes.
+    assert params.semantic.logit(f) < params.semantic.logit(f, frozenset({"shared_facets"}))

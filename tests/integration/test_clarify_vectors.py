@@ -11,7 +11,8 @@ import json
 import pytest
 
 from api.runtime import bundled_e5
-from dialogue.policy.clarify_model import ClarifyModel, DecisionInput, FeatureExtractor
+from dialogue.policy.clarify_model import (ClarifyModel, DecisionInput, FeatureExtractor,
+                                           label_uses_e5)
 from dialogue.policy.vectors import QueryMemo, VectorStore
 from kg.aliases import SnapshotCache
 
@@ -81,7 +82,7 @@ def test_a_warmed_kb_embeds_only_the_question_on_a_turn(gold, neo4j_store, e5, t
     verdict = ClarifyModel(extractor=extractor).decide(QUESTION, snapshot)
     assert counting.passages == embedded_by_warm  # no candidate text on the turn
     assert counting.queries == 1
-    assert verdict.params.endswith(":semantic")
+    assert label_uses_e5(verdict.params)
     assert not any("embedded on the turn" in n for n in verdict.notes)
     # The facets were compared: the cards' type has the annual fee, the branch's does not.
     per = verdict.candidates

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from common.errors import ConfigurationError
-from dialogue.policy.clarify_model import (FEATURES, INTERACTIONS, PARAMS_PATH, ClarifyParams,
-                                           Coefficients, decision_features, with_interactions)
-from evaluation.clarify_fit import dump, fit, read_examples
+from dialogue.policy.clarify_model import (FACETS_UNKNOWN, FEATURES, INTERACTIONS, PARAMS_PATH,
+                                           SET_KEYS, ClarifyParams, Coefficients,
+                                           decision_features, needs_own_facets,
+                                           with_interactions)
+from evaluation.clarify_fit import Example, _fit_set, dump, fit, read_examples
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "clarify_examples.jsonl"
 
@@ -41,6 +43,65 @@ def test_the_shipped_file_loads_and_names_every_feature():
         params.lexical.features)
 
 
+def test_the_sets_without_own_facets_are_the_main_sets_without_shared_facets():
+    params = ClarifyParams.load()
+    for main, bare in ((params.semantic, params.semantic_without_own_facets),
+                       (params.lexical, params.lexical_without_own_facets)):
+        assert bare is not None and 0 < bare.threshold < 1
+        assert bare.features == tuple(n for n in main.features if not needs_own_facets(n))
+        assert "shared_facets" in main.features and "shared_facets" not in bare.features
+    assert set(params.sets()) == set(SET_KEYS)
+
+
+def _flagged_example() -> dict[str, float]:
+    [example] = [e for e in read_examples(EXAMPLES) if e.suite == "enterprise-dev"][:1]
+    return {**example.features, FACETS_UNKNOWN: 1.0}
+
+
+def test_shared_facets_unknown_does_not_move_the_score():
+    """A decision where some candidate has no own facet: whatever shared_facets reads (0
+    there), the score is the same; an older file without the sets reads it at its mean."""
+    params = ClarifyParams.load()
+    f = _flagged_example()
+    key, coefficients, unknown = params.coefficients(True, facets_known=False)
+    assert key == "semantic_without_own_facets" and unknown == frozenset()
+    assert coefficients.logit({**f, "shared_facets": 0.0}) == coefficients.logit(
+        {**f, "shared_facets": 1.0})
+    assert params.threshold_for(True, facets_known=False) == coefficients.threshold
+    raw = json.loads(PARAMS_PATH.read_text(encoding="utf-8"))
+    for k in ("semantic_without_own_facets", "lexical_without_own_facets"):
+        del raw["sets"][k]
+    older = ClarifyParams.from_json(raw, "an older file")
+    key, main, unknown = older.coefficients(True, facets_known=False)
+    assert key == "semantic" and unknown == {"shared_facets"}
+    mean = main.mean[main.features.index("shared_facets")]
+    at_zero = main.logit({**f, "shared_facets": 0.0}, unknown)
+    assert at_zero == pytest.approx(main.logit({**f, "shared_facets": mean}))
+    assert at_zero == pytest.approx(main.logit({**f, "shared_facets": 1.0}, unknown))
+    # Read as known, 0 ("nothing in common") pushes toward resolving.
+    assert main.logit({**f, "shared_facets": 0.0}) < at_zero
+
+
+def test_fitting_reads_an_unknown_shared_facets_at_the_mean_of_the_known():
+    """Examples flagged own_facets_unknown teach nothing through their placeholder: the
+    fitted set is the same whatever value they carry."""
+    pytest.importorskip("sklearn")
+    examples = [e for e in read_examples(EXAMPLES) if e.semantic][:300]
+
+    def flagged(value: float) -> list[Example]:
+        return [Example(e.suite, e.session, e.turn, e.label,
+                        {**e.features, FACETS_UNKNOWN: 1.0, "shared_facets": value}
+                        if i % 3 == 0 else e.features, e.semantic, e.candidates)
+                for i, e in enumerate(examples)]
+
+    names = ("shared_facets", "low_known_text", "gap_semantic_facet", "salience_tie")
+    a, oof_a, _ = _fit_set(flagged(0.0), names, boosted=False)
+    b, oof_b, _ = _fit_set(flagged(1.0), names, boosted=False)
+    assert a == b and oof_a == oof_b
+    known = [e.features["shared_facets"] for i, e in enumerate(examples) if i % 3]
+    assert a["mean"][0] == pytest.approx(sum(known) / len(known), abs=1e-5)
+
+
 @pytest.mark.parametrize("change, message", [
     ({"threshold": 1.5}, "between 0 and 1"),
     ({"threshold": "high"}, "must be a number"),
@@ -50,6 +111,11 @@ def test_the_shipped_file_loads_and_names_every_feature():
                             "intercept": 0}}}, "unknown features"),
     ({"sets": {"semantic": {"features": ["low_focus*shoe_size"], "mean": [0], "scale": [1],
                             "coef": [1], "intercept": 0}}}, "unknown features"),
+    ({"sets": {"semantic_sans_facets": {"features": ["low_focus"], "mean": [0], "scale": [1],
+                                        "coef": [1], "intercept": 0}}}, "unknown coefficient sets"),
+    ({"sets": {"lexical_without_own_facets": {"features": ["shared_facets"], "mean": [0],
+                                              "scale": [1], "coef": [1], "intercept": 0}}},
+     "must not read"),
 ])
 def test_a_malformed_file_is_refused_with_what_is_wrong(change, message):
     raw = json.loads(PARAMS_PATH.read_text(encoding="utf-8"))
