@@ -8,7 +8,7 @@ from enum import Enum
 from common.language import cues
 from common.language.normalize import normalize
 from kg.linker import LinkResult
-from kg.mentions import Detection, MentionKind
+from kg.mentions import Detection, Mention, MentionKind
 
 # Explicit topic-switch cues (also stripped from the front of the search query) and
 # the ellipsis cue: every language's, from common.language.
@@ -61,6 +61,15 @@ def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
     rest = residue(detection, links)
     size = own_size(_own_words(detection, links))
     return size <= 2 or (size <= _ELLIPSIS_OWN_CHARS and not _ASKS_RE.search(rest))
+
+
+def values_given(detection: Detection) -> list[tuple[int, Mention]]:
+    """Where the turn gives the value of an attribute it names (地址在…, 发行公司是…, the
+    address is …): the offset the value starts at, with the attribute's mention. 地址呢
+    and "the address of X" give none."""
+    text = detection.text
+    return [(lead.end(), attribute) for attribute in detection.of(MentionKind.ATTRIBUTE)
+            if (lead := cues.VALUE_LEAD_RE.match(text, attribute.end)) is not None]
 
 
 def is_bare_mention(detection: Detection, links: LinkResult) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from common.language import cues
-from dialogue.classify import TurnKind, is_bare_mention
+from dialogue.classify import TurnKind, is_bare_mention, values_given
 from dialogue.policy.decision import Clarify, Decision, PlanQueries, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
@@ -147,8 +147,7 @@ def _given_as_value(links: LinkResult, detection: Detection) -> set[str]:
     """Names that are the whole start of the value the turn gives for an attribute
     (发行公司是华纳兄弟公司, the park is the Summer Palace): the answer to what was asked."""
     text = detection.text
-    leads = [lead.end() for attribute in detection.of(MentionKind.ATTRIBUTE)
-             if (lead := cues.VALUE_LEAD_RE.match(text, attribute.end)) is not None]
+    leads = [start for start, _ in values_given(detection)]
     return {link.entity_ids[0] for link in links.links
             if link.mention.kind is MentionKind.ALIAS and len(link.entity_ids) == 1
             and any(end <= link.mention.start

@@ -31,7 +31,7 @@ weak evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -274,10 +274,8 @@ class Retriever:
         for query, _, _ in searched:
             q_trace: dict[str, Any] = {"query": query}
             vector = self._embed(embedder, query, q_trace) if embedder is not None else None
-            other = (_with_other_names(query, entity_ids, names, any_script=True)
-                     if names and entity_ids else query)
             hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
-                                    exclude_doc_ids, q_trace, named=other)
+                                    exclude_doc_ids, q_trace, names=names)
             if rerank:
                 hits = self._cross_encode(query, hits, q_trace)
                 hits = reranker.rerank(query, hits, entity_ids=entity_ids)
@@ -492,10 +490,10 @@ class Retriever:
     def _query_pool(self, kb: str, query: str, vector: tuple[float, ...] | None, pool: int,
                     min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
                     exclude_doc_ids: Sequence[str], q_trace: dict[str, Any], *,
-                    named: str | None = None) -> list[Hit]:
-        """The query's candidate pool (steps 1-3 of the module's docstring). ``named`` is
-        the query with the entities' names in every script: the keyword search inside
-        the filter when the query's own words find none of the entities' passages."""
+                    names: Mapping[str, Sequence[str]] | None = None) -> list[Hit]:
+        """The query's candidate pool (steps 1-3 of the module's docstring). ``names``
+        (entity → its names) are added in every script to the keyword search inside the
+        filter when the query's own words find none of the entities' passages."""
         want_vectors = vector is not None
 
         def topped_up(search, entities: Sequence[str], **extra: Any) -> list[Hit]:
@@ -520,13 +518,15 @@ class Retriever:
             return found
 
         ranked = rankings(entity_ids)
-        if entity_ids and vector is None and not ranked[0] and named and named != query:
+        if entity_ids and vector is None and not ranked[0] and names:
             # None of the entities' passages holds a word of the question: they may be
             # written in the other language. Their names in it find them, ranked by
             # whatever else of the query they hold (the rerank decides among them). A
             # dense search needs no such help: it finds them inside the filter.
-            ranked[0] = rankings(entity_ids, named)[0]
-            q_trace["names_in_filter"] = named
+            named = _with_other_names(query, entity_ids, names, any_script=True)
+            if named != query:
+                ranked[0] = rankings(entity_ids, named)[0]
+                q_trace["names_in_filter"] = named
         if entity_ids:
             docs = len({h.doc_id for r in ranked for h in r})
             q_trace["filtered_docs"] = docs
@@ -566,13 +566,12 @@ class Retriever:
                 + [replace(h, score=0.0) for h in tail])
 
 
-def _about(hits: Sequence[Hit], entity_ids: Sequence[str], k: int) -> list[str]:
+def _about(hits: Sequence[Hit], entity_ids: Sequence[str], k: int) -> Iterator[str]:
     """The texts of ``hits`` tagged with one of ``entity_ids`` (the first ``k`` hits when
-    the turn resolved none)."""
-    if not entity_ids:
-        return [h.text for h in hits[:k]]
+    the turn resolved none), read only when asked for."""
     wanted = set(entity_ids)
-    return [h.text for h in hits if wanted & set(h.entity_ids)]
+    return (h.text for h in (hits if wanted else hits[:k])
+            if not wanted or wanted & set(h.entity_ids))
 
 
 def _rescaled(hits: list[Hit]) -> list[Hit]:

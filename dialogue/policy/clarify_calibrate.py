@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from common.errors import InputError
-from dialogue.policy.clarify_model import SET_KEYS, ClarifyParams, Prior, set_key
+from dialogue.policy.clarify_model import SET_KEYS, ClarifyParams, Prior, label_set
 from kg.clarification_log import ClarificationLog, RecordedDecision
 
 MIN_RECORDS = 20
@@ -213,8 +213,6 @@ def _coef_json(c: Any) -> dict[str, Any]:
 
 def _set_of(record: RecordedDecision) -> str:
     try:
-        parts = str(json.loads(record.decision).get("params", "")).split(":")
-        return set_key(parts[1] == "semantic", parts[2:] != ["without_own_facets"]) \
-            if len(parts) > 1 else ""
+        return label_set(str(json.loads(record.decision).get("params", ""))) or ""
     except (ValueError, AttributeError):
         return ""

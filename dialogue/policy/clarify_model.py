@@ -182,11 +182,29 @@ def set_key(semantic: bool, facets_known: bool = True) -> str:
                                                       "_without_own_facets")
 
 
-def label_uses_e5(label: str) -> bool:
-    """Whether a verdict's ``params`` label (``shipped:semantic``,
-    ``kb:lexical:without_own_facets``, ...) names a set that read the e5."""
+_NO_OWN_FACETS = "without_own_facets"
+
+
+def verdict_label(source: str, semantic: bool, facets_known: bool) -> str:
+    """A verdict's ``params`` label: where the parameters come from and which set scored
+    (``shipped:semantic``, ``kb:lexical:without_own_facets``)."""
+    return f"{source}:{'semantic' if semantic else 'lexical'}" + (
+        "" if facets_known else f":{_NO_OWN_FACETS}")
+
+
+def label_set(label: str) -> str | None:
+    """The set key a verdict's ``params`` label names (:func:`verdict_label`); None when
+    it names none."""
     parts = label.split(":")
-    return len(parts) > 1 and parts[1] == "semantic"
+    if len(parts) < 2:
+        return None
+    return set_key(parts[1] == "semantic", parts[2:] != [_NO_OWN_FACETS])
+
+
+def label_uses_e5(label: str) -> bool:
+    """Whether a verdict's ``params`` label names a set that read the e5."""
+    key = label_set(label)
+    return key is not None and key.startswith("semantic")
 
 
 def uses_embedder(name: str) -> bool:
@@ -1061,8 +1079,7 @@ class ClarifyModel:
         clarify = len(options) > 1 and score >= threshold
         return ModelVerdict(clarify=clarify, score=score, threshold=threshold, options=options,
                               features=features, candidates=per, support=support,
-                              params=f"{which}:{'semantic' if semantic else 'lexical'}"
-                                     + ("" if facets_known else ":without_own_facets"),
+                              params=verdict_label(which, semantic, facets_known),
                               notes=tuple(notes))
 
 

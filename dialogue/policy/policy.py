@@ -20,7 +20,8 @@ from typing import Any
 
 from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
-from dialogue.classify import TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue
+from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue,
+                               values_given)
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, listed_together
@@ -237,11 +238,8 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
     # (start of the value, the attribute it gives): after the attribute and a word that
     # gives it (地址在…); a turn whose first clause says no attribute answers the one
     # the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start.
-    given: list[tuple[int, str]] = []
-    for attribute in turn.detection.of(MentionKind.ATTRIBUTE):
-        lead = cues.VALUE_LEAD_RE.match(text, attribute.end)
-        if attribute.value and lead is not None:
-            given.append((lead.end(), str(attribute.value)))
+    given = [(start, str(attribute.value)) for start, attribute in values_given(turn.detection)
+             if attribute.value]
     asked = state.slots.attribute
     last = state.last_turn
     first_end = next((j for j in range(len(text)) if text[j] in _VALUE_END), len(text))
