@@ -70,6 +70,8 @@ EXISTENCE_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE)
                                                    for p in _all("EXISTENCE"))
 #: A question about what will happen (明年会涨价吗, will it go up next year).
 FORECAST_RE = re.compile(_alt("FORECAST"), re.IGNORECASE)
+#: The turn means the edition in force now (现在用的条款, the current terms).
+CURRENT_RE = re.compile(_alt("CURRENT"), re.IGNORECASE)
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.

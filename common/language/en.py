@@ -61,6 +61,8 @@ OWN_RECORDS = [r"\b(?:check|look up) my\b", r"\bmy (?:current )?(?:balance|bill|
 EXISTENCE: list[str] = []
 # A question about what will happen (will the fee go up next year?).
 FORECAST = [r"\bwill\b", r"\bgoing to\b"]
+# The turn means the edition in force now (the current terms), when a name stands for several.
+CURRENT = [r"\bcurrent(?:ly)?\b", r"\bnow\b", r"\blatest\b", r"\bnewest\b", r"\bin force\b"]
 # A question that asks for a price in general words: an amount of money answers it.
 PRICE_QUESTION = [r"\bhow much\b", r"\bprice[sd]?\b", r"\bcosts?\b"]
 # An amount of money in a passage.

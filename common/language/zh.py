@@ -106,6 +106,8 @@ EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|什麼|
 # A question about what will happen (明年会涨价吗, 会不会取消): with a later time said
 # relative to now, only a passage that writes of that time answers it (regexes).
 FORECAST = ["会不会", r"(?<![机体学协工社开聚约晚])会(?![员议计话费所场谈])", "将会", "将要"]
+# The turn means the edition in force now (现在用的条款), when a name stands for several.
+CURRENT = ["现在", "目前", "当前", "现行", "如今", "最新"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
 # answers it is an amount of money, whatever the passage calls it (月费119元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]

@@ -9,7 +9,9 @@ transition applies the decision, dialogue/transition.py). In order:
    similarity (dialogue/topic_shift.py, when an embedder is configured);
 3. a revisit's references relinked against the earlier focus, a turn that names
    nothing linked to the focus;
-4. clarify or resolve: the first link the :class:`ClarifyGate` asks about
+4. links settled by what the turn and the dialogue say (a pronoun by the kind of
+   thing, 现在用的条款 by the edition in force: dialogue/policy/versions.py);
+5. clarify or resolve: the first link the :class:`ClarifyGate` asks about
    (:class:`Clarify`), else :class:`PlanQueries`.
 """
 
@@ -25,6 +27,7 @@ from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis,
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, listed_together
+from dialogue.policy.versions import settle_by_current
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
@@ -83,6 +86,10 @@ class DialoguePolicy:
             if fitted is not links:
                 links = fitted
                 trace["links"] = links_trace(links)
+        current = settle_by_current(links, turn.text, snapshot)
+        if current is not links:
+            links = current
+            trace["links"] = links_trace(links)
         salient = settle_by_salience(links, state, snapshot)
         if salient is not links:
             links = salient

@@ -1,0 +1,84 @@
+"""Which version the user means when a name stands for several editions of one thing.
+
+"那现在用的条款呢" when the kb holds 安心医疗险条款（2023版） and （2024版）, "the current
+fee schedule" beside the 2024 and 2025 ones: the name alone is ambiguous and the
+clarify-or-resolve decision would ask, but the turn says which one, the edition in
+force now. A careful annotator writes that one, and so does :func:`settle_by_current`.
+
+Editions are told apart by their canonical names alone, so that any kb's ontology has
+them without a relation of its own ("SUCCEEDS", "SUPERSEDES"): names that are the same
+once one year (2024) or version number (7.0, v2) is taken out, and differ in it. The
+current one is the latest edition not dated after the calendar year. Without a cue
+(现在, 目前, 最新, current, now, latest) the link is left to the decision.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date
+
+from common.language import cues
+from kg.aliases import AliasSnapshot
+from kg.linker import Link, LinkResult
+
+# A year or a version number inside a name: 2024, 7.0, 6.5.1, v2 (not inside a longer number).
+_EDITION_IN_NAME_RE = re.compile(
+    r"(?<![0-9.])(?:(?P<year>(?:19|20)\d{2})|(?P<dotted>\d+(?:\.\d+)+)|[vV](?P<v>\d+))(?![0-9])")
+
+CURRENT_REASON = "the edition in force now (the turn says current)"
+
+
+def edition(name: str) -> tuple[str, tuple[int, ...], bool] | None:
+    """The name without its one edition number, the number as a sortable key, and
+    whether it is a year; None when the name holds no such number or more than one."""
+    found = list(_EDITION_IN_NAME_RE.finditer(name))
+    if len(found) != 1:
+        return None
+    m = found[0]
+    number = m.group("year") or m.group("dotted") or m.group("v")
+    key = tuple(int(part) for part in number.split("."))
+    return name[:m.start()] + "#" + name[m.end():], key, m.group("year") is not None
+
+
+def current_edition(ids: Sequence[str], snapshot: AliasSnapshot, *,
+                    today: date | None = None) -> str | None:
+    """The id among ``ids`` that is the edition in force now, when every one is an edition
+    of one thing (the same name apart from a year or a version number, each different);
+    None otherwise. A year after the calendar year is announced, not in force."""
+    editions = []
+    for eid in ids:
+        entity = snapshot.entities.get(eid)
+        found = edition(entity.name) if entity is not None else None
+        if found is None:
+            return None
+        editions.append((eid, *found))
+    stems = {stem for _, stem, _, _ in editions}
+    keys = [key for _, _, key, _ in editions]
+    if len(editions) < 2 or len(stems) != 1 or len(set(keys)) != len(keys):
+        return None
+    year = (today or date.today()).year
+    in_force = [e for e in editions if not (e[3] and e[2][0] > year)]
+    if not in_force:
+        return None
+    return max(in_force, key=lambda e: e[2])[0]
+
+
+def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
+                      today: date | None = None) -> LinkResult:
+    """Each ambiguous link whose candidates are editions of one thing goes to the edition
+    in force now when the turn says it means the current one (现在用的条款, the current
+    terms). Returns ``links`` itself when nothing changes."""
+    if not cues.CURRENT_RE.search(text):
+        return links
+    out = list(links.links)
+    changed = False
+    for i, link in enumerate(out):
+        if not link.ambiguous:
+            continue
+        chosen = current_edition([c.entity_id for c in link.candidates], snapshot, today=today)
+        if chosen is None:
+            continue
+        out[i] = Link(link.mention, link.candidates, (chosen,), CURRENT_REASON)
+        changed = True
+    return LinkResult(tuple(out)) if changed else links
