@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from common.language import cues
 from common.language.normalize import turn_language
 from common.language.relative import anchored
-from dialogue.classify import (TurnKind, comparison_spans, is_ellipsis, residue, revisit_cue, side_spans,
-                               strip_conversation_cues)
+from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
+                               revisit_cue, side_spans, strip_conversation_cues)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
-from kg.linker import LinkResult
+from kg.linker import Link, LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
 
 
@@ -155,6 +155,12 @@ _OWN_TOPIC_RE = cues.OWN_TOPIC_RE
 _BOTH_VERSIONS_RE = cues.BOTH_VERSIONS_RE
 
 
+def _same_type(a: str, b: str, snapshot: AliasSnapshot) -> bool:
+    """Two different entities of one type (what an ellipsis swaps one for the other)."""
+    ea, eb = snapshot.entities.get(a), snapshot.entities.get(b)
+    return a != b and ea is not None and eb is not None and ea.type == eb.type
+
+
 def _asks_without_object(detection: Detection, links: LinkResult) -> bool:
     """A short predicate with no topic of its own: what it asks about was left out."""
     rest = residue(detection, links)
@@ -174,9 +180,16 @@ def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
 
 
 def _first_name_end(text: str, entities: Sequence[str], snapshot: AliasSnapshot) -> int | None:
-    """Just after the first entity written in ``text`` (with what stands beside it)."""
-    spots = [w[1] for e in entities if (w := _written_span(text, e, snapshot)) is not None]
-    return min(spots) if spots else None
+    """Just after the first entity written in ``text`` (with what stands beside it), and
+    after a longer name that holds it (安心医疗险 inside 安心医疗险条款（2024版）)."""
+    spots = sorted(w for e in entities if (w := _written_span(text, e, snapshot)) is not None)
+    if not spots:
+        return None
+    end = spots[0][1]
+    for start, stop in spots[1:]:
+        if start < end:
+            end = max(end, stop)
+    return end
 
 
 def _inside(mention, spans: Sequence[tuple[int, int]]) -> bool:
@@ -526,6 +539,19 @@ class RuleRewriter:
                 compared_words.append(snapshot.name(new_id))
                 entities.append(new_id)
                 continue
+            if new_id not in previous_entities and not any(
+                    _same_type(old_id, new_id, snapshot) and _written_span(out, old_id, snapshot)
+                    for old_id in previous_entities):
+                # A name of a type the previous query has none of (那现在用的条款呢, 那门诊
+                # 附加险呢 after a question about the plan): the previous question is asked
+                # of it, beside the previous subject, and the name is never lost to a swap
+                # of the time.
+                moved = self._move_subject(out, entities, new_id, link, snapshot, lang)
+                if moved is None:
+                    return None
+                out, entities = moved
+                swapped = True
+                continue
             new_type = snapshot.entities[new_id].type if new_id in snapshot.entities else None
             for old_id in previous_entities:
                 old = snapshot.entities.get(old_id)
@@ -573,6 +599,23 @@ class RuleRewriter:
         return (out, tuple(dict.fromkeys(entities))) if swapped else None
 
     @staticmethod
+    def _move_subject(previous: str, entities: Sequence[str], new_id: str, link: Link,
+                      snapshot: AliasSnapshot, lang: str) -> tuple[str, list[str]] | None:
+        """``previous`` asked of ``new_id``: its name right after the previous subject's
+        (安心医疗险门诊医疗附加险…), or in its place when it holds it (安心医疗险条款（2024版）
+        for 安心医疗险); the entities with ``new_id`` first."""
+        spots = [(w, e) for e in entities if (w := _written_span(previous, e, snapshot)) is not None]
+        if not spots:
+            return None
+        (start, end), _ = min(spots)
+        said = link.mention.text if link.mention.similarity == 100 else ""
+        written = _written_name(new_id, said, lang, snapshot)
+        if previous[start:end].lower() not in written.lower():
+            written = previous[start:end] + (" " if lang == "en" else "") + written
+        return (previous[:start] + written + previous[end:],
+                [new_id, *(e for e in entities if e != new_id)])
+
+    @staticmethod
     def _vary(detection: Detection, previous: str, entities: Sequence[str],
               snapshot: AliasSnapshot) -> str | None:
         """The previous query with the ellipsis's own words (X of 那X呢) in it: in place of
@@ -580,8 +623,9 @@ class RuleRewriter:
         else between the previous subject and its question (发短信呢 after 在日本…漫游接电话
         一分钟多少钱 → 在日本…漫游发短信多少钱)."""
         body = _ELLIPSIS_BODY_RE.match(detection.text)
-        if body is None or detection.of(MentionKind.ALIAS) or detection.of(MentionKind.PRONOUN):
-            return None
+        if (body is None or detection.of(MentionKind.ALIAS) or detection.of(MentionKind.PRONOUN)
+                or asks_for_more(detection.text)):
+            return None  # 还有呢 asks for more of the same, with no words of its own
         x = body.group("x").strip()
         if not x or len(x) > 12:
             return None

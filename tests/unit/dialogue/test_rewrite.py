@@ -183,3 +183,11 @@ def test_an_attribute_asked_turns_ago_is_not_carried_into_a_short_follow_up(snap
     r = _follow_up("怎么联系", snapshot, "华东区7月的销售额是多少")
     assert "负责人" not in r.standalone
     assert r.standalone.startswith("华东区")
+
+
+def test_asking_for_more_puts_no_particle_into_the_previous_question(snapshot):
+    # 还有呢 has no words of its own: its 呢 is no counterpart of anything in the question.
+    r = rewrite("还有呢", snapshot, focus=["region.east"], previous="华东区要准备哪些材料",
+                previous_entities=["region.east"])
+    assert "呢哪些" not in r.standalone
+    assert r.standalone.startswith("华东区")
