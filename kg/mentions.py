@@ -107,16 +107,45 @@ def _inside_number(text: str, start: int, end: int) -> bool:
 
 def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: bool = True) -> None:
     norm = snapshot.normalize_with_offsets(found.text)
+    names = []
     for n_start, n_end, key in snapshot.alias_matcher.find(norm):
         start, end = norm.span(n_start, n_end)
         if key.isdigit() and _inside_number(found.text, start, end):
             continue  # the 21 of 6月21日 or 1921 is no album called 21
-        found.add(MentionKind.ALIAS, start, end, entity_ids=snapshot.by_norm[key])
-    if not attributes:
-        return
-    for n_start, n_end, key in snapshot.attribute_matcher.find(norm):
-        start, end = norm.span(n_start, n_end)
-        found.add(MentionKind.ATTRIBUTE, start, end, value=snapshot.attribute_by_norm[key])
+        names.append((start, end, snapshot.by_norm[key]))
+    asked = []
+    if attributes:
+        for n_start, n_end, key in snapshot.attribute_matcher.find(norm):
+            start, end = norm.span(n_start, n_end)
+            asked.append((start, end, snapshot.attribute_by_norm[key]))
+    for start, end, ids in names:
+        if not any(_word_of_attribute((start, end), span, value, names, snapshot)
+                   for *span, value in asked):
+            found.add(MentionKind.ALIAS, start, end, entity_ids=ids)
+    for start, end, value in asked:
+        found.add(MentionKind.ATTRIBUTE, start, end, value=value)
+
+
+def _word_of_attribute(name: tuple[int, int], attribute: list[int], value: str,
+                       names: list[tuple[int, int, tuple[str, ...]]],
+                       snapshot: AliasSnapshot) -> bool:
+    """A name that is a word of a longer attribute the turn asks of another entity it
+    names (报销 of 门诊附加险报销比例多少, where 报销比例 is an attribute of riders): part of
+    the attribute, not a name of its own. Only when that other entity's type has the
+    attribute and the inner name's entities' types do not."""
+    a_start, a_end = attribute
+    if not (a_start <= name[0] and name[1] <= a_end and a_end - a_start > name[1] - name[0]):
+        return False
+
+    def has_it(entity_id: str) -> bool:
+        entity = snapshot.entities.get(entity_id)
+        return entity is not None and value in snapshot.type_attributes.get(entity.type, ())
+
+    inner = next(ids for start, end, ids in names if (start, end) == name)
+    if any(has_it(e) for e in inner):
+        return False
+    return any(has_it(e) for start, end, ids in names
+               if end <= a_start or a_end <= start for e in ids)
 
 
 def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:

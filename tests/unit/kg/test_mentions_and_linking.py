@@ -167,3 +167,31 @@ def test_a_variant_word_after_a_name_and_a_conjunction_is_that_variant(snapshot)
     # Without a conjunction before it, the word is not read as a second entity.
     alone = EntityLinker().link(detect_mentions("A产品个人版企业用户能用吗", snapshot), snapshot)
     assert alone.resolved == ("prod.a.personal",)
+
+
+def test_a_name_inside_an_attribute_of_the_named_entity_is_part_of_the_attribute():
+    import json
+
+    from kg.aliases import AliasSnapshot
+    from kg.ontology import parse_ontology
+
+    lines = [
+        {"kind": "type", "name": "Rider", "attributes": ["报销比例", "claim ratio"], "parent": None},
+        {"kind": "type", "name": "Service", "attributes": ["所需材料"], "parent": None},
+        {"kind": "entity", "id": "rider", "name": "门诊附加险", "type": "Rider",
+         "aliases": ["clinic rider"], "description": "", "parent": None, "attributes": {}},
+        {"kind": "entity", "id": "claim", "name": "理赔", "type": "Service",
+         "aliases": ["报销", "claim"], "description": "", "parent": None, "attributes": {}},
+    ]
+    snap = AliasSnapshot.from_ontology(
+        "t", 1, parse_ontology([json.dumps(x, ensure_ascii=False) for x in lines]))
+    d = detect_mentions("门诊附加险报销比例多少", snap)
+    assert [m.text for m in d.of(MentionKind.ALIAS)] == ["门诊附加险"]
+    assert [m.value for m in d.of(MentionKind.ATTRIBUTE)] == ["报销比例"]
+    e = detect_mentions("what is the clinic rider's claim ratio", snap)
+    assert [m.text for m in e.of(MentionKind.ALIAS)] == ["clinic rider"]
+    # Said alone, or with nothing named whose type has the attribute, it is the service.
+    assert [m.entity_ids for m in detect_mentions("报销比例多少", snap).of(MentionKind.ALIAS)] \
+        == [("claim",)]
+    assert [m.entity_ids for m in detect_mentions("报销要什么材料", snap).of(MentionKind.ALIAS)] \
+        == [("claim",)]
