@@ -116,14 +116,15 @@ class ModelGate:
 
 def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
                          snapshot: AliasSnapshot, *, focus: Sequence[str], recent: Sequence[str],
-                         negated: Sequence[str] = (), previous: str = "") -> tuple[str, ...]:
+                         negated: Sequence[str] = (), said: Sequence[str] = ()) -> tuple[str, ...]:
     """The options to offer when ``link`` resolved a reference that has two compatible
     antecedents in focus, else () (the linker's choice stands).
 
     - A singular pronoun or demonstrative (它, 这个, it) that went to the most salient
       focus entity while another focus entity of the same type fits the question as
-      well (both have the asked attribute) and the previous query (``previous``)
-      named the two side by side (A和B, A还是B, A、B, A and B): 车贷和随心贷… →
+      well (both have the asked attribute) and the user last named the two side by
+      side (A和B, A还是B, A、B, A and B; ``said``: the user's words of the recent
+      turns, most recent first, see :func:`said_side_by_side`): 车贷和随心贷… →
       这个能随时提前还款吗. Two things of one type named otherwise (X主演的Y) leave the
       pronoun to the most salient one, and a pronoun right after the one name the turn
       said (南锣鼓巷这个景点, 张曼玉，她的…) means that name: nothing to ask.
@@ -151,7 +152,7 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
         return ()  # 南锣鼓巷这个景点, 张曼玉，她…: the turn said which one it means
     if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
         rivals = [e for e in focus if e != chosen and fits(e)
-                  and listed_together(chosen, e, previous, snapshot)]
+                  and said_side_by_side(chosen, e, said, snapshot)]
         return tuple(e for e in focus if e == chosen or e in rivals) if rivals else ()
     if link.mention.kind is MentionKind.ALIAS and link.reason == "already the dialogue's focus":
         rivals = [c.entity_id for c in link.candidates
@@ -163,21 +164,45 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
 _COORDINATOR_RE = cues.LISTED_TOGETHER_RE
 
 
+def said_by_user(state: SessionState) -> list[str]:
+    """The user's own words of the recent turns, most recent first."""
+    return [record.user for record in reversed(state.recent)]
+
+
+def said_side_by_side(a: str, b: str, said: Sequence[str], snapshot: AliasSnapshot) -> bool:
+    """Whether the user last named ``a`` and ``b`` side by side: the most recent of the
+    turns ``said`` (the user's own words, most recent first) that names either of them
+    decides. A turn that named neither goes on about what was said before it (车贷和
+    随心贷有什么区别 → 利率呢 → 它能提前还吗 still has both side by side). What the
+    rewrite wrote for such a turn is not the user's: a turn without a name is written
+    with every focus entity in front (门票多少 after a sight and the park it lies in
+    becomes 云佛山大溶洞和云佛山门票多少), which names them side by side though the user
+    never did."""
+    for text in said:
+        if listed_together(a, b, text, snapshot):
+            return True
+        if _spans(a, text, snapshot) or _spans(b, text, snapshot):
+            return False
+    return False
+
+
+def _spans(entity_id: str, text: str, snapshot: AliasSnapshot) -> list[tuple[int, int]]:
+    """Where ``text`` says one of the entity's names or aliases."""
+    entity = snapshot.entities.get(entity_id)
+    found = []
+    for name in (entity.all_aliases if entity else ()):
+        at = text.find(name)
+        while at >= 0:
+            found.append((at, at + len(name)))
+            at = text.find(name, at + 1)
+    return found
+
+
 def listed_together(a: str, b: str, text: str, snapshot: AliasSnapshot) -> bool:
     """``text`` names ``a`` and ``b`` joined by a conjunction (their names or aliases)."""
-    def spans(entity_id: str) -> list[tuple[int, int]]:
-        entity = snapshot.entities.get(entity_id)
-        found = []
-        for name in (entity.all_aliases if entity else ()):
-            at = text.find(name)
-            while at >= 0:
-                found.append((at, at + len(name)))
-                at = text.find(name, at + 1)
-        return found
-
     for first, second in ((a, b), (b, a)):
-        for _, end in spans(first):
-            for start, _ in spans(second):
+        for _, end in _spans(first, text, snapshot):
+            for start, _ in _spans(second, text, snapshot):
                 # What stands beside a name (年假 (annual leave)) is not in the way.
                 gap = re.sub(r"[（(][^（）()]*[）)]", "", text[end:start]).strip(" ()（）")
                 if start >= end and _COORDINATOR_RE.match(gap):
@@ -199,10 +224,9 @@ class AntecedentGate:
         if verdict.ask or is_switch(turn.text):
             return verdict
         recent = list(dict.fromkeys(e for record in reversed(state.recent) for e in record.entities))
-        last = state.last_turn
         options = ask_which_antecedent(link, turn.detection, turn.links, snapshot,
                                        focus=state.focus, recent=recent, negated=state.negated,
-                                       previous=last.standalone if last else "")
+                                       said=said_by_user(state))
         if not options:
             return verdict
         return ClarifyVerdict(True, options, (

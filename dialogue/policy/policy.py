@@ -26,7 +26,7 @@ from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis,
                                values_given)
 from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
                                       UnderstoodTurn)
-from dialogue.policy.gate import AntecedentGate, ClarifyGate, listed_together
+from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
 from dialogue.policy.versions import settle_by_current
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
@@ -201,13 +201,12 @@ class DialoguePolicy:
 
 def settle_by_salience(links: LinkResult, state: SessionState,
                        snapshot: AliasSnapshot) -> LinkResult:
-    """它, 这个景点 while several entities are in focus that the last turn did not name side
-    by side (it named a sight's neighbour, or the park it lies in): the most salient
-    one, as without a clarify model (the antecedent gate's rule). Two named side by side
-    (车贷和随心贷, A and B) stay for the clarify-or-resolve decision. Returns ``links``
-    itself when nothing changes."""
-    last = state.last_turn
-    previous = last.standalone if last is not None else ""
+    """它, 这个景点 while several entities are in focus that the user did not last name side
+    by side (a sight's neighbour, or the park it lies in, came with the sight): the most
+    salient one, as without a clarify model (the antecedent gate's rule). Two the user
+    named side by side (车贷和随心贷, A and B) stay for the clarify-or-resolve decision
+    (see :func:`said_side_by_side`). Returns ``links`` itself when nothing changes."""
+    said = said_by_user(state)
     out = list(links.links)
     changed = False
     for i, link in enumerate(out):
@@ -217,7 +216,7 @@ def settle_by_salience(links: LinkResult, state: SessionState,
         if not ids or any(e not in state.focus for e in ids):
             continue
         first = ids[0]
-        if any(listed_together(first, e, previous, snapshot) for e in ids[1:]):
+        if any(said_side_by_side(first, e, said, snapshot) for e in ids[1:]):
             continue
         out[i] = Link(link.mention, link.candidates, (first,),
                       "pronoun → most salient focus entity (the others were not named beside it)")
