@@ -38,6 +38,9 @@ class ClarifyVerdict:
     features: dict[str, Any] = field(default_factory=dict)
     # Not asking about an ambiguous link: the entity the gate resolved it to.
     resolved: str | None = None
+    # Asking: the option the gate would have resolved it to had it not asked (the
+    # model's best supported); None when it has no preference beyond the offered order.
+    preferred: str | None = None
     # What the clarification log keeps of an asking verdict (JSON), for recalibration.
     record: str | None = None
 

@@ -107,7 +107,7 @@ class ModelGate:
             reasons = (f"clarify model: score {verdict.score:.3f} ≥ threshold "
                        f"{verdict.threshold:.3f}",)
             return ClarifyVerdict(True, offered_order(link), reasons, features,
-                                  record=verdict.record())
+                                  record=verdict.record(), preferred=verdict.options[0])
         reasons = (f"clarify model resolved it: score {verdict.score:.3f} < threshold "
                    f"{verdict.threshold:.3f}, most support for {verdict.options[0]}",)
         return ClarifyVerdict(False, reasons=reasons, features=features,

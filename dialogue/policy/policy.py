@@ -24,8 +24,8 @@ from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue,
                                values_given)
-from dialogue.policy.decision import (Clarify, Decision, PlanQueries, QuestionReading, Resume,
-                                      UnderstoodTurn)
+from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, PlanQueries,
+                                      QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
 from dialogue.policy.versions import settle_by_current
 from dialogue.state import SessionState
@@ -97,6 +97,8 @@ class DialoguePolicy:
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
+            if verdict.ask:
+                verdict = not_asked_again(verdict, state)
             if link.ambiguous:
                 trace.setdefault("clarify_decisions", []).append(ClarifyGateTrace(
                     mention=link.mention.text, reasons=list(verdict.reasons),
@@ -197,6 +199,22 @@ class DialoguePolicy:
             for chosen in answer.entity_ids)
         return Resume(answer.kind.value, answer.entity_ids, question, q_detection, turn.links,
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
+
+
+def not_asked_again(verdict: ClarifyVerdict, state: SessionState) -> ClarifyVerdict:
+    """A question the user left unanswered on the last turn is not asked again: when the
+    gate would ask between the same options, the user has gone on talking without
+    saying which (KdConv's 是李宗盛 → 哦，原来是金曲奖最佳制作人… → 而且还获得了…, each
+    turn asked again), so the option the gate would have chosen stands (the model's
+    best supported, else the first offered, the most salient for a reference). Returns
+    ``verdict`` itself when it asks something else or nothing was pending."""
+    pending = state.pending
+    if pending is None or not verdict.options or set(verdict.options) != set(pending.options):
+        return verdict
+    chosen = verdict.preferred or verdict.options[0]
+    return ClarifyVerdict(False, reasons=(
+        *verdict.reasons, f"asked on turn {pending.turn} and left unanswered: not asked "
+                          f"again, {chosen} taken"), features=verdict.features, resolved=chosen)
 
 
 def settle_by_salience(links: LinkResult, state: SessionState,
