@@ -199,6 +199,55 @@ def test_a_pronoun_after_two_sights_named_side_by_side_is_still_for_the_model(
     assert phone_en.action == "clarify"
 
 
+def test_names_the_rewrite_wrote_side_by_side_are_not_the_users(asking_runtime, sights_kb):
+    # 开放时间是几点 names nothing: its standalone is written with both focus entities
+    # in front (苏州街和颐和园…), but the user never named them side by side, so 它
+    # in the next turn is not the clarify decision's.
+    _, _, hours, phone = play(asking_runtime, sights_kb, "知道苏州街吗？",
+                              "门票包含在颐和园的门票里了", "开放时间是几点？", "它的电话是多少？")
+    assert set(hours.entities) == {"sight.street", "sight.park"}
+    assert "苏州街和颐和园" in hours.standalone or "颐和园和苏州街" in hours.standalone
+    assert phone.action == "retrieve"
+    assert phone.entities == ["sight.street"]
+    _, _, hours_en, phone_en = play(asking_runtime, sights_kb, "Have you been to Suzhou Street?",
+                                    "The ticket is included in the Summer Palace ticket.",
+                                    "And the opening hours?", "What is its phone number?")
+    assert set(hours_en.entities) == {"sight.street", "sight.park"}
+    assert phone_en.action == "retrieve"
+    assert phone_en.entities == ["sight.street"]
+
+
+def test_names_the_user_said_side_by_side_stay_so_over_a_turn_without_names(
+        asking_runtime, sights_kb):
+    # 电话呢 names neither: what the user said before it still has both side by side.
+    _, _, address = play(asking_runtime, sights_kb, "苏州街和颐和园哪个开放时间长？", "电话呢？",
+                         "它的地址在哪？")
+    assert address.action == "clarify"
+    assert {o.id for o in address.clarification.options} == {"sight.street", "sight.park"}
+    _, _, address_en = play(asking_runtime, sights_kb,
+                            "Which opens longer, Summer Palace or Suzhou Street?",
+                            "And the phone numbers?", "What is its address?")
+    assert address_en.action == "clarify"
+
+
+def test_a_question_left_unanswered_is_not_asked_again(asking_runtime, sights_kb):
+    # The user goes on without saying which sight 它 meant: the same question is not
+    # asked again; the one the model would have chosen stands, and the talk goes on
+    # about it.
+    _, asked, address, hours = play(asking_runtime, sights_kb, "苏州街和颐和园哪个开放时间长？",
+                                    "它的电话是多少？", "它的地址在哪？", "开放时间呢？")
+    assert asked.action == "clarify"
+    assert address.action == "retrieve"
+    assert len(address.entities) == 1 and address.entities[0] in {"sight.street", "sight.park"}
+    assert "left unanswered" in " ".join(l["reason"] for l in address.trace["links"])
+    assert hours.action == "retrieve" and hours.entities == address.entities
+    _, asked_en, address_en = play(asking_runtime, sights_kb,
+                                   "Which opens longer, Summer Palace or Suzhou Street?",
+                                   "What is its phone number?", "What is its address?")
+    assert asked_en.action == "clarify"
+    assert address_en.action == "retrieve" and len(address_en.entities) == 1
+
+
 def test_an_answer_that_is_only_the_name_moves_the_talk_to_it(runtime, sights_kb):
     # 是颐和园的景区 after 所在景区是哪个: the street's passage says 颐和园景区, but what
     # stands beside the name only restates what was asked: the name is the whole answer.
