@@ -98,7 +98,7 @@ class DialoguePolicy:
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
             if verdict.ask:
-                verdict = not_asked_again(verdict, state)
+                verdict = not_asked_again(verdict, link, state)
             if link.ambiguous:
                 trace.setdefault("clarify_decisions", []).append(ClarifyGateTrace(
                     mention=link.mention.text, reasons=list(verdict.reasons),
@@ -201,15 +201,18 @@ class DialoguePolicy:
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
 
 
-def not_asked_again(verdict: ClarifyVerdict, state: SessionState) -> ClarifyVerdict:
-    """A question the user left unanswered on the last turn is not asked again: when the
-    gate would ask between the same options, the user has gone on talking without
-    saying which (KdConv's 是李宗盛 → 哦，原来是金曲奖最佳制作人… → 而且还获得了…, each
-    turn asked again), so the option the gate would have chosen stands (the model's
-    best supported, else the first offered, the most salient for a reference). Returns
-    ``verdict`` itself when it asks something else or nothing was pending."""
+def not_asked_again(verdict: ClarifyVerdict, link: Link, state: SessionState) -> ClarifyVerdict:
+    """A question the user left unanswered on the last turn is not asked again about a
+    reference: when the gate would ask between the same options about a pronoun or a
+    turn that names nothing, the user has gone on talking without saying which (KdConv's
+    是李宗盛 → 哦，原来是金曲奖最佳制作人… → 而且还获得了…, each turn asked again), so the
+    option the gate would have chosen stands (the model's best supported, else the
+    first offered, the most salient). A new question that says the shared name again
+    (A产品多少钱 left for A产品怎么申请) is asked about as before. Returns ``verdict``
+    itself when it asks something else or nothing was pending."""
     pending = state.pending
-    if pending is None or not verdict.options or set(verdict.options) != set(pending.options):
+    if (pending is None or link.mention.kind not in _REFERRING or not verdict.options
+            or set(verdict.options) != set(pending.options)):
         return verdict
     chosen = verdict.preferred or verdict.options[0]
     return ClarifyVerdict(False, reasons=(
