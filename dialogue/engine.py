@@ -48,7 +48,7 @@ from kg.linker import EntityLinker, LinkResult
 from kg.mentions import Detection, MentionKind, detect_mentions
 from common.language.normalize import turn_language
 from retrieval.context import pack_context
-from retrieval.dual_path import dual_search
+from retrieval.dual_path import dual_search, own_coverage
 from retrieval.entity_facts import EntityFacts, EntityFactsCache
 from retrieval.history import Carried
 from retrieval.novelty import Shown
@@ -297,8 +297,10 @@ class TurnEngine:
         negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
                               lambda: list(state.negated), "the negated entities as they were")
         plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
-        if (weak or not found) and (run.trace.get("topic_shift") or {}).get("switch"):
-            again = self._unswitched(run, kb, understood, state, snapshot, turn_no, k, facts)
+        if (run.trace.get("topic_shift") or {}).get("switch"):
+            rival = found if found and not weak else None
+            again = self._unswitched(run, kb, understood, state, snapshot, turn_no, k, facts,
+                                     rival=rival)
             if again is not None:
                 decision, plan, rewrite, negated, found, weak = again
         run.lap("retrieve")
@@ -318,14 +320,18 @@ class TurnEngine:
 
     def _unswitched(self, run: TurnRun, kb: str, understood: UnderstoodTurn,
                     state: SessionState, snapshot: AliasSnapshot, turn_no: int, k: int,
-                    facts: EntityFacts | None = None,
+                    facts: EntityFacts | None = None, rival: list[Found] | None = None,
                     ) -> tuple[PlanQueries, _Plan, Any, list[str], list[Found], bool] | None:
-        """A turn the similarity check took for a new topic, whose words found nothing
-        without the focus, read again as a continuation of the focus. Similarity alone
-        cannot tell a subjectless follow-up ("怎么才能免掉", "用完以后会额外扣费吗")
-        from a new question; a new topic the kb has is found without the focus, so a
-        switch that finds nothing is more likely a follow-up. Kept only when the
-        continuation finds evidence; otherwise the trace is as it was (None)."""
+        """A turn the similarity check took for a new topic, read again as a continuation
+        of the focus. Similarity alone cannot tell a subjectless follow-up ("怎么才能免掉",
+        "用完以后会额外扣费吗", "how much is colour printing" after a library) from a new
+        question; the kb can. A new topic the kb has is found without the focus, so a
+        switch that finds nothing is more likely a follow-up; and one whose evidence
+        (``rival``) holds less of the user's own words than the focus' does is too (the
+        words are weighed by how rare they are in the kb, never the focus' name, which
+        only the continuation's query carries). Kept only when the continuation finds
+        evidence, and better evidence than ``rival``; otherwise the trace is as it was
+        (None)."""
         kept_trace, kept_events = dict(run.trace), len(run.events)
         decision = run.guarded(
             "policy", lambda: self._policy.decide(understood, state, snapshot, facts,
@@ -337,11 +343,23 @@ class TurnEngine:
             negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
                                   lambda: list(state.negated), "the negated entities as they were")
             plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
-            if found and not weak:
+            if found and not weak and rival is None:
                 run.trace["topic_shift"] = {**kept_trace["topic_shift"], "switch": False,
                                             "undone": "the new topic found nothing; searched "
                                                       "as a continuation"}
                 return decision, plan, rewrite, negated, found, weak
+            if found and not weak and rival is not None:
+                stats = self._retriever.term_stats(kb)
+                words = strip_conversation_cues(understood.text)
+                held = max(own_coverage(words, f.hit, stats) for f in found)
+                held_by_switch = max(own_coverage(words, f.hit, stats) for f in rival)
+                if held > held_by_switch:
+                    run.trace["topic_shift"] = {
+                        **kept_trace["topic_shift"], "switch": False,
+                        "undone": "the focus' evidence holds more of the turn's words than "
+                                  "the new topic's", "held": round(held, 4),
+                        "held_by_switch": round(held_by_switch, 4)}
+                    return decision, plan, rewrite, negated, found, weak
         run.trace.clear()
         run.trace.update(kept_trace)
         del run.events[kept_events:]

@@ -70,3 +70,44 @@ def test_a_question_the_kb_cannot_answer_either_way_stays_no_answer(runtime, dem
     assert turn.action == "no_answer" and turn.evidence == []
     assert turn.trace["classification"] == "switch"
     assert "undone" not in turn.trace["topic_shift"]
+
+
+LIBRARY_ONTOLOGY = [
+    {"kind": "type", "name": "Library", "attributes": ["开放时间", "opening hours"]},
+    {"kind": "type", "name": "Dorm", "attributes": ["住宿费", "rent"]},
+    {"kind": "entity", "id": "lib.east", "name": "东区图书馆", "type": "Library",
+     "aliases": ["East Library"], "description": "东区的图书馆"},
+    {"kind": "entity", "id": "dorm.intl", "name": "国际公寓", "type": "Dorm",
+     "aliases": ["International Residence"], "description": "留学生公寓"},
+]
+LIBRARY_CORPUS = [
+    {"doc_id": "lib", "chunk_id": "lib-1", "title": "东区图书馆", "entity_ids": ["lib.east"],
+     "text": "东区图书馆开放时间：周一至周六8:00–22:00，周日13:00–22:00。"},
+    {"doc_id": "lib", "chunk_id": "lib-2", "title": "东区图书馆", "entity_ids": ["lib.east"],
+     "text": "东区图书馆有3台自助打印机，黑白打印每页0.2元，彩色打印每页1元。"},
+    {"doc_id": "dorm", "chunk_id": "dorm-1", "title": "International Residence",
+     "entity_ids": ["dorm.intl"],
+     "text": "How much is the rent? A single room is 1,800 a month, utilities included."},
+    {"doc_id": "dorm", "chunk_id": "dorm-2", "title": "International Residence",
+     "entity_ids": ["dorm.intl"],
+     "text": "The front desk is open 24 hours; call it for anything that breaks in your room."},
+]
+
+
+def test_a_switch_whose_evidence_holds_less_of_the_words_than_the_focus_is_a_follow_up(
+        runtime, kb, neo4j_store, milvus_index, e5):
+    from tests.services import load_kb
+
+    load_kb(kb, neo4j_store, milvus_index, LIBRARY_ONTOLOGY, LIBRARY_CORPUS)
+    engine = engine_that_switches_every_continuation(runtime, e5)
+    s = uuid.uuid4().hex
+    engine.handle(kb, s, "When is the East Library open?")
+
+    turn = engine.handle(kb, s, "how much is colour printing")
+
+    # Read without the library, "how much" finds the residence's rent; the library's own
+    # passage holds what is asked, the colour printing price.
+    assert turn.trace["topic_shift"]["switch"] is False
+    assert "holds more" in turn.trace["topic_shift"]["undone"]
+    assert turn.entities == ["lib.east"]
+    assert turn.evidence[0].chunk_id == "lib-2"
