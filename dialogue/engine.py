@@ -343,27 +343,33 @@ class TurnEngine:
             negated = run.guarded("apply", lambda: negated_after(state, plan.kind, plan.entities),
                                   lambda: list(state.negated), "the negated entities as they were")
             plan, found, weak = self._retrieve(run, kb, plan, state, snapshot, k, negated)
-            if found and not weak and rival is None:
+            undone = self._better_than_switch(kb, understood.text, found, rival) \
+                if found and not weak else None
+            if undone is not None:
                 run.trace["topic_shift"] = {**kept_trace["topic_shift"], "switch": False,
-                                            "undone": "the new topic found nothing; searched "
-                                                      "as a continuation"}
+                                            **undone}
                 return decision, plan, rewrite, negated, found, weak
-            if found and not weak and rival is not None:
-                stats = self._retriever.term_stats(kb)
-                words = strip_conversation_cues(understood.text)
-                held = max(own_coverage(words, f.hit, stats) for f in found)
-                held_by_switch = max(own_coverage(words, f.hit, stats) for f in rival)
-                if held > held_by_switch:
-                    run.trace["topic_shift"] = {
-                        **kept_trace["topic_shift"], "switch": False,
-                        "undone": "the focus' evidence holds more of the turn's words than "
-                                  "the new topic's", "held": round(held, 4),
-                        "held_by_switch": round(held_by_switch, 4)}
-                    return decision, plan, rewrite, negated, found, weak
         run.trace.clear()
         run.trace.update(kept_trace)
         del run.events[kept_events:]
         return None
+
+    def _better_than_switch(self, kb: str, text: str, found: list[Found],
+                            rival: list[Found] | None) -> dict[str, Any] | None:
+        """Why the continuation's evidence ``found`` beats the switch's (``rival``; None:
+        the switch found nothing), for the trace; None when it does not: it must hold more
+        of the user's own words, weighed by how rare they are in the kb."""
+        if rival is None:
+            return {"undone": "the new topic found nothing; searched as a continuation"}
+        stats = self._retriever.term_stats(kb)
+        words = strip_conversation_cues(text)
+        held = max(own_coverage(words, f.hit, stats) for f in found)
+        held_by_switch = max(own_coverage(words, f.hit, stats) for f in rival)
+        if held <= held_by_switch:
+            return None
+        return {"undone": "the focus' evidence holds more of the turn's words than the new "
+                          "topic's",
+                "held": round(held, 4), "held_by_switch": round(held_by_switch, 4)}
 
     @staticmethod
     def _told(run: TurnRun, decision: Decision,

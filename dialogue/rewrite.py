@@ -539,9 +539,14 @@ class RuleRewriter:
                 compared_words.append(snapshot.name(new_id))
                 entities.append(new_id)
                 continue
-            if new_id not in previous_entities and not any(
-                    _same_type(old_id, new_id, snapshot) and _written_span(out, old_id, snapshot)
-                    for old_id in previous_entities):
+            # What the name replaces: the previous query's entity of its type.
+            counterpart = next(((old_id, where) for old_id in previous_entities
+                                if _same_type(old_id, new_id, snapshot)
+                                and (where := _written_span(out, old_id, snapshot)) is not None),
+                               None)
+            if counterpart is None:
+                if new_id in previous_entities:
+                    continue
                 # A name of a type the previous query has none of (那现在用的条款呢, 那门诊
                 # 附加险呢 after a question about the plan): the previous question is asked
                 # of it, beside the previous subject, and the name is never lost to a swap
@@ -552,24 +557,16 @@ class RuleRewriter:
                 out, entities = moved
                 swapped = True
                 continue
-            new_type = snapshot.entities[new_id].type if new_id in snapshot.entities else None
-            for old_id in previous_entities:
-                old = snapshot.entities.get(old_id)
-                if old is None or old.type != new_type or old_id == new_id:
-                    continue
-                where = _written_span(out, old_id, snapshot)
-                if where is None:
-                    continue
-                said = link.mention.text if link.mention.similarity == 100 else ""
-                written = _written_name(new_id, said, lang, snapshot)
-                out = out[:where[0]] + written + out[where[1]:]
-                if old_id in entities:
-                    entities[entities.index(old_id)] = new_id
-                elif new_id not in entities:
-                    # An earlier mention of the turn already replaced old_id.
-                    entities.append(new_id)
-                swapped = True
-                break
+            old_id, where = counterpart
+            said = link.mention.text if link.mention.similarity == 100 else ""
+            written = _written_name(new_id, said, lang, snapshot)
+            out = out[:where[0]] + written + out[where[1]:]
+            if old_id in entities:
+                entities[entities.index(old_id)] = new_id
+            elif new_id not in entities:
+                # An earlier mention of the turn already replaced old_id.
+                entities.append(new_id)
+            swapped = True
         prev_detection = detect_mentions(out, snapshot)
         # A time said relative to the one asked about (上个月, last year) is written as the
         # time it stands for, counted from the previous query's (2025年5月 → 2025年4月).
@@ -604,10 +601,10 @@ class RuleRewriter:
         """``previous`` asked of ``new_id``: its name right after the previous subject's
         (安心医疗险门诊医疗附加险…), or in its place when it holds it (安心医疗险条款（2024版）
         for 安心医疗险); the entities with ``new_id`` first."""
-        spots = [(w, e) for e in entities if (w := _written_span(previous, e, snapshot)) is not None]
+        spots = [w for e in entities if (w := _written_span(previous, e, snapshot)) is not None]
         if not spots:
             return None
-        (start, end), _ = min(spots)
+        start, end = min(spots)
         said = link.mention.text if link.mention.similarity == 100 else ""
         written = _written_name(new_id, said, lang, snapshot)
         if previous[start:end].lower() not in written.lower():

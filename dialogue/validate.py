@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from common.language import cues
 from common.language.relative import anchored
 from kg.aliases import AliasSnapshot
-from kg.mentions import MentionKind, detect_mentions
+from kg.mentions import Mention, MentionKind, detect_mentions
 
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # Question words in groups of synonyms across languages (怎么 = 如何 = how).
@@ -34,7 +34,7 @@ class Verdict:
     checks: dict[str, bool]
 
 
-def _spelled_inside(entity_id: str, written: Sequence, snapshot: AliasSnapshot) -> bool:
+def _spelled_inside(entity_id: str, written: Sequence[Mention], snapshot: AliasSnapshot) -> bool:
     """The entity's full name is written inside a longer name the rewrite names
     (安心医疗险 in 安心医疗险条款（2024版）): it is named, though the longer name is what
     mention detection finds there."""

@@ -119,15 +119,15 @@ def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: boo
             start, end = norm.span(n_start, n_end)
             asked.append((start, end, snapshot.attribute_by_norm[key]))
     for start, end, ids in names:
-        if not any(_word_of_attribute((start, end), span, value, names, snapshot)
-                   for *span, value in asked):
+        if not any(_word_of_attribute((start, end), ids, (a_start, a_end), value, names, snapshot)
+                   for a_start, a_end, value in asked):
             found.add(MentionKind.ALIAS, start, end, entity_ids=ids)
     for start, end, value in asked:
         found.add(MentionKind.ATTRIBUTE, start, end, value=value)
 
 
-def _word_of_attribute(name: tuple[int, int], attribute: list[int], value: str,
-                       names: list[tuple[int, int, tuple[str, ...]]],
+def _word_of_attribute(name: tuple[int, int], inner: tuple[str, ...], attribute: tuple[int, int],
+                       value: str, names: list[tuple[int, int, tuple[str, ...]]],
                        snapshot: AliasSnapshot) -> bool:
     """A name that is a word of a longer attribute the turn asks of another entity it
     names (报销 of 门诊附加险报销比例多少, where 报销比例 is an attribute of riders): part of
@@ -141,7 +141,6 @@ def _word_of_attribute(name: tuple[int, int], attribute: list[int], value: str,
         entity = snapshot.entities.get(entity_id)
         return entity is not None and value in snapshot.type_attributes.get(entity.type, ())
 
-    inner = next(ids for start, end, ids in names if (start, end) == name)
     if any(has_it(e) for e in inner):
         return False
     return any(has_it(e) for start, end, ids in names

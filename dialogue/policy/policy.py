@@ -67,33 +67,16 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
-        if facts is not None and kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC):
-            valued = keep_valued_focus(links, turn, state, snapshot, facts)
-            if valued is not links:
-                links = valued
-                trace["links"] = links_trace(links)
+        going_on = kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC)
+        if facts is not None and going_on:
+            links = _traced(trace, links, keep_valued_focus(links, turn, state, snapshot, facts))
         if facts is not None:
-            fitted = fit_pronouns(links, turn, state, facts)
-            if fitted is not links:
-                links = fitted
-                trace["links"] = links_trace(links)
-        if facts is not None and kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC):
-            kept = keep_referred_kind(links, turn, state, facts)
-            if kept is not links:
-                links = kept
-                trace["links"] = links_trace(links)
-            fitted = fit_question(links, turn, state, facts)
-            if fitted is not links:
-                links = fitted
-                trace["links"] = links_trace(links)
-        current = settle_by_current(links, turn.text, snapshot)
-        if current is not links:
-            links = current
-            trace["links"] = links_trace(links)
-        salient = settle_by_salience(links, state, snapshot)
-        if salient is not links:
-            links = salient
-            trace["links"] = links_trace(links)
+            links = _traced(trace, links, fit_pronouns(links, turn, state, facts))
+        if facts is not None and going_on:
+            links = _traced(trace, links, keep_referred_kind(links, turn, state, facts))
+            links = _traced(trace, links, fit_question(links, turn, state, facts))
+        links = _traced(trace, links, settle_by_current(links, turn.text, snapshot))
+        links = _traced(trace, links, settle_by_salience(links, state, snapshot))
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
@@ -199,6 +182,14 @@ class DialoguePolicy:
             for chosen in answer.entity_ids)
         return Resume(answer.kind.value, answer.entity_ids, question, q_detection, turn.links,
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
+
+
+def _traced(trace: dict[str, Any], links: LinkResult, settled: LinkResult) -> LinkResult:
+    """``settled``, the links after one settling step, recorded in the trace when the step
+    changed them (a step returns ``links`` itself when it changes nothing)."""
+    if settled is not links:
+        trace["links"] = links_trace(settled)
+    return settled
 
 
 def not_asked_again(verdict: ClarifyVerdict, link: Link, state: SessionState) -> ClarifyVerdict:
