@@ -46,7 +46,7 @@ C = 1.0
 ROUND = 6
 # The boosted trees: few and shallow (microseconds to score in pure Python). Deeper or
 # more trees score higher by session on CLAQUA multi-turn only by recognizing its
-# repeated question wordings (docs/linking.md, "How well").
+# repeated question wordings (docs/linking.md, "Refit").
 TREES = 100
 DEPTH = 3
 RATE = 0.1

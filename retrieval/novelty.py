@@ -41,7 +41,7 @@ Intent = Literal["new", "more", "revisit"]
 
 # A shown chunk comes back only within the first this many places of a turn's evidence,
 # and only when it holds this IDF-weighted share of the turn's new question words.
-# Chosen by measurement (docs/retrieval.md, "How permissive"): rank 1 / gain 0.3 lost
+# Chosen by measurement (docs/retrieval.md, "Shown evidence"): rank 1 / gain 0.3 lost
 # answers an earlier turn had shown lower down; 2 / 0.15 finds them at the cost of
 # more marked repeats.
 NOVELTY_RANK = 2
@@ -317,7 +317,7 @@ BEST_WITHIN = 0.9
 # specific to the turn's entities, comes back only when the search ranks it this much
 # (relative BM25 score, after the rerank) above that rival: between equal answers the
 # place goes to what the user has not read, unless the search clearly prefers the shown
-# one. Chosen by measurement (docs/retrieval.md, "fifth round"). With fused ranks (BM25 +
+# one. Chosen by measurement on enterprise-dev (dev data). With fused ranks (BM25 +
 # dense, RRF) the scores of neighbouring places differ by a percent or two: there the
 # order alone decides (a lead of 0).
 TIE_LEAD = 0.05

@@ -150,7 +150,7 @@ FEATURES: tuple[str, ...] = tuple(n for n in (
 # dialogue singles out no candidate (a name met out of the blue), whether the question
 # fits what only one of them has is the evidence left, and it weighs otherwise than when
 # the dialogue is about one of them. (Every feature times the tie scored higher on CLAQUA
-# multi-turn but asked a third more often on KdConv: docs/linking.md, fifth round.)
+# multi-turn but asked a third more often on KdConv.)
 INTERACTIONS: tuple[str, ...] = tuple(f"{f}*salience_tie" for f in (
     "shared_margin", "own_margin", "gap_semantic_own", "gap_semantic_facet",
     "gap_semantic_profile", "gap_semantic_type", "profile_similarity"))

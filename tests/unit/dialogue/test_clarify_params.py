@@ -214,7 +214,7 @@ def test_boosted_trees_fitted_on_the_kept_examples_score_without_scikit_learn():
     for e, z in zip(examples, scores):
         if e.suite == "enterprise-dev":
             assert (1 / (1 + math.exp(-z)) >= threshold) == bool(e.label), e
-    # The shipped file scores with the logistic model (see docs/linking.md, "How well").
+    # The shipped file scores with the logistic model (docs/linking.md, "Refit": why the trees are not shipped).
     assert ClarifyParams.load().semantic.trees is None
 
 

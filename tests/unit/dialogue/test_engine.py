@@ -105,7 +105,7 @@ def test_a_question_the_kb_cannot_answer_gets_no_answer(say):
 
 def test_the_demo_suite_links_asks_and_rewrites_as_it_does_on_the_real_stores(engine):
     # Linking, clarification and rewriting do not depend on the stores: these are the
-    # figures docs/dialogue.md gives for the demo suite on Neo4j and Milvus. Only
+    # figures `referent eval` gives for the demo suite on Neo4j and Milvus. Only
     # the ranking differs (the in-memory BM25 is not Milvus's), hence the looser hit@5
     # (0.936 on Milvus; 0.889 here when this was written).
     suite = parse_suite((DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines())
