@@ -39,8 +39,10 @@ class Summary:
 
     @property
     def buckets(self) -> list[str]:
-        """The turn indices the summary holds, in its own order (e.g. 1, 2, 3+)."""
-        return list(next(iter(self.systems.values()))["by_turn"])
+        """The turn indices the summary holds turns at, in its own order (e.g. 1, 2, 3+):
+        a single-turn suite has no rows for turns 2 and 3+."""
+        by_turn = next(iter(self.systems.values()))["by_turn"]
+        return [b for b, figures in by_turn.items() if figures.get("turns", 1)]
 
 
 def load(path: Path) -> Summary:

@@ -58,6 +58,16 @@ def test_a_metric_no_system_has_is_left_out_and_a_missing_one_is_a_dash(summary_
     assert "| clarify_precision | all |  | 1.000 | — |" in out
 
 
+def test_turn_indices_without_turns_get_no_rows(tmp_path, capsys):
+    single = parse_suite([json.dumps({"session": "S1", "turns": [
+        {"user": "年假有几天？", "expect": {"action": "retrieve"}}]}, ensure_ascii=False)])
+    path = _write_summary(tmp_path, {"referent": score(single, _results("retrieve"), k=5)})
+    assert figures.main([path, "--metric", "action_accuracy"]) == 0
+    out = capsys.readouterr().out
+    assert "1 turns (1: 1); k = 5." in out
+    assert [line for line in out.splitlines() if line.startswith("|  |")] == ["|  | 1 | 1 | 1.000 |"]
+
+
 @pytest.mark.parametrize("content, says", [
     ("not json", "cannot read a summary"),
     ('{"suite": "s.jsonl"}', "no 'systems'"),
