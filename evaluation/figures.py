@@ -1,17 +1,22 @@
 """Markdown tables of `referent eval --summary` files, Referent beside its baselines.
 
     python -m evaluation.figures SUMMARY.json [SUMMARY.json ...] [--metric NAME ...]
+                                 [--into PAGE.md]
 
 Each summary becomes one table: a row per metric and turn index (all, then the
 summary's own turn buckets: 1, 2, 3+), a column per system (Referent first, then the
 baselines in the order `referent eval --baseline` ran them). A metric no system has a
 value for is left out. Nothing is measured here: every figure is read from the file.
+With ``--into`` the tables replace what stands between the page's ``<!-- figures -->``
+and ``<!-- /figures -->`` lines (each a line of its own; docs/evaluation.md), and the
+rest of the page stays.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +32,7 @@ DEFAULT_METRICS = ("hit_at_k", "action_accuracy", "must_contain_pass", "clarify_
 # A rate's denominator, where the summary keeps it: the rows say how many turns count.
 DENOMINATORS = {"hit_at_k": "hit_turns", "action_accuracy": "action_turns"}
 ONE_DECIMAL = {"mean_context_tokens", "latency_p50_ms", "latency_p95_ms"}
+BEGIN, END = "<!-- figures -->", "<!-- /figures -->"
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,21 @@ def render(summaries: Sequence[Summary], metrics: Sequence[str] = DEFAULT_METRIC
     return "\n".join(out)
 
 
+def into(page: str, tables: str) -> str:
+    """``page`` with ``tables`` between its figure markers.
+
+    Raises:
+        ValueError: the page lacks one of the markers, or has them out of order.
+    """
+    # The markers are lines of their own: the page's prose may name them.
+    start = re.search(rf"^{re.escape(BEGIN)}$", page, re.M)
+    end = re.search(rf"^{re.escape(END)}$", page, re.M)
+    if start is None or end is None or end.start() < start.end():
+        raise ValueError(f"no {BEGIN} … {END} lines to write the tables between")
+    return (page[:start.end()] + "\n\n" + tables.rstrip("\n") + "\n\n"
+            + page[end.start():])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m evaluation.figures",
@@ -131,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("summaries", nargs="+", type=Path, metavar="SUMMARY.json")
     parser.add_argument("--metric", action="append", dest="metrics", metavar="NAME",
                         help=f"a metric to show (repeatable; default: {', '.join(DEFAULT_METRICS)})")
+    parser.add_argument("--into", type=Path, metavar="PAGE.md",
+                        help=f"write the tables into this page, between its {BEGIN} and {END} lines")
     args = parser.parse_args(argv)
     try:
         summaries = [load(p) for p in args.summaries]
@@ -144,7 +167,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --metric {', '.join(unknown)}: not in the summaries; "
               f"known: {', '.join(sorted(known))}", file=sys.stderr)
         return 2
-    sys.stdout.write(render(summaries, metrics))
+    tables = render(summaries, metrics)
+    if args.into is None:
+        sys.stdout.write(tables)
+        return 0
+    try:
+        args.into.write_text(into(args.into.read_text(encoding="utf-8"), tables), encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        print(f"error: {args.into}: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(summaries)} suites' tables into {args.into}", file=sys.stderr)
     return 0
 
 

@@ -85,3 +85,27 @@ def test_an_unknown_metric_is_refused_with_the_known_ones(summary_file, capsys):
     assert figures.main([summary_file, "--metric", "hit_at_10"]) == 2
     err = capsys.readouterr().err
     assert "hit_at_10" in err and "hit_at_k" in err
+
+
+def test_into_a_page_replaces_only_what_stands_between_the_markers(summary_file, tmp_path):
+    page = tmp_path / "evaluation.md"
+    page.write_text("# Evaluation\n\nprose naming `<!-- figures -->`\n\n<!-- figures -->\nold tables\n"
+                    "<!-- /figures -->\n\n## After\n", encoding="utf-8")
+    assert figures.main([summary_file, "--metric", "action_accuracy", "--into", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "old tables" not in text
+    assert text.startswith("# Evaluation\n\nprose naming `<!-- figures -->`\n\n<!-- figures -->\n\n"
+                           "### demo-suite\n")
+    assert "| action_accuracy | all | 3 | 0.667 | 0.667 |" in text
+    assert text.endswith("\n\n<!-- /figures -->\n\n## After\n")
+    # Written again from the same summaries, the page does not change.
+    assert figures.main([summary_file, "--metric", "action_accuracy", "--into", str(page)]) == 0
+    assert page.read_text(encoding="utf-8") == text
+
+
+def test_a_page_without_markers_is_left_alone_and_named(summary_file, tmp_path, capsys):
+    page = tmp_path / "evaluation.md"
+    page.write_text("# Evaluation\n", encoding="utf-8")
+    assert figures.main([summary_file, "--into", str(page)]) == 2
+    assert page.read_text(encoding="utf-8") == "# Evaluation\n"
+    assert str(page) in capsys.readouterr().err
