@@ -840,7 +840,11 @@ def mcp(url: Annotated[Optional[str], typer.Option(
     try:
         from referent_client.mcp_server import serve as serve_mcp
     except ImportError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        missing = getattr(exc, "name", None) == "referent_client"
+        err.print(f"[bold red]error:[/] " + escape(
+            "the MCP server is part of the client distribution: pip install "
+            "'./clients/python[mcp]' (scripts/setup.sh installs it)" if missing else str(exc)),
+                  highlight=False)
         raise typer.Exit(1) from None
     serve_mcp(url, transport=transport.value, host=host, port=port, verbose=verbose)
 
