@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -21,7 +22,7 @@ from api.settings import Settings
 from common.errors import ConfigurationError, InputError, ReferentError
 
 app = typer.Typer(help="Referent: conversational retrieval that links before it searches.",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
 neo4j_app = typer.Typer(help="The local Neo4j (embedded default for development, demo and tests).",
                         no_args_is_help=True)
 ontology_app = typer.Typer(help="Import and export a knowledge base's ontology.", no_args_is_help=True)
@@ -43,6 +44,28 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO_DIR = REPO / "ontology" / "demo"
 
 KbOption = Annotated[str, typer.Option("--kb", help="knowledge base id (letters, digits, _)")]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("referent-server")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(f"referent {_version()}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _top(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="print the version and exit")] = False) -> None:
+    """Referent: conversational retrieval that links before it searches."""
 
 
 @contextmanager
@@ -208,15 +231,14 @@ def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_o
         try:
             if recreate:
                 index.drop(kb)
-            report = _ingest(settings, store, index, kb, file)
+            report, tagging = _ingest(settings, store, index, kb, file)
         finally:
             index.close()
             store.close()
     rate = report.written / report.seconds if report.seconds else 0.0
     console.print(f"ingested into {kb!r}: {report.documents} documents, {report.chunks} chunks "
-                  f"({report.tagged_by_linker} tagged by alias matching); {report.written} "
-                  f"written, {report.unchanged} unchanged, {report.removed} stale removed "
-                  f"in {report.seconds:.1f} s ({rate:.0f} chunks/s)")
+                  f"({tagging}); {report.written} written, {report.unchanged} unchanged, "
+                  f"{report.removed} stale removed in {report.seconds:.1f} s ({rate:.0f} chunks/s)")
 
 
 @app.command("delete-doc")
@@ -244,7 +266,12 @@ def _ingest(settings: Settings, store, index, kb: str, file: Path):
     from kg.ontology import Ontology
     from retrieval.ingest import ingest_corpus
 
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise FormatError("not UTF-8 text; save the file as UTF-8", path=str(file)) from exc
     snapshot = SnapshotCache(store).get(kb)
+    tagged_lines = _check_entity_ids(lines, snapshot, kb, file)
     if snapshot is None:
         # A kb without an ontology is served (its turns link nothing and are searched by
         # their words and those of the turns before): its chunks go in untagged.
@@ -253,19 +280,61 @@ def _ingest(settings: Settings, store, index, kb: str, file: Path):
                   f"`referent ontology import --kb {kb} FILE` and then `referent retag --kb {kb}`",
                   highlight=False)
         snapshot = AliasSnapshot.from_ontology(kb, 0, Ontology())
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise FormatError("not UTF-8 text; save the file as UTF-8", path=str(file)) from exc
     with _progress() as progress:
         task = progress.add_task(f"ingest {file.name}", total=None)
 
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return ingest_corpus(kb, lines, index=index, snapshot=snapshot, path=str(file),
-                             chunk_chars=settings.retrieval.chunk_chars,
-                             embedder=open_embedder(settings), progress=step)
+        report = ingest_corpus(kb, lines, index=index, snapshot=snapshot, path=str(file),
+                               chunk_chars=settings.retrieval.chunk_chars,
+                               embedder=open_embedder(settings), progress=step)
+    return report, _tagging(report, tagged_lines, has_ontology=bool(snapshot.entities))
+
+
+def _check_entity_ids(lines: list[str], snapshot, kb: str, file: Path) -> int:
+    """Before any work: every id a line's ``entity_ids`` names must be an entity of
+    the kb. Returns how many lines name entities; raises naming the lines and ids."""
+    from common.errors import FormatError
+
+    known = snapshot.entities if snapshot is not None else {}
+    naming, unknown = 0, []
+    for number, line in enumerate(lines, start=1):
+        try:
+            ids = json.loads(line).get("entity_ids") if line.strip()[:1] == "{" else None
+        except (ValueError, AttributeError):
+            continue  # the corpus parser names a malformed line, with its field
+        if not isinstance(ids, list) or not ids:
+            continue
+        naming += 1
+        missing = [i for i in ids if isinstance(i, str) and i not in known]
+        if missing:
+            unknown.append((number, missing))
+    if not unknown:
+        return naming
+    shown = "; ".join(f"line {n}: {', '.join(map(repr, ids[:5]))}" for n, ids in unknown[:5])
+    more = f" (and {len(unknown) - 5} more lines)" if len(unknown) > 5 else ""
+    if snapshot is None:
+        raise FormatError(f"'entity_ids' name entities on {_lines(naming)}, but knowledge base "
+                          f"{kb!r} has no ontology: import it first (`referent ontology import "
+                          f"--kb {kb} FILE`), or drop 'entity_ids' to ingest the corpus untagged "
+                          f"({shown}{more})", path=str(file), field="entity_ids")
+    raise FormatError(f"'entity_ids' name entities knowledge base {kb!r} does not have, on "
+                      f"{_lines(len(unknown))}: "
+                      f"{shown}{more}; import them with `referent ontology import` first, or fix "
+                      f"the ids", path=str(file), field="entity_ids")
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
+def _tagging(report, tagged_lines: int, *, has_ontology: bool) -> str:
+    """What the chunks were tagged with, in words that are true of this ingest."""
+    if not has_ontology:
+        return "untagged: the kb has no ontology"
+    return (f"{_lines(tagged_lines)} tagged by their entity_ids, {report.tagged_by_linker} "
+            f"chunks tagged by alias matching")
 
 
 # -- retag and keys ------------------------------------------------------------------------
@@ -692,6 +761,7 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
     from devservices.local_milvus import LocalMilvus, free_local_port, running_server
 
     with reported_errors():
+        _check_port_free(host, port)
         settings = Settings()
         keyring = build_keyring(settings)
         milvus = None
@@ -723,6 +793,60 @@ def serve(host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
     finally:
         if milvus is not None:
             milvus.stop()
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse, in one line, a port something already listens on, before starting anything."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigurationError(f"--host {host!r} is not an address of this machine: {exc}") from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As uvicorn binds: a port left in TIME_WAIT by a stopped server is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {host}:{port}: {exc.strerror.lower()} (another `referent serve`?); "
+                f"stop what holds it or pass another --port") from None
+
+
+class McpTransport(str, Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+@app.command("mcp")
+def mcp(url: Annotated[Optional[str], typer.Option(
+            envvar="REFERENT_URL", show_envvar=False,
+            help="the Referent API (default: $REFERENT_URL)")] = None,
+        transport: Annotated[McpTransport, typer.Option(
+            help="stdio (for an assistant that starts it) or streamable HTTP at /mcp")] = McpTransport.stdio,
+        host: Annotated[str, typer.Option(help="HTTP bind address")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="HTTP port")] = 8765,
+        verbose: Annotated[bool, typer.Option(
+            "--verbose", help="log every request to Referent on stderr")] = False) -> None:
+    """Serve Referent turns (and alias search, with REFERENT_ADMIN_KEY) as MCP tools.
+
+    Keys come from the environment only: REFERENT_KEY (a query key) and REFERENT_ADMIN_KEY."""
+    if not url:
+        err.print("[bold red]error:[/] no Referent URL: set REFERENT_URL or pass --url",
+                  highlight=False)
+        raise typer.Exit(2)
+    try:
+        from referent_client.mcp_server import serve as serve_mcp
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) == "referent_client"
+        err.print(f"[bold red]error:[/] " + escape(
+            "the MCP server is part of the client distribution: pip install "
+            "'./clients/python[mcp]' (scripts/setup.sh installs it)" if missing else str(exc)),
+                  highlight=False)
+        raise typer.Exit(1) from None
+    serve_mcp(url, transport=transport.value, host=host, port=port, verbose=verbose)
 
 
 @app.command("demo")
@@ -789,8 +913,28 @@ def _print_turn(r, runtime) -> None:
         console.print(f"  evidence  {escape(f'[{e.chunk_id}]')} {escape(snippet)}…", highlight=False)
 
 
+def _plain_metavars(command, parent=None) -> None:
+    """Name each option's value after the option (``--kb KB``) and show none for a
+    flag, instead of the type placeholders (``<str>``, ``<bool>``) Typer prints."""
+    ctx = command.context_class(command, info_name=command.name, parent=parent)
+    for param in command.get_params(ctx):
+        if param.metavar is None:
+            flag = param.param_type_name == "option" and (param.is_flag or param.count)
+            choices = getattr(getattr(param, "type_descriptor", None), "choices", None)
+            param.metavar = ("" if flag else
+                             "|".join(str(getattr(c, "value", c)) for c in choices) if choices
+                             else param.name.upper())
+        if param.param_type_name == "argument":
+            # An argument's name already says what it takes (FILE, SUITE): no type column.
+            param.display_type_rich = lambda ctx: None
+    for sub in getattr(command, "commands", {}).values():
+        _plain_metavars(sub, ctx)
+
+
 def main() -> None:
-    app()
+    command = typer.main.get_command(app)
+    _plain_metavars(command)
+    command(prog_name="referent")
 
 
 if __name__ == "__main__":

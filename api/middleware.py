@@ -1,9 +1,9 @@
 """What every HTTP request goes through, as one plain ASGI middleware.
 
-- **Request id**: a valid ``X-Request-ID`` (1-128 characters from
-  ``A-Z a-z 0-9 . _ : @ / + = -``) is kept, anything else is replaced by a
-  fresh one; it is echoed on every response, put into problem bodies and
-  into every log line of the request.
+- **Request id** (asgi-correlation-id's middleware): a valid ``X-Request-ID``
+  (1-128 characters from ``A-Z a-z 0-9 . _ : @ / + = -``) is kept, anything else
+  is replaced by a fresh one; it is echoed on every response, put into problem
+  bodies and into every log line of the request.
 - **Body limit**: a body larger than the route's limit is refused with 413
   before it is read to the end (at once when ``Content-Length`` says so).
 - **Access log and HTTP metrics**: one line and one observation per request,
@@ -22,7 +22,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from starlette.datastructures import Headers, MutableHeaders
+from asgi_correlation_id import CorrelationIdMiddleware, correlation_id
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,11 +39,9 @@ access = logging.getLogger(request_log.ACCESS_LOGGER)
 log = logging.getLogger(__name__)
 
 
-def request_id(presented: str | None) -> str:
-    """The caller's request id when it is safe to echo and log, else a new one."""
-    if presented and REQUEST_ID_RE.fullmatch(presented):
-        return presented
-    return uuid.uuid4().hex
+def valid_request_id(presented: str) -> bool:
+    """A caller's request id is kept when it is safe to echo and log."""
+    return REQUEST_ID_RE.fullmatch(presented) is not None
 
 
 @dataclass(frozen=True)
@@ -81,30 +80,37 @@ class RequestMiddleware:
         self._metrics = metrics
         self._default_limit = default_limit
         self._limits = dict(body_limits or {})
+        # Outermost: the id is chosen before anything else runs, and echoed on every
+        # answer, the last-resort 500 included.
+        self._with_request_id = CorrelationIdMiddleware(
+            self._handle, header_name=REQUEST_ID_HEADER, validator=valid_request_id,
+            generator=lambda: uuid.uuid4().hex)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self._with_request_id(scope, receive, send)
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         context = request_log.RequestContext(
-            request_id=request_id(headers.get(REQUEST_ID_HEADER)), method=scope["method"],
+            request_id=correlation_id.get() or uuid.uuid4().hex, method=scope["method"],
             path=scope["path"][:_PATH_LOGGED])
         token = request_log.bind(context)
         started = time.perf_counter()
         status = 500
         response_started = False
 
-        async def send_with_id(message: Message) -> None:
+        async def send_tracked(message: Message) -> None:
             nonlocal status, response_started
             if message["type"] == "http.response.start":
                 status = message["status"]
                 response_started = True
-                MutableHeaders(scope=message)[REQUEST_ID_HEADER] = context.request_id
             await send(message)
 
         try:
-            await self.app(scope, self._limited(scope, receive, headers), send_with_id)
+            await self.app(scope, self._limited(scope, receive, headers), send_tracked)
         except Exception:  # the last resort: whatever nothing else handled
             log.exception("unhandled error")
             if response_started:
@@ -112,7 +118,7 @@ class RequestMiddleware:
             response = problem(500, "Internal Server Error",
                                f"the server failed to answer; the log has the details under "
                                f"request id {context.request_id}")
-            await response(scope, receive, send_with_id)
+            await response(scope, receive, send_tracked)
         finally:
             self._finish(scope, context, status, time.perf_counter() - started)
             request_log.unbind(token)

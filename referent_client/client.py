@@ -12,13 +12,15 @@ into exceptions (:mod:`referent_client.errors`):
   same across the retries of one turn;
 - every other problem raises at once.
 
+The retry loop is tenacity's (``Retrying``, ``AsyncRetrying``), configured once for
+both clients; what to retry and how long to wait are decided here.
+
 Every call names its operation by the server's ``operationId``
 (:data:`OPERATIONS`); a test checks each one against the server's OpenAPI document.
 """
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import os
 import random
@@ -31,6 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from referent_client.errors import ReferentConnectionError, ReferentError, error_for
 from referent_client.models import AliasSearch, ImportReport, TurnResult
@@ -124,6 +127,20 @@ def _problem(response: httpx.Response) -> dict[str, Any]:
             "detail": response.text[:500]}
 
 
+class _RetryableAnswer(Exception):
+    """A 429 or 503 answer, raised inside the retry loop so that it is retried."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _error(response: httpx.Response) -> ReferentError:
+    return error_for(response.status_code, _problem(response),
+                     request_id=response.headers.get("X-Request-ID"),
+                     retry_after=_retry_after(response))
+
+
 class _Base:
     """What the sync and async clients share: settings, requests, decisions."""
 
@@ -146,26 +163,39 @@ class _Base:
         op = OPERATIONS[op_id]
         return op, op.url(**path), dict(headers or {})
 
-    def _outcome(self, op: Operation, response: httpx.Response, retry: int,
-                 ) -> float | None:
-        """None: ``response`` is the answer. A number: retry after that many seconds.
-        Raises the problem's exception when it is final."""
-        if response.status_code < 400:
-            return None
-        retry_after = _retry_after(response)
-        if response.status_code in _RETRY_STATUSES and retry + 1 < self.retry.attempts:
-            return self.retry.delay(retry, retry_after)
-        raise error_for(response.status_code, _problem(response),
-                        request_id=response.headers.get("X-Request-ID"), retry_after=retry_after)
+    def _retrying(self, cls: type[Retrying] | type[AsyncRetrying], repeatable: bool):
+        """tenacity's loop: 429 and 503 answers, unsent requests, and requests cut after
+        sending when repeating them is safe; waits from :meth:`RetryPolicy.delay`."""
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, _RetryableAnswer):
+                return True
+            unsent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
+            return isinstance(exc, httpx.TransportError) and (unsent or repeatable)
 
-    def _transport_outcome(self, op: Operation, exc: httpx.TransportError, retry: int,
-                           repeatable: bool) -> float:
-        """Seconds to wait before retrying after ``exc``, or raise."""
-        unsent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
-        if (unsent or repeatable) and retry + 1 < self.retry.attempts:
-            return self.retry.delay(retry, None)
-        raise ReferentConnectionError(f"{op.method} {self.base_url}{op.path}: "
-                                      f"{type(exc).__name__}: {exc}") from exc
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            retry_after = _retry_after(exc.response) if isinstance(exc, _RetryableAnswer) else None
+            return self.retry.delay(state.attempt_number - 1, retry_after)
+
+        return cls(stop=stop_after_attempt(self.retry.attempts), wait=wait,
+                   retry=retry_if_exception(retryable), reraise=True)
+
+    @staticmethod
+    def _answer(response: httpx.Response) -> httpx.Response:
+        """The response when it is an answer; raises to retry a 429 or 503, or the
+        problem's exception."""
+        if response.status_code < 400:
+            return response
+        if response.status_code in _RETRY_STATUSES:
+            raise _RetryableAnswer(response)
+        raise _error(response)
+
+    def _failure(self, op: Operation, exc: Exception) -> ReferentError:
+        """The exception a call raises once its retries are spent."""
+        if isinstance(exc, _RetryableAnswer):
+            return _error(exc.response)
+        return ReferentConnectionError(f"{op.method} {self.base_url}{op.path}: "
+                                       f"{type(exc).__name__}: {exc}")
 
     @staticmethod
     def _turn_body(text: str, k: int | None) -> dict[str, Any]:
@@ -212,18 +242,14 @@ class ReferentClient(_Base):
               headers: Mapping[str, str] | None = None, **kwargs: Any) -> httpx.Response:
         op, url, extra = self._plan(op_id, path or {}, headers)
         repeatable = op.method in _IDEMPOTENT or IDEMPOTENCY_HEADER in extra
-        retry = 0
-        while True:
-            try:
-                response = self._http.request(op.method, url, headers=extra, **kwargs)
-            except httpx.TransportError as exc:
-                wait = self._transport_outcome(op, exc, retry, repeatable)
-            else:
-                wait = self._outcome(op, response, retry)
-                if wait is None:
-                    return response
-            time.sleep(wait)
-            retry += 1
+        try:
+            for attempt in self._retrying(Retrying, repeatable):
+                with attempt:
+                    return self._answer(self._http.request(op.method, url, headers=extra,
+                                                           **kwargs))
+        except (_RetryableAnswer, httpx.TransportError) as exc:
+            raise self._failure(op, exc) from exc
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def turn(self, kb: str, session_id: str, text: str, *, k: int | None = None,
              idempotency_key: str | None = None) -> TurnResult:
@@ -300,18 +326,14 @@ class AsyncReferentClient(_Base):
                     headers: Mapping[str, str] | None = None, **kwargs: Any) -> httpx.Response:
         op, url, extra = self._plan(op_id, path or {}, headers)
         repeatable = op.method in _IDEMPOTENT or IDEMPOTENCY_HEADER in extra
-        retry = 0
-        while True:
-            try:
-                response = await self._http.request(op.method, url, headers=extra, **kwargs)
-            except httpx.TransportError as exc:
-                wait = self._transport_outcome(op, exc, retry, repeatable)
-            else:
-                wait = self._outcome(op, response, retry)
-                if wait is None:
-                    return response
-            await asyncio.sleep(wait)
-            retry += 1
+        try:
+            async for attempt in self._retrying(AsyncRetrying, repeatable):
+                with attempt:
+                    return self._answer(await self._http.request(op.method, url, headers=extra,
+                                                                 **kwargs))
+        except (_RetryableAnswer, httpx.TransportError) as exc:
+            raise self._failure(op, exc) from exc
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     async def turn(self, kb: str, session_id: str, text: str, *, k: int | None = None,
                    idempotency_key: str | None = None) -> TurnResult:

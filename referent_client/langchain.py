@@ -16,6 +16,11 @@ original question.
 
 A query the kb has nothing good for returns ``[]`` (``last_result.action`` is
 ``no_answer``).
+
+Turns of the retriever's session are played one at a time, in the order they were
+called, even when called from several threads or tasks. ``batch()`` and
+``abatch()`` take independent questions: each is played in a fresh session of its
+own, in parallel, and the retriever's own session is left as it was.
 """
 
 from __future__ import annotations
@@ -34,9 +39,10 @@ try:
                                           CallbackManagerForRetrieverRun)
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableConfig, RunnableLambda
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("the LangChain retriever needs the 'langchain' extra: pip install "
-                      "'referent-server[langchain]'") from exc
+                      "'referent-client[langchain]'") from exc
 
 __all__ = ["ClarificationRequired", "ReferentRetriever", "documents_of"]
 
@@ -85,6 +91,47 @@ class ReferentRetriever(BaseRetriever):
     ) -> list[Document]:
         self.last_result = await self._turns().aturn(self.kb, self.session_id, query, self.k)
         return documents_of(self.last_result)
+
+    def _alone(self) -> ReferentRetriever:
+        """A retriever like this one, in a fresh session, with clients of its own."""
+        return self.model_copy(update={"session_id": uuid.uuid4().hex, "last_result": None})
+
+    def _each_alone(self, count: int) -> tuple[list[ReferentRetriever], RunnableLambda]:
+        copies = [self._alone() for _ in range(count)]
+        for copy in copies:
+            copy._conversation = None  # noqa: SLF001 - its own clients and turn order
+
+        def one(pair: tuple[int, str], config: RunnableConfig) -> list[Document]:
+            return copies[pair[0]].invoke(pair[1], config)
+
+        async def aone(pair: tuple[int, str], config: RunnableConfig) -> list[Document]:
+            return await copies[pair[0]].ainvoke(pair[1], config)
+
+        return copies, RunnableLambda(one, afunc=aone, name="ReferentRetriever.batch")
+
+    def batch(self, inputs: list[str], config: RunnableConfig | list[RunnableConfig] | None = None,
+              *, return_exceptions: bool = False, **kwargs: Any) -> list[list[Document]]:
+        """Independent questions in parallel, each in a fresh session of its own (played
+        as turns of one session they would be read against each other, in no set order)."""
+        copies, each = self._each_alone(len(inputs))
+        try:
+            return each.batch(list(enumerate(inputs)), config, return_exceptions=return_exceptions,
+                              **kwargs)
+        finally:
+            for copy in copies:
+                copy.close()
+
+    async def abatch(self, inputs: list[str],
+                     config: RunnableConfig | list[RunnableConfig] | None = None, *,
+                     return_exceptions: bool = False, **kwargs: Any) -> list[list[Document]]:
+        """See :meth:`batch`."""
+        copies, each = self._each_alone(len(inputs))
+        try:
+            return await each.abatch(list(enumerate(inputs)), config,
+                                     return_exceptions=return_exceptions, **kwargs)
+        finally:
+            for copy in copies:
+                await copy.aclose()
 
     def close(self) -> None:
         """Close the HTTP connections (the async one is closed by :meth:`aclose`)."""

@@ -30,7 +30,7 @@ try:
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("the LlamaIndex retriever needs the 'llamaindex' extra: pip install "
-                      "'referent-server[llamaindex]'") from exc
+                      "'referent-client[llamaindex]'") from exc
 
 __all__ = ["ClarificationRequired", "ReferentRetriever", "nodes_of"]
 

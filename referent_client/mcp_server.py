@@ -1,4 +1,6 @@
-"""An MCP server in front of a Referent API: ``referent-mcp`` (extra ``mcp``).
+"""An MCP server in front of a Referent API: ``referent mcp`` (extra ``mcp``;
+``referent-mcp`` or ``python -m referent_client.mcp_server`` where only the
+``referent-client`` distribution is installed).
 
 Tools:
 
@@ -13,14 +15,16 @@ Transports: stdio (the default, for a desktop assistant that starts it) and
 streamable HTTP (``--transport http``, at ``/mcp``). The Referent server comes
 from ``REFERENT_URL`` (or ``--url``); the keys only from the environment,
 ``REFERENT_KEY`` (a query key) and ``REFERENT_ADMIN_KEY``, so that they never
-show in a process list.
+show in a process list. Stderr carries warnings and errors only, unless
+``verbose`` (every request to Referent, the SDK's own messages).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,9 +35,32 @@ from referent_client.models import AliasHit, ClarifyOption, TurnResult
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("the MCP server needs the 'mcp' extra: pip install "
-                      "'referent-server[mcp]'") from exc
+                      "'referent-client[mcp]'") from exc
+
+Transport = Literal["stdio", "http"]
+
+KbArg = Annotated[str, Field(description="the knowledge base's id, e.g. 'demo'")]
+SessionArg = Annotated[str, Field(
+    description="the conversation's id (1-128 of A-Z a-z 0-9 _ . : -): the same for every turn "
+                "of one conversation, a new one for a new conversation")]
+TextArg = Annotated[str, Field(description="the user's message as they wrote it (at most 2,000 "
+                                           "characters); after a clarification, their answer")]
+KArg = Annotated[int | None, Field(ge=1, le=50, description="how many evidence chunks to return "
+                                                            "(the server's default when omitted)")]
+QueryArg = Annotated[str, Field(description="a name or alias to look up, e.g. 'A产品'")]
+ModeArg = Annotated[Literal["exact", "prefix", "fuzzy"], Field(
+    description="exact: the whole alias; prefix: aliases starting with the query; "
+                "fuzzy: close spellings too")]
+LimitArg = Annotated[int, Field(ge=1, le=100, description="the most entities to return")]
+
+# A turn advances the session (it is the next turn of the conversation): neither
+# read-only nor idempotent. Alias search only reads.
+TURN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                       open_world_hint=False)
+SEARCH = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 class EvidenceOut(BaseModel):
@@ -86,9 +113,10 @@ def _tool_error(exc: ReferentError) -> ToolError:
 
 
 def build_server(url: str, key: str | None, admin_key: str | None = None, *,
-                 timeout: float = 30.0) -> MCPServer:
+                 timeout: float = 30.0, verbose: bool = False) -> MCPServer:
     """The MCP server: a turn tool with ``key``, and alias search with ``admin_key``."""
-    server = MCPServer("referent", version="0.1.0", instructions=(
+    server = MCPServer("referent", version=_version(), log_level="INFO" if verbose else "WARNING",
+                       instructions=(
         "Referent finds evidence for a user's question in a knowledge base, one conversation "
         "turn at a time. Send each user message with referent_turn, with the same session id "
         "for the whole conversation. When the action is 'clarify', ask the user the question "
@@ -101,8 +129,9 @@ def build_server(url: str, key: str | None, admin_key: str | None = None, *,
             clients[which] = AsyncReferentClient(url, api_key, timeout=timeout)
         return clients[which]
 
-    @server.tool(name="referent_turn", title="Send a user turn to Referent")
-    async def referent_turn(kb: str, session: str, text: str, k: int | None = None) -> TurnOut:
+    @server.tool(name="referent_turn", title="Send a user turn to Referent", annotations=TURN)
+    async def referent_turn(kb: KbArg, session: SessionArg, text: TextArg,
+                            k: KArg = None) -> TurnOut:
         """Send one user message of a conversation to the Referent knowledge base `kb`.
 
         Use one `session` id (letters, digits, _ . : -) for the whole conversation: the
@@ -118,10 +147,10 @@ def build_server(url: str, key: str | None, admin_key: str | None = None, *,
         return TurnOut.of(result)
 
     if admin_key:
-        @server.tool(name="referent_search_aliases", title="Find entities by alias (admin)")
-        async def referent_search_aliases(
-                kb: str, query: str, mode: Literal["exact", "prefix", "fuzzy"] = "fuzzy",
-                limit: int = 10) -> AliasSearchOut:
+        @server.tool(name="referent_search_aliases", title="Find entities by alias (admin)",
+                     annotations=SEARCH)
+        async def referent_search_aliases(kb: KbArg, query: QueryArg, mode: ModeArg = "fuzzy",
+                                          limit: LimitArg = 10) -> AliasSearchOut:
             """Find the entities of knowledge base `kb` whose aliases match `query`,
             as the linker sees the alias table (exact, prefix or fuzzy); `ambiguous`
             marks an alias shared by several entities, which makes Referent ask."""
@@ -135,7 +164,35 @@ def build_server(url: str, key: str | None, admin_key: str | None = None, *,
     return server
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for distribution in ("referent-client", "referent-server"):
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            continue
+    return "0"
+
+
+def serve(url: str | None, *, transport: Transport = "stdio", host: str = "127.0.0.1",
+          port: int = 8765, verbose: bool = False) -> None:
+    """Run the server until the assistant closes stdio (or until interrupted, over HTTP)."""
+    if not url:
+        raise ValueError("no Referent URL: set REFERENT_URL or pass --url")
+    # The HTTP client logs each request at INFO: on stderr that is noise to an assistant.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+    server = build_server(url, os.environ.get("REFERENT_KEY"),
+                          os.environ.get("REFERENT_ADMIN_KEY"), verbose=verbose)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
+
+
 def main(argv: list[str] | None = None) -> None:
+    """``referent-mcp``: the same as ``referent mcp``, for the client distribution alone."""
     parser = argparse.ArgumentParser(
         prog="referent-mcp", description="An MCP server exposing Referent turns (and alias "
         "search, with an admin key) as tools.")
@@ -145,15 +202,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="stdio (default) or streamable HTTP at /mcp")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port")
+    parser.add_argument("--verbose", action="store_true",
+                        help="log every request to Referent on stderr")
     args = parser.parse_args(argv)
     if not args.url:
         parser.error("no Referent URL: set REFERENT_URL or pass --url")
-    key = os.environ.get("REFERENT_KEY")
-    server = build_server(args.url, key, os.environ.get("REFERENT_ADMIN_KEY"))
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+    serve(args.url, transport=args.transport, host=args.host, port=args.port,
+          verbose=args.verbose)
 
 
 if __name__ == "__main__":

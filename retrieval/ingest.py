@@ -58,7 +58,7 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
                  chunk_chars: int = 300) -> tuple[list[Chunk], int]:
     """Turn a corpus file into chunks, checking every line first.
 
-    Returns the chunks and how many of them were tagged by the linker.
+    Returns the chunks and how many of them alias matching tagged with an entity.
 
     Raises:
         FormatError: naming the line and field; nothing is returned.
@@ -96,7 +96,7 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
                 tags = tuple(entity_ids)
             else:
                 tags = tag_entities(f"{title}\n{piece}", snapshot)
-                tagged += 1
+                tagged += bool(tags)  # only a chunk alias matching did tag
             chunks.append(Chunk(chunk_id=cid, doc_id=doc_id, title=title, text=piece,
                                 entity_ids=tags, metadata=metadata, auto_tagged=not given))
     if not chunks:

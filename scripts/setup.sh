@@ -24,9 +24,11 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.referent-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ clients/python/pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing Python dependencies into .venv"
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test,local-embed,bench,langchain,llamaindex,mcp,fit]"
+  # The server, and the client distribution with its integrations (clients/python).
+  .venv/bin/python -m pip install --quiet -e ".[test,local-embed,bench,fit]" \
+    -e "./clients/python[langchain,llamaindex,mcp]"
   touch "$stamp"
 fi

@@ -70,3 +70,65 @@ def test_a_question_the_kb_cannot_answer_is_an_empty_list_not_a_clarification(de
         assert retriever.last_result.action == "no_answer"
     finally:
         retriever.close()
+
+
+QUESTIONS = ["华东区7月的销售额是多少", "那华南区呢", "为什么涨这么多", "A产品企业版怎么收费",
+             "它支持哪些功能", "华北区呢", "意外险不保哪些情况", "病假工资怎么算"]
+
+
+def test_turns_called_at_once_on_one_session_are_played_in_the_order_called(demo_server):
+    async def play() -> list[int]:
+        retriever = ReferentRetriever(kb=demo_server.kb, base_url=demo_server.url,
+                                      api_key=QUERY_KEY, k=1)
+        try:
+            numbers = []
+            for docs in await asyncio.gather(*(retriever.ainvoke(t) for t in QUESTIONS),
+                                             return_exceptions=True):
+                if isinstance(docs, ClarificationRequired):
+                    numbers.append(docs.result.turn)
+                else:
+                    assert not isinstance(docs, BaseException), docs
+                    numbers.append(docs[0].metadata["turn"] if docs else None)
+            return numbers
+        finally:
+            await retriever.aclose()
+
+    # Tasks started in this order get the session's turns in this order.
+    assert asyncio.run(play()) == list(range(1, len(QUESTIONS) + 1))
+
+
+def test_threads_sharing_a_retriever_never_overlap_their_turns(demo_server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    retriever = ReferentRetriever(kb=demo_server.kb, base_url=demo_server.url, api_key=QUERY_KEY)
+
+    def turn(text: str) -> int:
+        try:
+            retriever.invoke(text)
+        except ClarificationRequired as asked:
+            return asked.result.turn
+        return retriever.last_result.turn
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            numbers = list(pool.map(turn, QUESTIONS))
+    finally:
+        retriever.close()
+    assert sorted(numbers) == list(range(1, len(QUESTIONS) + 1))
+
+
+def test_batch_plays_each_question_in_a_session_of_its_own(demo_server):
+    retriever = ReferentRetriever(kb=demo_server.kb, base_url=demo_server.url, api_key=QUERY_KEY)
+    try:
+        answers = retriever.batch(["华东区7月的销售额是多少", "华南区7月的销售额是多少",
+                                   "A产品企业版怎么收费"])
+        again = asyncio.run(retriever.abatch(["华东区7月的销售额是多少", "A产品企业版怎么收费"]))
+    finally:
+        retriever.close()
+    for docs in answers + again:
+        assert docs and docs[0].metadata["turn"] == 1
+    sessions = {docs[0].metadata["session_id"] for docs in answers + again}
+    assert len(sessions) == 5 and retriever.session_id not in sessions
+    assert answers[1][0].metadata["entities"] == ["region.south"]
+    # The retriever's own conversation was not touched.
+    assert retriever.last_result is None

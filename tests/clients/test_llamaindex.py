@@ -56,3 +56,26 @@ def test_the_async_path_carries_its_own_session(demo_server):
     assert "prod.a.enterprise" in asked.clarification.option_ids()
     assert chosen and len(chosen) <= 2
     assert {n.node.metadata["entities"][0] for n in chosen + more} == {"prod.a.enterprise"}
+
+
+def test_turns_retrieved_at_once_are_played_in_the_order_called(demo_server):
+    questions = ["华东区7月的销售额是多少", "那华南区呢", "为什么涨这么多", "华北区呢"]
+
+    async def play() -> list[int | None]:
+        retriever = ReferentRetriever(demo_server.kb, base_url=demo_server.url,
+                                      api_key=QUERY_KEY, k=1)
+        try:
+            answers = await asyncio.gather(*(retriever.aretrieve(q) for q in questions),
+                                           return_exceptions=True)
+        finally:
+            await retriever.aclose()
+        numbers = []
+        for nodes in answers:
+            if isinstance(nodes, ClarificationRequired):
+                numbers.append(nodes.result.turn)
+            else:
+                assert not isinstance(nodes, BaseException), nodes
+                numbers.append(nodes[0].node.metadata["turn"] if nodes else None)
+        return numbers
+
+    assert asyncio.run(play()) == [1, 2, 3, 4]

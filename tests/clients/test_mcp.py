@@ -1,4 +1,4 @@
-"""The MCP server (``referent-mcp``) driven by the official MCP SDK's client over
+"""The MCP server (``referent mcp``, ``referent-mcp``) driven by the official MCP SDK's client over
 both transports, stdio and streamable HTTP, in front of a real API process."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp", reason="the 'mcp' extra is not installed")
 
 from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from tests.clients.conftest import session_id  # noqa: E402
 from tests.conftest import ADMIN_KEY, QUERY_KEY, REPO  # noqa: E402
@@ -116,3 +117,43 @@ def test_streamable_http(demo_server, tmp_path):
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
+
+
+def _referent_mcp(demo_server, *args: str) -> StdioServerParameters:
+    """``referent mcp`` as an assistant starts it: by its full path, with the given env only."""
+    return StdioServerParameters(command=str(Path(sys.executable).parent / "referent"),
+                                 args=["mcp", *args], env=_env(demo_server), cwd=str(REPO))
+
+
+def test_referent_mcp_describes_every_argument_and_says_what_each_tool_does(demo_server, tmp_path):
+    async def run():
+        errlog = open(tmp_path / "stderr.log", "w")
+        try:
+            async with Client(stdio_client(_referent_mcp(demo_server), errlog=errlog)) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                await _conversation(client, demo_server.kb)
+                return tools
+        finally:
+            errlog.close()
+
+    tools = asyncio.run(run())
+    for tool in tools.values():
+        for name, schema in tool.input_schema["properties"].items():
+            assert len(schema.get("description", "")) > 10, (tool.name, name)
+    turn, search = tools["referent_turn"].annotations, tools["referent_search_aliases"].annotations
+    # A turn advances the session: neither read-only nor idempotent. Search only reads.
+    assert (turn.read_only_hint, turn.idempotent_hint, turn.destructive_hint) == (False, False, False)
+    assert (search.read_only_hint, search.idempotent_hint) == (True, True)
+    # Quiet stderr: no line per request to Referent, no SDK INFO lines.
+    assert (tmp_path / "stderr.log").read_text() == ""
+
+
+def test_referent_mcp_verbose_logs_the_requests(demo_server, tmp_path):
+    async def run():
+        with open(tmp_path / "stderr.log", "w") as errlog:
+            async with Client(stdio_client(_referent_mcp(demo_server, "--verbose"),
+                                           errlog=errlog)) as client:
+                await _conversation(client, demo_server.kb)
+
+    asyncio.run(run())
+    assert "HTTP Request: POST" in (tmp_path / "stderr.log").read_text()

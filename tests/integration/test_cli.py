@@ -42,6 +42,12 @@ def test_import_ingest_eval_and_export(cli_env, kb):
     ingest = run("ingest", "--kb", kb, str(DEMO / "corpus.jsonl"))
     assert ingest.exit_code == 0, ingest.output
     assert "chunks" in ingest.output and " 0 unchanged" in ingest.output
+    # What was tagged, truly: 124 lines carry entity_ids; of the other lines' chunks,
+    # only those that name an alias are counted.
+    assert "124 lines tagged by their entity_ids" in ingest.output
+    chunks = int(ingest.output.split(" chunks (")[0].rsplit(" ", 1)[1])
+    tagged = int(ingest.output.split(" chunks tagged by alias matching")[0].rsplit(" ", 1)[1])
+    assert 0 < tagged <= chunks - 124
     again = run("ingest", "--kb", kb, str(DEMO / "corpus.jsonl"))
     assert again.exit_code == 0 and " 0 written" in again.output, again.output
 
@@ -94,6 +100,19 @@ def test_import_ingest_eval_and_export(cli_env, kb):
         (DEMO / "ontology.jsonl").read_text(encoding="utf-8").count('"kind": "entity"')
 
 
+def test_ids_the_ontology_lacks_are_refused_before_any_work(cli_env, kb):
+    assert run("ontology", "import", "--kb", kb, str(DEMO / "ontology.jsonl")).exit_code == 0
+    corpus = cli_env / "corpus.jsonl"
+    corpus.write_text('{"doc_id": "a", "text": "A产品", "entity_ids": ["prod.a"]}\n'
+                      '{"doc_id": "b", "text": "B", "entity_ids": ["prod.a", "prod.nope"]}\n',
+                      encoding="utf-8")
+    refused = run("ingest", "--kb", kb, str(corpus))
+    assert refused.exit_code == 2, refused.output
+    assert "knowledge base" in refused.output and "does not have, on 1 line:" in refused.output
+    assert "line 2: 'prod.nope'" in refused.output and "prod.a'" not in refused.output
+    assert "ingest corpus.jsonl" not in refused.output  # no progress bar: no work began
+
+
 def test_eval_names_the_bad_suite_line(cli_env, kb):
     suite = cli_env / "suite.jsonl"
     suite.write_text('{"session": "a", "turns": [{"user": "x", "expect": {"action": "maybe"}}]}\n',
@@ -125,13 +144,21 @@ def test_a_kb_without_an_ontology_is_ingested_and_answered(cli_env, kb):
     ingest = run("ingest", "--kb", kb, str(corpus))
     assert ingest.exit_code == 0, ingest.output
     assert "has no ontology" in ingest.output and "referent retag" in ingest.output
-    assert "2 chunks" in ingest.output
-    # Ids the kb cannot know are refused with the line and field, not dropped.
+    # It says what was tagged: nothing, and why.
+    assert "2 chunks (untagged: the kb has no ontology)" in ingest.output
+    assert "alias matching" not in ingest.output
+    # Ids the kb cannot know are refused before any work, naming every line and id,
+    # and without first announcing an untagged ingest.
     tagged = cli_env / "tagged.jsonl"
-    tagged.write_text('{"doc_id": "x", "text": "安装费", "entity_ids": ["prod.fiber"]}\n',
+    tagged.write_text('{"doc_id": "x", "text": "安装费", "entity_ids": ["prod.fiber"]}\n'
+                      '{"doc_id": "y", "text": "漫游"}\n'
+                      '{"doc_id": "z", "text": "套餐", "entity_ids": ["plan.day", "prod.fiber"]}\n',
                       encoding="utf-8")
     refused = run("ingest", "--kb", kb, str(tagged))
-    assert refused.exit_code == 2 and "line 1" in refused.output and "entity_ids[0]" in refused.output
+    assert refused.exit_code == 2, refused.output
+    assert "has no ontology: import it first" in refused.output
+    assert "line 1: 'prod.fiber'; line 3: 'plan.day', 'prod.fiber'" in refused.output
+    assert "tagged with no entity" not in refused.output
 
     suite = cli_env / "suite.jsonl"
     suite.write_text('{"session": "s", "turns": [{"user": "千兆宽带安装费多少", '

@@ -45,8 +45,9 @@ def test_the_deployment_guide_holds_the_generated_table():
         "docs/deployment.md's settings table is out of date: run `python -m api.settings_doc`")
 
 
-@pytest.mark.parametrize("path", ["README.md", "docs/deployment.md", "deploy/compose.yaml",
-                                  "deploy/env.example"])
+@pytest.mark.parametrize("path", ["README.md", "docs/deployment.md", "docs/api.md", "docs/admin.md",
+                                  "docs/configuration.md", "docs/integrations.md",
+                                  "deploy/compose.yaml", "deploy/env.example"])
 def test_every_referent_variable_named_in_the_docs_exists(path):
     known = settings_doc.variables()
     text = (REPO / path).read_text(encoding="utf-8")

@@ -81,3 +81,34 @@ def test_a_post_cut_after_sending_is_not_repeated_without_an_idempotency_key():
     with _client(handler) as client, pytest.raises(ReferentConnectionError):
         client.turn("demo", "s1", "你好")  # a turn carries its key: repeated, to the limit
     assert len(calls) == 3 and len({c.headers["Idempotency-Key"] for c in calls}) == 1
+
+
+def test_the_async_client_retries_alike_and_honours_retry_after(monkeypatch):
+    import asyncio
+
+    from referent_client import AsyncReferentClient
+
+    waits: list[float] = []
+
+    async def no_sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", no_sleep)
+    answers = iter([httpx.Response(429, headers={"Retry-After": "2"}, json={"title": "Too Many"}),
+                    httpx.Response(503, json={"title": "Unavailable", "status": 503}),
+                    httpx.Response(204)])
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return next(answers)
+
+    async def run() -> None:
+        async with AsyncReferentClient("http://referent.test", "rk_x",
+                                       transport=httpx.MockTransport(handler),
+                                       retry=RetryPolicy(attempts=3, backoff=0.25)) as client:
+            await client.delete_session("demo", "s1")
+
+    asyncio.run(run())
+    assert len(calls) == 3
+    assert waits[0] == 2.0 and 0.125 <= waits[1] <= 0.5  # Retry-After, then backoff with jitter
