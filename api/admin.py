@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import Caller, admin_caller
+from api.json_body import CheckedJsonRoute
 from api.runtime import Runtime
 from common.errors import FormatError, InputError, NotFoundError
 from common.jsonl import surrogate_message, unpaired_surrogate
@@ -36,7 +37,8 @@ INT64_MAX = 2**63 - 1
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a JSON value of the declared type only (true is not 1, "2" is not 2).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -89,7 +91,7 @@ class AliasAdd(_Body):
 
 
 class RelationBody(_Body):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     from_: str = Field(alias="from", examples=["prod.a.personal"])
     type: str = Field(examples=["PART_OF"])
@@ -139,7 +141,7 @@ def _kb_json(info: KbInfo) -> dict[str, Any]:
             "normalization": NormalizationBody(**info.normalization.__dict__).model_dump()}
 
 
-router = APIRouter(prefix="/v1/kbs/{kb}/admin", tags=["admin"])
+router = APIRouter(route_class=CheckedJsonRoute, prefix="/v1/kbs/{kb}/admin", tags=["admin"])
 
 
 @router.get("", operation_id="getKb", summary="The kb: version, sizes, normalization")

@@ -16,13 +16,14 @@ from pydantic import BaseModel, Field
 from analytics.clarifications import (DEFAULT_DOMINANCE, DEFAULT_MIN_ANSWERS, ClarificationGroup,
                                       summarize)
 from api.auth import Caller, admin_caller
+from api.json_body import CheckedJsonRoute
 from api.runtime import Runtime
 from common.errors import NotFoundError
 from kg.clarification_log import RecentClarification
 
 Kb = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
 
-router = APIRouter(prefix="/v1/kbs/{kb}/admin", tags=["admin"])
+router = APIRouter(route_class=CheckedJsonRoute, prefix="/v1/kbs/{kb}/admin", tags=["admin"])
 
 
 def _runtime(request: Request) -> Runtime:

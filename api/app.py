@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api import log
 from api.admin import INT64_MAX
@@ -26,6 +26,7 @@ from api.console import router as console_router
 from api.formats import router as formats_router
 from api.auth import (Authenticator, Caller, KeyRing, build_keyring, kb_caller,
                       trace_caller)
+from api.json_body import CheckedJsonRoute
 from api.keys import router as keys_router
 from api.ratelimit import build_limiter
 from api.errors import install_error_handlers, problem
@@ -59,6 +60,10 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
     """The body of a turn, with the configured text limit (REFERENT_LIMITS__MAX_TEXT_CHARS)."""
 
     class TurnRequest(BaseModel):
+        # Strict: a JSON value of the declared type only ("turn": true is not turn 1,
+        # "2" is not 2), as every request body of the API (api/admin.py, api/keys.py).
+        model_config = ConfigDict(strict=True)
+
         text: str = Field(min_length=1, max_length=max_text_chars,
                           description="the user's turn, verbatim: printable text (tabs, "
                                       "line breaks and the emoji zero-width joiner allowed; "
@@ -146,6 +151,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                   # A path with a trailing slash is a 404 problem, not a redirect: a 307
                   # would send a body again, and a percent-encoded "/" in an id would be cut.
                   redirect_slashes=False)
+    # Request bodies nested too deeply are refused before parsing (api/json_body.py).
+    app.router.route_class = CheckedJsonRoute
     app.state.metrics = metrics
     limits = effective.limits
     app.add_middleware(

@@ -15,6 +15,8 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, RedirectResponse
 
+from api.json_body import CheckedJsonRoute
+
 STATIC = Path(__file__).resolve().parent / "static"
 
 _HEADERS = {
@@ -27,7 +29,7 @@ _HEADERS = {
 }
 _FILES = {"admin.js": "text/javascript; charset=utf-8", "admin.css": "text/css; charset=utf-8"}
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(route_class=CheckedJsonRoute, include_in_schema=False)
 
 
 @router.get("/admin")

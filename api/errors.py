@@ -11,18 +11,22 @@ unknown path, 405, 413 from the body limit) and unhandled errors (500, from
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from http import HTTPStatus
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Match
 
 from api import log
+from api.json_body import BodyNestingError
 from common.errors import (AliasConflictError, AuthenticationError, ConflictError,
                            DependencyError, FormatError, InputError, NotFoundError,
                            PermissionDeniedError, RateLimitedError, ReferencedError,
                            ReferentError, RetryableDependencyError)
+from common.jsonl import nesting_message
 
 PROBLEM = "application/problem+json"
 
@@ -105,17 +109,57 @@ def install_error_handlers(app: FastAPI) -> None:
                                for e in errors])
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         status = exc.status_code
         phrase = HTTPStatus(status).phrase
+        if isinstance(exc, BodyNestingError):
+            return problem(400, "Malformed JSON", str(exc.detail), field="body")
         if status == 400 and exc.detail == _FASTAPI_BODY_ERROR:
-            # FastAPI's answer when the body is not even text (e.g. invalid UTF-8).
-            return problem(400, "Malformed JSON", "the request body could not be read as JSON "
-                           "(is it UTF-8?); send one JSON object with content-type "
-                           "application/json", field="body")
+            return _unreadable_body(exc)
         detail = exc.detail if isinstance(exc.detail, str) and exc.detail != phrase \
             else _HTTP_DETAILS.get(status, phrase)
-        return problem(status, phrase, detail, headers=exc.headers)
+        headers = dict(exc.headers or {})
+        if status == 405:
+            # Starlette names the methods of the first route whose path matched; a path
+            # served by several routes (GET and POST declared apart) takes all of theirs.
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return problem(status, phrase, detail, headers=headers)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app takes on this request's path, sorted."""
+    path = request.scope["path"]
+    methods: set[str] = set()
+    for prefix, route in _leaf_routes(request.app.router.routes):
+        if not path.startswith(prefix):
+            continue
+        match, _ = route.matches({**request.scope, "path": path[len(prefix):]})
+        if match is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
+def _leaf_routes(routes, prefix: str = "") -> Iterator[tuple[str, BaseRoute]]:
+    """The app's routes with the prefix they were included under. Newer FastAPI keeps
+    an included router as one entry (``original_router``) instead of copying its routes."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is None:
+            yield prefix, route
+        else:
+            context = getattr(route, "include_context", None)
+            yield from _leaf_routes(inner.routes, prefix + (getattr(context, "prefix", "") or ""))
+
+
+def _unreadable_body(exc: StarletteHTTPException) -> JSONResponse:
+    """FastAPI's answer when the body could not be parsed at all: not text (invalid
+    UTF-8), or JSON nested deeper than the parser can follow."""
+    if isinstance(exc.__cause__, RecursionError):
+        return problem(400, "Malformed JSON", nesting_message("the request body"),
+                       field="body")
+    return problem(400, "Malformed JSON", "the request body could not be read as JSON "
+                   "(is it UTF-8?); send one JSON object with content-type application/json",
+                   field="body")
 
 
 _FASTAPI_BODY_ERROR = "There was an error parsing the body"

@@ -13,13 +13,14 @@ from fastapi import APIRouter, Depends, Path
 from fastapi.responses import JSONResponse
 
 from api.auth import Caller, any_caller
+from api.json_body import CheckedJsonRoute
 from common.formats import FORMAT_NAMES, load_schema
 
 SCHEMA_MEDIA = "application/schema+json"
 FormatName = Literal["ontology", "corpus", "suite", "results"]
 assert set(FormatName.__args__) == set(FORMAT_NAMES)
 
-router = APIRouter(prefix="/v1/schemas", tags=["formats"])
+router = APIRouter(route_class=CheckedJsonRoute, prefix="/v1/schemas", tags=["formats"])
 
 
 @router.get("", operation_id="listFormatSchemas", summary="The interchange formats")

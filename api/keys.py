@@ -17,18 +17,19 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import Caller, deployment_admin, hash_key, new_key
+from api.json_body import CheckedJsonRoute
 from common.errors import ConflictError, NotFoundError
 from kg.api_keys import Neo4jKeyStore, StoredKey, check_scopes
 
 logger = logging.getLogger(__name__)
-router = APIRouter(prefix="/v1/admin/keys", tags=["keys"])
+router = APIRouter(route_class=CheckedJsonRoute, prefix="/v1/admin/keys", tags=["keys"])
 
 KeyName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$", examples=["faq-assistant"],
                                description="who the audit log names for this key's writes")]
 
 
 class KeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: KeyName
     scopes: dict[str, Literal["admin", "query"]] = Field(

@@ -184,6 +184,7 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> loggi
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(settings.log.level)
+    route_library_loggers()
     # uvicorn's loggers write through the root handler; its access lines are replaced
     # by ours (which carry the request id and never the query string).
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
@@ -192,6 +193,22 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> loggi
         logger.propagate = True
     logging.getLogger("uvicorn.access").disabled = True
     return handler
+
+
+def route_library_loggers() -> None:
+    """Make every logger that exists now write through the root handler only.
+
+    Some libraries give their loggers a handler of their own at import and stop
+    propagation (pymilvus writes its multi-line RPC tracebacks to stderr that way):
+    their records would reach the log stream as raw lines beside the JSON ones.
+    Called by :func:`configure_logging`, after ``referent serve`` has imported the
+    server (and so its drivers)."""
+    for logger in list(logging.root.manager.loggerDict.values()):
+        if not isinstance(logger, logging.Logger):
+            continue  # a placeholder for loggers not made yet: they propagate
+        for own in [h for h in logger.handlers if not isinstance(h, logging.NullHandler)]:
+            logger.removeHandler(own)
+        logger.propagate = True
 
 
 def make_formatter(log: LogSettings, redactor: Redactor) -> logging.Formatter:

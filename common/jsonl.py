@@ -2,6 +2,12 @@
 
 Blank lines and lines starting with ``#`` are skipped; every other line must
 be one JSON object. Errors name the file and the 1-based line.
+
+Every JSON text from outside (a line of a file, a request body, an LLM's answer)
+goes through :func:`loads`, which refuses values nested deeper than
+:data:`MAX_NESTING` arrays and objects before parsing them: Python's parser and
+every recursive walk after it (validation, storing, masking) would otherwise
+fail on a deep enough value with a RecursionError instead of a clear error.
 """
 
 from __future__ import annotations
@@ -14,6 +20,53 @@ from typing import Any
 
 from common.errors import FormatError
 from common.text import printable as is_printable
+
+#: The deepest nesting of arrays and objects a JSON value from outside may have.
+MAX_NESTING = 64
+
+# A string (skipped whole: brackets inside it do not count) or a bracket.
+_NESTING_TOKENS = {str: re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]'),
+                   bytes: re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')}
+
+
+class NestingError(ValueError):
+    """A JSON text nested deeper than :data:`MAX_NESTING`."""
+
+
+def nesting_message(what: str = "the value") -> str:
+    return (f"{what} is nested too deeply (more than {MAX_NESTING} levels of arrays and "
+            "objects); flatten it")
+
+
+def nested_too_deeply(text: str | bytes, limit: int = MAX_NESTING) -> bool:
+    """Whether the JSON text opens more than ``limit`` arrays or objects inside one
+    another. Linear, without recursion, and nearly free for texts with few brackets."""
+    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
+    if text.count(opening[0]) + text.count(opening[1]) <= limit:
+        return False
+    depth = 0
+    for token in _NESTING_TOKENS[type(text)].finditer(text):
+        mark = token.group()
+        if mark in opening:
+            depth += 1
+            if depth > limit:
+                return True
+        elif len(mark) == 1:
+            depth -= 1
+    return False
+
+
+def loads(text: str | bytes, what: str = "the value") -> Any:
+    """``json.loads`` for text from outside.
+
+    Raises:
+        NestingError: nested deeper than :data:`MAX_NESTING` (a ValueError).
+        json.JSONDecodeError: not JSON.
+    """
+    if nested_too_deeply(text):
+        raise NestingError(nesting_message(what))
+    return json.loads(text)
+
 
 # A \uD800-\uDFFF escape: only these can put a lone surrogate into parsed JSON.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -63,7 +116,9 @@ def iter_jsonl(lines: Iterable[str], path: str | None = None) -> Iterator[tuple[
         if not line or line.startswith("#"):
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line, "the line")
+        except NestingError as exc:
+            raise FormatError(str(exc), line=number, path=path) from exc
         except json.JSONDecodeError as exc:
             raise FormatError(f"not valid JSON ({exc.msg} at column {exc.colno}); "
                               "each line must be one JSON object", line=number, path=path) from exc

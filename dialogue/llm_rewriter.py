@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import openai
 
 from common.errors import DependencyError, RetryableDependencyError
+from common.jsonl import NestingError, loads
 from dialogue.prompts import REWRITE_SYSTEM, REWRITE_USER
 from dialogue.rewriter import Proposal, RewriteRequest
 
@@ -114,7 +115,9 @@ def _parse(response) -> tuple[str, ...]:
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(text)
+        data = loads(text, "the LLM answer")
+    except NestingError as exc:
+        raise LLMAnswerError(str(exc)) from exc
     except json.JSONDecodeError as exc:
         raise LLMAnswerError(f"the LLM answer is not JSON: {content[:80]!r}") from exc
     queries = data.get("queries") if isinstance(data, dict) else None

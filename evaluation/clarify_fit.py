@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import ConfigurationError, InputError
+from common.jsonl import loads
 from dialogue.policy.clarify_model import (FACETS_UNKNOWN, FEATURES, NEEDS_OWN_FACETS,
                                            ClarifyModel, ClarifyParams, feature_value,
                                            label_uses_e5, needs_own_facets, set_key,
@@ -352,8 +353,8 @@ def read_examples(path: Path) -> list[Example]:
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             try:
-                raw = json.loads(line)
-            except ValueError as exc:
+                raw = loads(line, "the line")
+            except ValueError as exc:  # not JSON, or nested too deeply
                 raise InputError(f"{path}:{n}: not JSON ({exc})") from exc
             out.append(Example.from_json(raw, f"{path}:{n}"))
     return out

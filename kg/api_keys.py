@@ -11,9 +11,11 @@ to the key's role there (``admin`` or ``query``). A revoked key keeps its node
 
 Every API process holds the active keys in memory (:class:`KeyTable`) and asks
 Neo4j for the key ring's version at most once per ``refresh_seconds`` (1 s): a
-key created or revoked through any process or the CLI is in force everywhere
-within about that interval. While Neo4j does not answer, a process keeps the
-keys it loaded last.
+key revoked through any process or the CLI stops everywhere within about that
+interval. A key created through any process works everywhere at once: a key
+missing from a process's copy is checked against Neo4j before it is refused.
+While Neo4j does not answer, a process keeps the keys it loaded last, and a key
+it does not hold gets 503 (retry), never "not valid".
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -147,45 +149,51 @@ class KeyTable:
     A lookup first makes sure the copy was checked against Neo4j within
     ``refresh_seconds``; the check (one small read, and a reload of every active
     key when the version moved) runs on a worker thread and the lookup waits for
-    it at most ``wait_seconds``. A key that is not in the copy makes the check
-    run sooner (after ``miss_refresh_seconds``), so a key created through another
-    process works here at once.
+    it at most ``wait_seconds``. A key found in the copy is answered from it, even
+    while Neo4j does not answer (the copy loaded last stays in force).
 
-    When Neo4j does not answer, the copy loaded last stays in force; before
-    anything was ever loaded, a stored key cannot be told from a wrong one and
-    the lookup raises :class:`common.errors.RetryableDependencyError` (503).
+    A key that is not in the copy is never refused on the copy's word: the lookup
+    waits for a check that *began after it arrived* (so it sees every key stored
+    before the request came in, through any process), and refuses the key only
+    when that check found no such key. Misses that arrive together share one
+    check, queued behind the one running, so a burst of unknown keys costs Neo4j
+    one small read at a time. When that check fails or does not answer within
+    ``wait_seconds`` (``first_wait_seconds`` before anything was loaded), a stored
+    key cannot be told from a wrong one and the lookup raises
+    :class:`common.errors.RetryableDependencyError` (503), never a refusal.
     """
 
     def __init__(self, source: Neo4jKeyStore, *, refresh_seconds: float = 1.0,
                  wait_seconds: float = 1.0, first_wait_seconds: float = 5.0,
-                 miss_refresh_seconds: float = 0.25,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._source = source
         self._refresh = refresh_seconds
         self._wait = wait_seconds
         self._first_wait = first_wait_seconds
-        self._miss_refresh = miss_refresh_seconds
         self._clock = clock
         self._lock = threading.Lock()
         self._by_hash: dict[str, StoredKey] = {}
         self._version: int | None = None  # None: never loaded
         self._checked_at = float("-inf")
         self._pending: Future | None = None
+        # The check the misses wait for: queued, not begun yet (None when there is none).
+        self._queued: Future | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="referent-keys")
         self._closed = False
 
     def lookup(self, key_hash: str) -> StoredKey | None:
-        """The active stored key with this hash, or None."""
-        self._ensure_fresh(self._refresh)
+        """The active stored key with this hash, or None when Neo4j, asked after the
+        request arrived, holds no such active key.
+
+        Raises:
+            RetryableDependencyError: the key is not in the copy and Neo4j could not
+                be asked (down, frozen or slow): the caller should retry (503).
+        """
+        self._ensure_fresh()
         found = self._by_hash.get(key_hash)
         if found is None:
-            self._ensure_fresh(self._miss_refresh)
+            self._check_after_now()
             found = self._by_hash.get(key_hash)
-            if found is None and self._version is None:
-                raise RetryableDependencyError(
-                    "the API keys stored in Neo4j could not be read, so this key cannot be "
-                    "checked; retry when Neo4j answers (keys from REFERENT_AUTH__KEYS keep "
-                    "working meanwhile)", service="neo4j")
         return found
 
     def start(self) -> None:
@@ -199,11 +207,13 @@ class KeyTable:
         with self._lock:
             self._checked_at = float("-inf")
 
-    def _ensure_fresh(self, max_age: float) -> None:
-        if self._closed or self._clock() - self._checked_at < max_age:
+    def _ensure_fresh(self) -> None:
+        """The periodic check: a revoked key stops within about ``refresh_seconds``.
+        On failure or a slow answer the copy loaded last serves."""
+        if self._closed or self._clock() - self._checked_at < self._refresh:
             return
         with self._lock:
-            if self._clock() - self._checked_at < max_age:
+            if self._clock() - self._checked_at < self._refresh:
                 return
             if self._pending is not None and not self._pending.done():
                 if self._version is not None:
@@ -211,20 +221,58 @@ class KeyTable:
             else:
                 self._pending = self._worker.submit(self._check)
             pending = self._pending
-        # The first load may meet a cold Neo4j (query planning): it gets longer.
-        wait = self._wait if self._version is not None else self._first_wait
         try:
-            pending.result(timeout=wait)
+            pending.result(timeout=self._wait_for())
         except FutureTimeout:
             logger.warning("the API key check did not answer within %.1f s; using the keys "
-                           "loaded last", wait)
+                           "loaded last", self._wait_for())
         except DependencyError as exc:
             logger.warning("could not check the API keys: %s; using the keys loaded last", exc)
 
-    def _check(self) -> None:
+    def _check_after_now(self) -> None:
+        """Wait for a check that begins after this call (joining one already queued).
+
+        Raises:
+            RetryableDependencyError: that check failed or did not answer in time.
+        """
+        if self._closed:
+            raise RetryableDependencyError("the server is shutting down; retry",
+                                           service="neo4j")
+        with self._lock:
+            if self._queued is None:
+                self._queued = self._worker.submit(self._check, queued=True)
+            queued = self._queued
+        wait = self._wait_for()
+        try:
+            queued.result(timeout=wait)
+        except CancelledError:
+            raise RetryableDependencyError("the server is shutting down; retry",
+                                           service="neo4j") from None
+        except FutureTimeout:
+            raise RetryableDependencyError(
+                f"this API key is not among the keys loaded here and Neo4j, which stores "
+                f"them, did not answer within {wait:.1f} s, so it cannot be checked; retry "
+                "shortly (keys from REFERENT_AUTH__KEYS keep working meanwhile)",
+                service="neo4j") from None
+        except DependencyError as exc:
+            raise RetryableDependencyError(
+                "this API key is not among the keys loaded here and the keys stored in Neo4j "
+                f"could not be read ({exc}), so it cannot be checked; retry when Neo4j answers "
+                "(keys from REFERENT_AUTH__KEYS keep working meanwhile)",
+                service="neo4j") from exc
+
+    def _wait_for(self) -> float:
+        # The first load may meet a cold Neo4j (query planning): it gets longer.
+        return self._wait if self._version is not None else self._first_wait
+
+    def _check(self, *, queued: bool = False) -> None:
         # A check counts from when it began: what it read may predate a write that
-        # committed while it ran.
-        began = self._clock()
+        # committed while it ran. A queued check, once begun, takes no more waiters:
+        # a miss arriving now needs a check that begins after it.
+        with self._lock:
+            if queued:
+                self._queued = None
+            began = self._clock()
         try:
             version = self._source.version()
             if version != self._version:

@@ -4,6 +4,11 @@ A file with one bad line ingests nothing. Lines with ``chunk_id`` are stored as
 they are; lines without are chunked into ``<doc_id>#<n>``. Lines without
 ``entity_ids`` are tagged by alias matching over title + text.
 
+A chunk id belongs to one document: a file that gives a chunk id to a second
+document (on another line of the file, or one the collection already holds under
+another doc id) is refused, naming the line and both documents, and nothing is
+written; ``referent delete-doc`` frees an id.
+
 Re-ingest is idempotent and incremental: a document in the file replaces the
 stored one. Chunks stored exactly as the file has them are not written (nor
 embedded) again, changed and new chunks are upserted, and chunks the document
@@ -21,6 +26,7 @@ import time
 from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from common.errors import FormatError, InvalidIdError
 from common.formats import check_line
@@ -54,17 +60,24 @@ class IngestReport:
     seconds: float = 0.0
 
 
-def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | None = None,
-                 chunk_chars: int = 300) -> tuple[list[Chunk], int]:
-    """Turn a corpus file into chunks, checking every line first.
+class ParsedCorpus(NamedTuple):
+    """A corpus file's chunks, how many the linker tagged, and each chunk id's line."""
 
-    Returns the chunks and how many of them alias matching tagged with an entity.
+    chunks: list[Chunk]
+    tagged: int
+    line_of: dict[str, int]
+
+
+def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | None = None,
+                 chunk_chars: int = 300) -> ParsedCorpus:
+    """Turn a corpus file into chunks, checking every line first.
 
     Raises:
         FormatError: naming the line and field; nothing is returned.
     """
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    owner: dict[str, str] = {}
     tagged = 0
     for number, obj in iter_jsonl(lines, path):
         f = Fields(obj, number, path)
@@ -90,8 +103,9 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
             (f"{doc_id}#{n}", piece) for n, piece in enumerate(chunk_text(text, chunk_chars))]
         for cid, piece in pieces:
             if cid in seen:
-                raise f.error("chunk_id", f"chunk id {cid!r} already used on line {seen[cid]}")
+                raise f.error("chunk_id", _reused(cid, doc_id, owner[cid], f"line {seen[cid]}"))
             seen[cid] = number
+            owner[cid] = doc_id
             if given:
                 tags = tuple(entity_ids)
             else:
@@ -101,7 +115,38 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
                                 entity_ids=tags, metadata=metadata, auto_tagged=not given))
     if not chunks:
         raise FormatError("the file holds no corpus lines", path=path)
-    return chunks, tagged
+    return ParsedCorpus(chunks, tagged, seen)
+
+
+def _reused(chunk_id: str, doc_id: str, owner: str, where: str) -> str:
+    if owner == doc_id:
+        return f"chunk id {chunk_id!r} already used on {where}"
+    return (f"chunk id {chunk_id!r} of document {doc_id!r} already belongs to document "
+            f"{owner!r} ({where}); a chunk id names one passage of one document: give this "
+            "one another id, or leave chunk_id out to number it <doc_id>#<n>")
+
+
+def _refuse_foreign_chunks(kb: str, parsed: ParsedCorpus, stored_ids: dict[str, list[str]],
+                           index: VectorIndex, path: str | None) -> None:
+    """Refuse a file whose chunk ids the collection holds under another document.
+
+    Only ids the file's own documents do not already hold are looked up.
+
+    Raises:
+        FormatError: naming the first such line and both documents.
+    """
+    own = {cid for ids in stored_ids.values() for cid in ids}
+    unknown = [c.chunk_id for c in parsed.chunks if c.chunk_id not in own]
+    if not unknown:
+        return
+    doc_of = {c.chunk_id: c.doc_id for c in parsed.chunks}
+    taken = [(parsed.line_of[s.chunk_id], s) for s in index.get_chunks(kb, unknown)
+             if s.doc_id != doc_of[s.chunk_id]]
+    if taken:
+        line, stored = min(taken, key=lambda t: t[0])
+        raise FormatError(_reused(stored.chunk_id, doc_of[stored.chunk_id], stored.doc_id,
+                                  f"in the collection of kb {kb!r}"),
+                          line=line, field="chunk_id", path=path)
 
 
 def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot: AliasSnapshot,
@@ -114,18 +159,20 @@ def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot
     number of chunks to write.
 
     Raises:
-        FormatError: a bad line (nothing is written).
+        FormatError: a bad line, or a chunk id of another document (nothing is written).
         ConfigurationError: the kb was built with another embedder.
         DependencyError: Milvus or the embeddings endpoint failed.
     """
     started = time.perf_counter()
-    chunks, tagged = parse_corpus(lines, snapshot, path=path, chunk_chars=chunk_chars)
+    parsed = parse_corpus(lines, snapshot, path=path, chunk_chars=chunk_chars)
+    chunks, tagged = parsed.chunks, parsed.tagged
     dense = DenseSpec(embedder.name, embedder.dim) if embedder is not None else None
     index.ensure_collection(kb, dense)
-    index.mark_incomplete(kb, {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                               "file": path, "chunks": len(chunks)})
     doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
     stored_ids = index.doc_chunk_ids(kb, doc_ids)
+    _refuse_foreign_chunks(kb, parsed, stored_ids, index, path)
+    index.mark_incomplete(kb, {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                               "file": path, "chunks": len(chunks)})
     stored = {c.chunk_id: c for c in index.get_chunks(
         kb, [cid for ids in stored_ids.values() for cid in ids])}
     to_write = [c for c in chunks if stored.get(c.chunk_id) != c]

@@ -256,6 +256,18 @@ def test_type_schema(client, base):
 
 # -- import / export, search, version ---------------------------------------------------------
 
+def test_an_import_line_nested_too_deeply_is_a_422_naming_the_line(client, kb):
+    deep = "[" * 10_000 + "]" * 10_000
+    text = ('{"kind": "entity", "id": "ok", "name": "好", "type": "T"}\n'
+            f'{{"kind": "entity", "id": "deep", "name": "深", "type": "T", "attributes": {{"a": {deep}}}}}\n')
+    for params in ({"dry_run": "true"}, {}):
+        resp = client.post(f"/v1/kbs/{kb}/admin/import", params=params, content=text.encode())
+        assert resp.status_code == 422, resp.text
+        body = resp.json()
+        assert body["line"] == 2 and "nested too deeply" in body["detail"], body
+    assert client.get(f"/v1/kbs/{kb}/admin").status_code == 404  # nothing written
+
+
 def test_import_and_export_in_the_file_format(client, kb):
     url = f"/v1/kbs/{kb}/admin"
     text = (DEMO / "ontology.jsonl").read_text(encoding="utf-8")

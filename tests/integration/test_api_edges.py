@@ -3,6 +3,8 @@ body and text limits, liveness and readiness."""
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
 import uuid
@@ -48,6 +50,61 @@ def test_unknown_path_and_wrong_method_answer_problems(client):
     wrong = client.put("/healthz")
     assert "Allow" in assert_problem(wrong, 405)["detail"]
     assert wrong.headers["allow"] == "GET"
+
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def test_every_405_lists_every_method_its_path_takes(client):
+    """For every path of the document, every method it does not take: 405 with an
+    ``Allow`` naming exactly the methods the document gives that path."""
+    wrong = []
+    for template, item in client.app.openapi()["paths"].items():
+        path = re.sub(r"\{[^}]+\}", "x1", template)
+        documented = sorted(m.upper() for m in item)
+        for method in set(METHODS) - set(documented):
+            resp = client.request(method, path, headers=ADMIN)
+            assert_problem(resp, 405)
+            if resp.headers.get("allow") != ", ".join(documented):
+                wrong.append((method, template, resp.headers.get("allow"), documented))
+    assert not wrong, wrong
+
+
+def test_integers_and_booleans_in_a_body_are_json_integers_and_booleans(client, demo_kb):
+    url = turn_url(demo_kb, f"s-{uuid.uuid4().hex[:8]}")
+    for bad in (True, "2", 2.0):
+        body = assert_problem(client.post(url, json={"text": "年假有几天", "turn": bad},
+                                          headers=QUERY), 422)
+        assert body["field"] == "turn" and "valid integer" in body["detail"], body
+    body = assert_problem(client.post(url, json={"text": "年假有几天", "k": "3"}, headers=QUERY),
+                          422)
+    assert body["field"] == "k"
+    alias = client.post(f"/v1/kbs/{demo_kb}/admin/entities/nothing.here/aliases",
+                        json={"alias": "某别名", "ambiguous": "yes"}, headers=ADMIN)
+    assert assert_problem(alias, 422)["field"] == "ambiguous"
+    assert client.post(url, json={"text": "年假有几天", "turn": 1}, headers=QUERY).status_code == 200
+
+
+@pytest.mark.parametrize("depth", [65, 900, 10_000])
+def test_a_body_nested_too_deeply_is_a_400_that_says_so(client, demo_kb, kb, depth):
+    deep = "[" * depth + "]" * depth
+    for method, url, text in [
+            ("POST", turn_url(demo_kb), '{"text": "年假", "used": %s}' % deep),
+            ("POST", f"/v1/kbs/{demo_kb}/admin/entities",
+             '{"id": "x.deep", "name": "深", "type": "Thing", "attributes": {"a": %s}}' % deep),
+            ("POST", "/v1/admin/keys", '{"name": "deep", "scopes": %s}' % deep)]:
+        resp = client.request(method, url, content=text.encode(),
+                              headers={**ADMIN, "content-type": "application/json"})
+        body = assert_problem(resp, 400)
+        assert "nested too deeply" in body["detail"] and "UTF-8" not in body["detail"], body
+        assert body["field"] == "body"
+    # 64 levels in all (the body, attributes, then 62 arrays) is within the limit: the
+    # body is read, then judged on its fields.
+    fine = "[" * 62 + "]" * 62
+    resp = client.post(f"/v1/kbs/{kb}/admin/entities", headers=ADMIN,
+                       json={"id": "x.deep", "name": "深", "type": "Thing",
+                             "attributes": {"a": json.loads(fine)}})
+    assert resp.status_code != 400 and resp.status_code < 500, resp.text
 
 
 def test_validation_errors_name_the_field(client, demo_kb):

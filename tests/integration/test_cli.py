@@ -170,3 +170,35 @@ def test_a_kb_without_an_ontology_is_ingested_and_answered(cli_env, kb):
     line = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert line["action"] == "retrieve"
     assert line["evidence"][0]["doc_id"] == "fiber"
+
+
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+def test_a_line_nested_too_deeply_is_refused_naming_it_and_nothing_is_written(cli_env, kb,
+                                                                             neo4j_store,
+                                                                             milvus_index):
+    ontology = cli_env / "deep-ontology.jsonl"
+    ontology.write_text('{"kind": "entity", "id": "ok", "name": "好", "type": "T"}\n'
+                        '{"kind": "entity", "id": "deep", "name": "深", "type": "T", '
+                        f'"attributes": {{"a": {DEEP}}}}}\n', encoding="utf-8")
+    result = run("ontology", "import", "--kb", kb, str(ontology))
+    assert result.exit_code == 2, result.output
+    assert "line 2" in result.output and "nested too deeply" in result.output, result.output
+    assert "Traceback" not in result.output and "RecursionError" not in result.output
+    assert neo4j_store.alias_version(kb) is None
+
+    assert run("ontology", "import", "--kb", kb, str(DEMO / "ontology.jsonl")).exit_code == 0
+    corpus = cli_env / "deep-corpus.jsonl"
+    corpus.write_text('{"doc_id": "d1", "text": "年假有五天"}\n'
+                      f'{{"doc_id": "d2", "text": "病假", "metadata": {{"m": {DEEP}}}}}\n',
+                      encoding="utf-8")
+    result = run("ingest", "--kb", kb, str(corpus))
+    assert result.exit_code == 2, result.output
+    assert "line 2" in result.output and "nested too deeply" in result.output, result.output
+    assert "Traceback" not in result.output
+    suite = cli_env / "deep-suite.jsonl"
+    suite.write_text(f'{{"session": "s1", "turns": {DEEP}}}\n', encoding="utf-8")
+    result = run("eval", "--kb", kb, str(suite), "--out", str(cli_env / "out.jsonl"))
+    assert result.exit_code == 2, result.output
+    assert "line 1" in result.output and "nested too deeply" in result.output, result.output

@@ -227,3 +227,37 @@ def test_no_key_or_secret_reaches_the_logs(runtime, degraded_runtime, keyring, d
     assert any(r["level"] == "error" and "exc" in r for r in records(json_logs))
     for secret in (ADMIN_KEY, QUERY_KEY, wrong_key, LLM_KEY):
         assert secret not in text
+
+
+@pytest.fixture
+def served_logs():
+    """The logging of `referent serve` (JSON lines into a buffer), undone afterwards."""
+    root = logging.getLogger()
+    saved_root = (list(root.handlers), root.level)
+    saved = {name: (list(logger.handlers), logger.propagate)
+             for name, logger in logging.root.manager.loggerDict.items()
+             if isinstance(logger, logging.Logger)}
+    buffer = io.StringIO()
+    log.configure_logging(Settings(log={"format": "json", "level": "INFO"}), stream=buffer)
+    yield buffer
+    root.handlers[:], root.level = saved_root
+    for name, (handlers, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
+    logging.getLogger("uvicorn.access").disabled = False
+
+
+def test_a_driver_error_with_a_traceback_is_one_json_record(milvus_index, served_logs):
+    """pymilvus logs its RPC errors with a multi-line traceback through a handler of its
+    own: with the server's logging it is one JSON record, the traceback inside it."""
+    from pymilvus import MilvusException
+
+    with pytest.raises(MilvusException):
+        milvus_index._client.query(f"referent_missing_{uuid.uuid4().hex[:8]}", filter="",
+                                   limit=1)
+    lines = served_logs.getvalue().splitlines()
+    parsed = [json.loads(line) for line in lines]  # every line is one JSON object
+    driver = [r for r in parsed if r["logger"].startswith("pymilvus")]
+    assert driver and driver[0]["level"] == "error", lines
+    assert "Traceback" in driver[0]["msg"] and "\n" in driver[0]["msg"]

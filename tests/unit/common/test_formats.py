@@ -122,8 +122,8 @@ def test_the_shared_data_is_there_to_check():
 def test_the_demo_files_parse_and_their_results_lines_fit():
     ontology = parse_ontology((DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines())
     snapshot = AliasSnapshot.from_ontology("demo", 1, ontology)
-    chunks, _ = parse_corpus((DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
-                             snapshot)
+    chunks = parse_corpus((DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
+                          snapshot).chunks
     suite = parse_suite((DEMO / "suite.jsonl").read_text(encoding="utf-8").splitlines())
     assert ontology.entities and chunks and suite
     for example in (_TURN_CLARIFY, _TURN_RETRIEVE):
