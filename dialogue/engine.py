@@ -44,8 +44,8 @@ from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.ontology import Ontology
-from kg.linker import EntityLinker, LinkResult
-from kg.mentions import Detection, MentionKind, detect_mentions
+from understanding.linker import EntityLinker, LinkResult
+from understanding.mentions import Detection, MentionKind, detect_mentions
 from common.language.normalize import turn_language
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search, own_coverage

@@ -167,7 +167,7 @@ class AliasSnapshot:
         """The :class:`kg.fit.ContextFit` of this snapshot, built once on first use."""
         fit = self._derived.get("fit")
         if fit is None:
-            from kg.fit import ContextFit
+            from understanding.fit import ContextFit
 
             fit = self._derived["fit"] = ContextFit(self)
         return fit

@@ -25,8 +25,8 @@ from dialogue.policy.clarify_model import ClarifyModel, DecisionInput
 from dialogue.policy.decision import ClarifyVerdict, UnderstoodTurn
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
-from kg.linker import NAMED_BEFORE_REASON, Link, LinkResult
-from kg.mentions import Detection, MentionKind
+from understanding.linker import NAMED_BEFORE_REASON, Link, LinkResult
+from understanding.mentions import Detection, MentionKind
 
 logger = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
                             LinkTrace)
 from kg.aliases import AliasSnapshot
-from kg.linker import DEFERRED_PRONOUN_REASON, Candidate, EntityLinker, Link, LinkResult
-from kg.mentions import Mention, MentionKind, detect_mentions
+from understanding.linker import DEFERRED_PRONOUN_REASON, Candidate, EntityLinker, Link, LinkResult
+from understanding.mentions import Mention, MentionKind, detect_mentions
 from retrieval.entity_facts import EntityFacts
 
 

@@ -5,7 +5,7 @@ are no name made of digits (kg/mentions.py)."""
 import json
 
 from kg.aliases import AliasSnapshot
-from kg.mentions import MentionKind, detect_mentions
+from understanding.mentions import MentionKind, detect_mentions
 from kg.ontology import parse_ontology
 
 

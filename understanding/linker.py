@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from common.language import cues
 from kg.aliases import AliasSnapshot
-from kg.fit import decide
-from kg.mentions import PLACE, Detection, Mention, MentionKind
-from kg.pieces import pointed_at
+from understanding.fit import decide
+from understanding.mentions import PLACE, Detection, Mention, MentionKind
+from understanding.pieces import pointed_at
 
 _PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
 # "The two" / 两者: the focus and the other one of its kind talked about just before.
