@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from common.language import cues
 from kg.aliases import AliasSnapshot
-from understanding.fit import decide
+from understanding.fit import context_fit, decide
 from understanding.mentions import PLACE, Detection, Mention, MentionKind
 from understanding.pieces import pointed_at
 
@@ -357,7 +357,7 @@ class EntityLinker:
         """The option a turn that names nothing fits clearly best by its words (知道
         《五月天》吗？ left unanswered, then 那可是台湾著名的摇滚乐团: the band, not the
         song); None when its words fit none of them clearly."""
-        scores = snapshot.context_fit().scores(detection.text, options)
+        scores = context_fit(snapshot).scores(detection.text, options)
         chosen = decide(scores, margin=self.fit_margin)
         if chosen is None:
             return None
@@ -436,7 +436,7 @@ class EntityLinker:
 
     def _choose_by_fit(self, mention: Mention, ids: Sequence[str], snapshot: AliasSnapshot,
                        question: str, *, source: str) -> Link:
-        scores = snapshot.context_fit().scores(question, ids, ignore=[mention.text])
+        scores = context_fit(snapshot).scores(question, ids, ignore=[mention.text])
         candidates = tuple(Candidate(e, scores[e], f"{source}, context fit") for e in ids)
         if self.defer_fit:
             return Link(mention, candidates, (), "left to the clarify-or-resolve decision")
