@@ -14,6 +14,7 @@ have none, and the first caller to continue one becomes its owner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +27,11 @@ class TurnRecord(BaseModel):
     entities: list[str] = Field(default_factory=list)
     # Titles of the evidence the turn found: words a later turn without a name may inherit.
     found: list[str] = Field(default_factory=list)
+    # The turn's TurnFrame (understanding/frame.py, JSON with its format number) and the
+    # mentions read of its texts (understanding/reading.py): a later turn reads them
+    # instead of parsing the words again. Empty in sessions saved before frames.
+    frame: dict[str, Any] | None = None
+    read: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ShownRecord(BaseModel):
