@@ -90,6 +90,22 @@ NAMED_BEFORE_REASON = "pronoun → the one name said before it in the turn"
 DEFERRED_PRONOUN_REASON = "left to the clarify-or-resolve decision: several focus entities"
 
 
+@dataclass(frozen=True)
+class _Around:
+    """What the dialogue offers a reference: the focus, the entities last listed, the
+    alternates, the recent turns' entities and the attributes asked."""
+
+    focus: tuple[str, ...]
+    listed: tuple[str, ...]
+    alternates: tuple[str, ...]
+    recent: tuple[str, ...]
+    attributes: tuple[str | None, ...]
+
+
+# A reading of a pronoun that does not hold: the next one is tried.
+_NO_READING = object()
+
+
 class EntityLinker:
     """Links the mentions of one turn against one alias snapshot."""
 
@@ -127,38 +143,20 @@ class EntityLinker:
         text_norm = snapshot.normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)] or list(context_attributes)
         links: list[Link] = []
+        around = _Around(tuple(focus), tuple(listed), tuple(alternates), tuple(recent),
+                         tuple(attributes))
         for mention in self._credible(detection, snapshot):
             if mention.kind is MentionKind.ALIAS:
-                links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus,
-                                              detection.text, recent))
-            elif mention.kind is MentionKind.PRONOUN and mention.value == PLACE:
-                place = self._link_place(mention, detection, snapshot,
-                                         [*focus, *alternates, *recent])
-                if place is not None:
-                    links.append(place)
-            elif mention.kind is MentionKind.PRONOUN and focus and mention.text.lower() in _DUAL_PRONOUNS:
-                pair = self._the_two(focus, recent, snapshot)
-                if pair:
-                    links.append(Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
-                                      tuple(pair), "“the two”: the focus and the last one like it"))
-            elif mention.kind is MentionKind.PRONOUN and self._determiner(mention, detection):
-                continue  # 那张白金卡: the name that follows says what is meant
-            elif mention.kind is MentionKind.PRONOUN and (pointed := self._pointed(
-                    mention, detection, snapshot, [*focus, *alternates, *recent])) is not None:
-                links.append(pointed)
-            elif mention.kind is MentionKind.PRONOUN and (said := self._named_before(
-                    mention, detection)) is not None:
-                links.append(Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
-                                  NAMED_BEFORE_REASON))
-            elif mention.kind is MentionKind.PRONOUN and focus:
-                links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
-                                                detection.text))
-            elif mention.kind is MentionKind.ORDINAL and len(listed) > 1:
-                index = int(mention.value)
-                if -len(listed) <= index < len(listed):
-                    chosen = listed[index]
-                    links.append(Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
-                                      "ordinal over the entities last listed"))
+                found = self._link_alias(mention, snapshot, text_norm, attributes, focus,
+                                         detection.text, recent)
+            elif mention.kind is MentionKind.PRONOUN:
+                found = self._link_reference(mention, detection, snapshot, around)
+            elif mention.kind is MentionKind.ORDINAL:
+                found = self._link_ordinal(mention, listed)
+            else:
+                found = None
+            if found is not None:
+                links.append(found)
         links = self._guard_fuzzy(links, snapshot)
         links.extend(self._coordinated_variants(detection, snapshot, links))
         if focus and not any(link.mention.kind is MentionKind.ALIAS for link in links):
@@ -166,6 +164,67 @@ class EntityLinker:
             if variant is not None:
                 links.append(variant)
         return LinkResult(tuple(links))
+
+    def _link_reference(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                        around: _Around) -> Link | None:
+        """A pronoun's link: the first reading of it that holds, in order (a place word,
+        "the two", a determiner before a name, a piece of a name, the one name said
+        before it, the focus); None when the reading that holds links nothing."""
+        for reading in (self._as_place, self._as_the_two, self._as_determiner,
+                        self._as_pointed, self._as_named_before, self._as_focus):
+            found = reading(mention, detection, snapshot, around)
+            if found is not _NO_READING:
+                return found
+        return None
+
+    def _as_place(self, mention, detection, snapshot, around):
+        if mention.value != PLACE:
+            return _NO_READING
+        return self._link_place(mention, detection, snapshot,
+                                [*around.focus, *around.alternates, *around.recent])
+
+    def _as_the_two(self, mention, detection, snapshot, around):
+        if not (around.focus and mention.text.lower() in _DUAL_PRONOUNS):
+            return _NO_READING
+        pair = self._the_two(around.focus, around.recent, snapshot)
+        if not pair:
+            return None
+        return Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
+                    tuple(pair), "“the two”: the focus and the last one like it")
+
+    def _as_determiner(self, mention, detection, snapshot, around):
+        # 那张白金卡: the name that follows says what is meant.
+        return None if self._determiner(mention, detection) else _NO_READING
+
+    def _as_pointed(self, mention, detection, snapshot, around):
+        pointed = self._pointed(mention, detection, snapshot,
+                                [*around.focus, *around.alternates, *around.recent])
+        return _NO_READING if pointed is None else pointed
+
+    def _as_named_before(self, mention, detection, snapshot, around):
+        said = self._named_before(mention, detection)
+        if said is None:
+            return _NO_READING
+        return Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
+                    NAMED_BEFORE_REASON)
+
+    def _as_focus(self, mention, detection, snapshot, around):
+        if not around.focus:
+            return _NO_READING
+        return self._link_pronoun(mention, snapshot, list(around.attributes), around.focus,
+                                  around.alternates, detection.text)
+
+    @staticmethod
+    def _link_ordinal(mention: Mention, listed: Sequence[str]) -> Link | None:
+        """第一个, the latter: the entity of that rank among those last listed."""
+        if len(listed) <= 1:
+            return None
+        index = int(mention.value)
+        if not -len(listed) <= index < len(listed):
+            return None
+        chosen = listed[index]
+        return Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
+                    "ordinal over the entities last listed")
 
     @staticmethod
     def _link_place(mention: Mention, detection: Detection, snapshot: AliasSnapshot,
