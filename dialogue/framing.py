@@ -69,9 +69,6 @@ def keep_understanding(before: SessionState, after: SessionState, outcome: TurnO
         return
     after.recent[-1].frame = turn_frame(before, after, outcome, snapshot).to_stored()
     if reading is not None:
-        # The times a later turn carries are read off this turn's query without the
-        # aliases (dialogue/rewrite.py): read now, while it is this turn's text.
-        detect_mentions(outcome.standalone, None)
         for record in after.recent:
             _keep_read(record, reading, snapshot)
 
