@@ -23,13 +23,9 @@ from typing import Any
 
 import pytest
 
-from dialogue.engine import EngineConfig, TurnEngine
+from dialogue.engine import TurnEngine
 from dialogue.memory_store import InMemorySessionStore
-from kg.aliases import SnapshotCache
-from kg.memory_store import InMemoryOntologyStore
-from retrieval.ingest import ingest_corpus
-from retrieval.memory_index import InMemoryIndex
-from retrieval.search import Retriever
+from tests.unit.dialogue.conftest import in_memory_engine
 
 CASES = Path(__file__).with_name("cases")
 REPO = Path(__file__).resolve().parents[3]
@@ -52,13 +48,8 @@ def _engine(path: Path) -> TurnEngine:
     engine = _ENGINES.get(path)
     if engine is None:
         data = json.loads(path.read_text(encoding="utf-8"))
-        ontology = InMemoryOntologyStore()
-        ontology.import_ontology(KB, _lines(data, "ontology"))
-        snapshots = SnapshotCache(ontology)
-        index = InMemoryIndex()
-        ingest_corpus(KB, _lines(data, "corpus"), index=index, snapshot=snapshots.get(KB))
-        engine = _ENGINES[path] = TurnEngine(snapshots, Retriever(index), InMemorySessionStore(),
-                                             EngineConfig())
+        engine = _ENGINES[path] = in_memory_engine(KB, _lines(data, "ontology"),
+                                                   _lines(data, "corpus"), InMemorySessionStore())
     return engine
 
 

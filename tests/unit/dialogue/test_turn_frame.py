@@ -13,15 +13,11 @@ from collections import Counter
 import pytest
 
 import understanding.mentions as mentions
-from dialogue.engine import EngineConfig, TurnEngine
+from dialogue.engine import TurnEngine
 from dialogue.memory_store import InMemorySessionStore
 from dialogue.sqlite_store import SQLiteSessionStore
-from kg.aliases import SnapshotCache
-from kg.memory_store import InMemoryOntologyStore
-from retrieval.ingest import ingest_corpus
-from retrieval.memory_index import InMemoryIndex
-from retrieval.search import Retriever
 from tests.conftest import DEMO
+from tests.unit.dialogue.conftest import in_memory_engine
 from understanding.frame import FRAME_FORMAT, Intent, TurnFrame
 
 KB = "demo"
@@ -33,13 +29,8 @@ CONVERSATION = ["华东区7月的销售额是多少", "那华南区呢", "为什
 
 
 def _engine(sessions) -> TurnEngine:
-    ontology = InMemoryOntologyStore()
-    ontology.import_ontology(KB, (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines())
-    snapshots = SnapshotCache(ontology)
-    index = InMemoryIndex()
-    ingest_corpus(KB, (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
-                  index=index, snapshot=snapshots.get(KB))
-    return TurnEngine(snapshots, Retriever(index), sessions, EngineConfig())
+    return in_memory_engine(KB, (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines(),
+                            (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(), sessions)
 
 
 @pytest.fixture(scope="module")
