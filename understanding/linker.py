@@ -102,8 +102,12 @@ class _Around:
     attributes: tuple[str | None, ...]
 
 
-# A reading of a pronoun that does not hold: the next one is tried.
-_NO_READING = object()
+class _NoReading:
+    """A reading of a pronoun that does not hold: the next one is tried."""
+
+
+_NO_READING = _NoReading()
+_Reading = Link | None | _NoReading
 
 
 class EntityLinker:
@@ -177,13 +181,15 @@ class EntityLinker:
                 return found
         return None
 
-    def _as_place(self, mention, detection, snapshot, around):
+    def _as_place(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                  around: _Around) -> _Reading:
         if mention.value != PLACE:
             return _NO_READING
         return self._link_place(mention, detection, snapshot,
                                 [*around.focus, *around.alternates, *around.recent])
 
-    def _as_the_two(self, mention, detection, snapshot, around):
+    def _as_the_two(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                    around: _Around) -> _Reading:
         if not (around.focus and mention.text.lower() in _DUAL_PRONOUNS):
             return _NO_READING
         pair = self._the_two(around.focus, around.recent, snapshot)
@@ -192,23 +198,27 @@ class EntityLinker:
         return Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
                     tuple(pair), "“the two”: the focus and the last one like it")
 
-    def _as_determiner(self, mention, detection, snapshot, around):
+    def _as_determiner(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                       around: _Around) -> _Reading:
         # 那张白金卡: the name that follows says what is meant.
         return None if self._determiner(mention, detection) else _NO_READING
 
-    def _as_pointed(self, mention, detection, snapshot, around):
+    def _as_pointed(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                    around: _Around) -> _Reading:
         pointed = self._pointed(mention, detection, snapshot,
                                 [*around.focus, *around.alternates, *around.recent])
         return _NO_READING if pointed is None else pointed
 
-    def _as_named_before(self, mention, detection, snapshot, around):
+    def _as_named_before(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                         around: _Around) -> _Reading:
         said = self._named_before(mention, detection)
         if said is None:
             return _NO_READING
         return Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
                     NAMED_BEFORE_REASON)
 
-    def _as_focus(self, mention, detection, snapshot, around):
+    def _as_focus(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                  around: _Around) -> _Reading:
         if not around.focus:
             return _NO_READING
         return self._link_pronoun(mention, snapshot, list(around.attributes), around.focus,
