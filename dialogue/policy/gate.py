@@ -1,6 +1,6 @@
 """Clarify or resolve: the one place that decides whether a link is worth a question.
 
-The linker (kg/linker.py) settles what the turn and the dialogue settle and
+The linker (understanding/linker.py) settles what the turn and the dialogue settle and
 leaves the rest ambiguous; a :class:`ClarifyGate` looks at each link of the
 turn and says whether to ask about it, with the options in the order they
 will be offered and the features and reasons of its verdict. The policy asks

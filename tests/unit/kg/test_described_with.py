@@ -1,6 +1,6 @@
 """What an entity's description names: the ties that keep a focus entity beside a
 name the turn says (kg/aliases.py ``described_with``), and the digits of a date that
-are no name made of digits (kg/mentions.py)."""
+are no name made of digits (understanding/mentions.py)."""
 
 import json
 
