@@ -67,7 +67,7 @@ def keep_understanding(before: SessionState, after: SessionState, outcome: TurnO
     the turn's reading holds of that record's texts."""
     if not after.recent or after.recent[-1].index != outcome.turn:
         return
-    after.recent[-1].frame = turn_frame(before, after, outcome, snapshot).to_stored()
+    after.recent[-1].keep(frame=turn_frame(before, after, outcome, snapshot).to_stored())
     if reading is not None:
         for record in after.recent:
             _keep_read(record, reading, snapshot)
@@ -75,5 +75,5 @@ def keep_understanding(before: SessionState, after: SessionState, outcome: TurnO
 
 def _keep_read(record: TurnRecord, reading: Reading, snapshot: AliasSnapshot) -> None:
     key = snapshot_key(snapshot)
-    record.read = [stored(detection, aliased, key)
-                   for detection, aliased in reading.of_texts((record.user, record.standalone))]
+    record.keep(read=[stored(detection, aliased, key)
+                      for detection, aliased in reading.of_texts((record.user, record.standalone))])
