@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synth import pct, rss_mb, synthetic_ontology, utterances  # noqa: E402
 from kg.aliases import AliasSnapshot  # noqa: E402
-from kg.linker import EntityLinker  # noqa: E402
-from kg.mentions import detect_mentions  # noqa: E402
+from understanding.linker import EntityLinker  # noqa: E402
+from understanding.mentions import detect_mentions  # noqa: E402
 
 
 def time_turns(snapshot: AliasSnapshot, texts: list[str]) -> list[float]:

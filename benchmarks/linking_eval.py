@@ -30,7 +30,7 @@ from dialogue.engine import TurnEngine
 from evaluation.suites import parse_suite, run_system, score
 from kg.aliases import SnapshotCache
 from kg.fuzzy import DEFAULT_THRESHOLD
-from kg.linker import DEFAULT_FIT_MARGIN, EntityLinker
+from understanding.linker import DEFAULT_FIT_MARGIN, EntityLinker
 from retrieval.ingest import ingest_corpus
 
 SUITES = ["claqua-dev-single", "claqua-dev-multi"]

@@ -13,9 +13,9 @@ from dialogue.classify import is_switch
 from dialogue.models import Clarification, ClarifyOption
 from dialogue.state import PendingClarification
 from kg.aliases import AliasSnapshot
-from kg.linker import LinkResult
-from kg.mentions import Detection, MentionKind
-from kg.pieces import latin_words, pointed_at
+from understanding.linker import LinkResult
+from understanding.mentions import Detection, MentionKind
+from understanding.pieces import latin_words, pointed_at
 
 _BOTH_RE = cues.BOTH_RE
 _NEITHER_RE = cues.NEITHER_RE

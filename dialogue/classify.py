@@ -7,8 +7,8 @@ from enum import Enum
 
 from common.language import cues
 from common.language.normalize import normalize
-from kg.linker import LinkResult
-from kg.mentions import Detection, Mention, MentionKind
+from understanding.linker import LinkResult
+from understanding.mentions import Detection, Mention, MentionKind
 
 # Explicit topic-switch cues (also stripped from the front of the search query) and
 # the ellipsis cue: every language's, from common.language.

@@ -25,6 +25,7 @@ from dialogue.events import (ClarificationAnswered, ClarificationAsked, Dependen
                              StagesTimed)
 from dialogue.classify import (TurnKind, asks_again, asks_for_more, is_switch,
                                strip_conversation_cues, strip_correction_cue)
+from dialogue.framing import keep_understanding, kept_readings
 from dialogue.llm_rewriter import LLMRewriter
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from dialogue.policy.clarify_model import ClarifyModel
@@ -44,8 +45,10 @@ from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
 from kg.aliases import AliasSnapshot, SnapshotCache
 from kg.ontology import Ontology
-from kg.linker import EntityLinker, LinkResult
-from kg.mentions import Detection, MentionKind, detect_mentions
+from understanding.linker import EntityLinker, LinkResult
+from understanding.mentions import Detection, MentionKind, detect_mentions
+from understanding.reading import current as current_reading
+from understanding.reading import reading
 from common.language.normalize import turn_language
 from retrieval.context import pack_context
 from retrieval.dual_path import dual_search, own_coverage
@@ -282,6 +285,12 @@ class TurnEngine:
 
     def _turn(self, kb: str, state: SessionState, text: str, k: int) -> tuple[TurnResult, SessionState]:
         snapshot = self._snapshot(kb)
+        # Every text read in the turn is read once; the recent turns' texts come read.
+        with reading(snapshot, kept_readings(state)):
+            return self._played(kb, state, text, k, snapshot)
+
+    def _played(self, kb: str, state: SessionState, text: str, k: int,
+                snapshot: AliasSnapshot) -> tuple[TurnResult, SessionState]:
         run = TurnRun(self._trace_start(kb, state, snapshot))
         turn_no = state.turn_count + 1
         understood = self._understand(run, text, state, snapshot)
@@ -581,9 +590,13 @@ class TurnEngine:
 
     def _apply(self, run: TurnRun, state: SessionState, outcome: TurnOutcome,
                snapshot: AliasSnapshot) -> SessionState:
-        return run.guarded("apply", lambda: apply_turn(state, outcome, snapshot, self._limits),
-                           lambda: _counted_only(state, outcome, self._limits),
-                           "the turn counted and remembered, nothing else changed")
+        after = run.guarded("apply", lambda: apply_turn(state, outcome, snapshot, self._limits),
+                            lambda: _counted_only(state, outcome, self._limits),
+                            "the turn counted and remembered, nothing else changed")
+        run.guarded("frame", lambda: keep_understanding(state, after, outcome, snapshot,
+                                                        current_reading()),
+                    lambda: None, "the turn kept without its frame")
+        return after
 
     # -- traces --------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ell
                                revisit_cue, side_spans, strip_conversation_cues)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
-from kg.linker import Link, LinkResult
-from kg.mentions import Detection, MentionKind, detect_mentions
+from understanding.linker import Link, LinkResult
+from understanding.mentions import Detection, MentionKind, detect_mentions
 
 
 

@@ -14,8 +14,8 @@ from dialogue.classify import TurnKind
 from dialogue.policy.decision import QuestionReading
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
-from kg.linker import LinkResult
-from kg.mentions import Detection, MentionKind
+from understanding.linker import LinkResult
+from understanding.mentions import Detection, MentionKind
 from common.language.normalize import turn_language
 
 Source = Literal["rules", "llm", "original"]

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dialogue.classify import TurnKind, comparison_targets
 from dialogue.state import SessionState, Slot, Slots, SummaryLine, TurnRecord
 from kg.aliases import AliasSnapshot
-from kg.linker import LinkResult
-from kg.mentions import Detection, MentionKind, detect_mentions
+from understanding.linker import LinkResult
+from understanding.mentions import Detection, MentionKind, detect_mentions
 
 # Summary lines kept: older ones go first. Each line is at most SUMMARY_CHARS long.
 SUMMARY_LINES = 8

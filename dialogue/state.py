@@ -14,8 +14,24 @@ have none, and the first caller to continue one becomes its owner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class _Kept(dict):
+    """A turn's frame as stored: written once, never changed in place (a new turn
+    writes a new one), so copies of the session state share it."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Kept:
+        return self
+
+
+class _KeptList(list):
+    """What was read of a turn's texts, replaced whole, never changed in place."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _KeptList:
+        return self
 
 
 class TurnRecord(BaseModel):
@@ -26,6 +42,29 @@ class TurnRecord(BaseModel):
     entities: list[str] = Field(default_factory=list)
     # Titles of the evidence the turn found: words a later turn without a name may inherit.
     found: list[str] = Field(default_factory=list)
+    # The turn's TurnFrame (understanding/frame.py, JSON with its format number) and the
+    # mentions read of its texts (understanding/reading.py): a later turn reads them
+    # instead of parsing the words again. Empty in sessions saved before frames.
+    frame: dict[str, Any] | None = None
+    read: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("frame", mode="after")
+    @classmethod
+    def _frame_kept(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else _Kept(value)
+
+    @field_validator("read", mode="after")
+    @classmethod
+    def _read_kept(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return _KeptList(_Kept(item) for item in value)
+
+    def keep(self, *, frame: dict[str, Any] | None = None,
+             read: list[dict[str, Any]] | None = None) -> None:
+        """Keep the turn's frame and what was read of its texts (each replaced whole)."""
+        if frame is not None:
+            self.frame = _Kept(frame)
+        if read is not None:
+            self.read = _KeptList(_Kept(item) for item in read)
 
 
 class ShownRecord(BaseModel):

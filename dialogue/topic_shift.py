@@ -29,8 +29,8 @@ from common.errors import DependencyError
 from common.language.tokens import tokens
 from dialogue.classify import asks_for_more, is_ellipsis
 from kg.aliases import AliasSnapshot
-from kg.linker import LinkResult
-from kg.mentions import Detection, MentionKind
+from understanding.linker import LinkResult
+from understanding.mentions import Detection, MentionKind
 from retrieval.embedders import Embedder, cosine
 
 

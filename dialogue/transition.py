@@ -15,8 +15,8 @@ from dialogue.policy.decision import Clarify, Decision, PlanQueries, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
 from kg.aliases import AliasSnapshot
-from kg.linker import LinkResult
-from kg.mentions import Detection, MentionKind
+from understanding.linker import LinkResult
+from understanding.mentions import Detection, MentionKind
 
 
 @dataclass(frozen=True)

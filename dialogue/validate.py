@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from common.language import cues
 from common.language.relative import anchored
 from kg.aliases import AliasSnapshot
-from kg.mentions import Mention, MentionKind, detect_mentions
+from understanding.mentions import Mention, MentionKind, detect_mentions
 
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # Question words in groups of synonyms across languages (怎么 = 如何 = how).

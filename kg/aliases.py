@@ -163,15 +163,6 @@ class AliasSnapshot:
             index = self._derived["sound"] = SoundAliasIndex(self.by_norm)
         return index
 
-    def context_fit(self):
-        """The :class:`kg.fit.ContextFit` of this snapshot, built once on first use."""
-        fit = self._derived.get("fit")
-        if fit is None:
-            from kg.fit import ContextFit
-
-            fit = self._derived["fit"] = ContextFit(self)
-        return fit
-
     @classmethod
     def from_linking_data(cls, kb: str, data: LinkingData, **fuzzy: float) -> AliasSnapshot:
         """Build from what the store read (stored alias keys are reused, not recomputed)."""

@@ -33,7 +33,7 @@ from common.formats import check_line
 from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl
 from kg.aliases import AliasSnapshot
-from kg.tagging import tag_entities
+from understanding.tagging import tag_entities
 from retrieval.chunking import chunk_text
 from retrieval.embedders import Embedder
 from retrieval.index import VectorIndex

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 from common.errors import ReferentError
 from kg.aliases import AliasSnapshot
-from kg.linker import EntityLinker
-from kg.tagging import tag_entities
+from understanding.linker import EntityLinker
+from understanding.tagging import tag_entities
 from retrieval.index import VectorIndex
 from retrieval.models import Chunk
 

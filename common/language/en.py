@@ -10,7 +10,7 @@ from __future__ import annotations
 # English words are matched on word boundaries.
 WORD_BOUNDARIES = True
 
-# -- mention detection (kg.mentions) ------------------------------------------------------
+# -- mention detection (understanding.mentions) ------------------------------------------------------
 
 PRONOUNS = ["the two", "both", "this product", "that product", "this person", "this one", "that one",
             "these", "those", "they", "them", "their", "its", "it",
@@ -129,7 +129,7 @@ VALUE_LEADS = [r"\bis\b", r"\bare\b", r"\bwas\b", ":"]
 VALUE_NAME_GAPS = [r"\s*(?:the\s+)?[\"(]?"]
 LISTED_TOGETHER = ["and", "or", r"vs\.?"]
 
-# -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------
+# -- linking (understanding.linker) and context fit (understanding.fit) -----------------------------------------
 
 COORDINATION = ["and", "or", r"vs\.?"]
 FIT_STOP_WORDS = """

@@ -4,7 +4,7 @@ Stemmed English words (stop words left out) and Chinese character bigrams (runs
 split on stop words, stop characters dropped, traditional characters folded to
 simplified so 年費 meets 年费), with the stop lists of the
 language room (common/language/zh.py, en.py). Used by the context fit
-(kg/fit.py), the clarify model's features and retrieval's novelty and search.
+(understanding/fit.py), the clarify model's features and retrieval's novelty and search.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 # Chinese is written without spaces: its words are matched anywhere.
 WORD_BOUNDARIES = False
 
-# -- mention detection (kg.mentions) ------------------------------------------------------
+# -- mention detection (understanding.mentions) ------------------------------------------------------
 
 # Pronouns and demonstratives that may refer to an entity (plain words).
 PRONOUNS = ["两者", "这两个", "这两张", "这两款", "它们", "他们", "她们", "这几个", "这些", "那些", "这款", "那款", "这种", "那种",
@@ -217,7 +217,7 @@ VALUE_NAME_GAPS = [r"\s*[《“\"「【(（]?"]
 # Words between two names listed side by side (A和B, A还是B; regex alternatives).
 LISTED_TOGETHER = ["和", "与", "跟", "及", "以及", "还是", "或", "或者", "、", ",", "，"]
 
-# -- linking (kg.linker) and context fit (kg.fit) -----------------------------------------
+# -- linking (understanding.linker) and context fit (understanding.fit) -----------------------------------------
 
 # Words between two names of one list (regex alternatives).
 COORDINATION = ["和", "与", "跟", "及", "以及", "还有", "还是", "或", "或者", "、", ",", "，"]

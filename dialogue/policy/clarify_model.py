@@ -24,7 +24,7 @@ semantic_facet      e5: the best cosine of the question with one of its facets,
                     names and the items of their values (does what is asked
                     apply to it?)
 lexical_fit         log(1 + IDF overlap) with its type, attributes and
-                    description (:mod:`kg.fit`)
+                    description (:mod:`understanding.fit`)
 focus               1 for the dialogue's most salient entity, 0.5 for another
                     focus entity, else 0
 recency             1 / (1 + turns since the dialogue last named it), 0 if never
@@ -103,6 +103,7 @@ from common.errors import ConfigurationError, ReferentError
 from common.language.tokens import tokens
 from dialogue.policy.vectors import VectorStore
 from kg.aliases import AliasSnapshot
+from understanding.fit import context_fit
 
 logger = logging.getLogger(__name__)
 
@@ -806,7 +807,7 @@ class FeatureExtractor:
         ignore = [item.mention] + [n for c in ids for n in snapshot.entities[c].all_aliases]
         skip = set(tokens(" ".join(ignore)))
         q_tokens = {t for t in tokens(item.question) if t not in skip}
-        fit = snapshot.context_fit()
+        fit = context_fit(snapshot)
         lexical = fit.scores(item.question, ids, ignore=ignore)
         idf = getattr(fit, "_idf", {})
         asked = [a for a in item.attributes if a]

@@ -13,8 +13,8 @@ from typing import Any, Union
 
 from dialogue.clarify import Answer
 from dialogue.classify import TurnKind
-from kg.linker import Link, LinkResult
-from kg.mentions import Detection
+from understanding.linker import Link, LinkResult
+from understanding.mentions import Detection
 
 
 @dataclass(frozen=True)

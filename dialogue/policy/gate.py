@@ -1,6 +1,6 @@
 """Clarify or resolve: the one place that decides whether a link is worth a question.
 
-The linker (kg/linker.py) settles what the turn and the dialogue settle and
+The linker (understanding/linker.py) settles what the turn and the dialogue settle and
 leaves the rest ambiguous; a :class:`ClarifyGate` looks at each link of the
 turn and says whether to ask about it, with the options in the order they
 will be offered and the features and reasons of its verdict. The policy asks
@@ -25,8 +25,8 @@ from dialogue.policy.clarify_model import ClarifyModel, DecisionInput
 from dialogue.policy.decision import ClarifyVerdict, UnderstoodTurn
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
-from kg.linker import NAMED_BEFORE_REASON, Link, LinkResult
-from kg.mentions import Detection, MentionKind
+from understanding.linker import NAMED_BEFORE_REASON, Link, LinkResult
+from understanding.mentions import Detection, MentionKind
 
 logger = logging.getLogger(__name__)
 

@@ -7,34 +7,34 @@ transition applies the decision, dialogue/transition.py). In order:
    anything else drops it and the turn is read as a new one;
 2. the turn's kind (dialogue/classify.py), a cue-less topic switch by
    similarity (dialogue/topic_shift.py, when an embedder is configured);
-3. a revisit's references relinked against the earlier focus, a turn that names
-   nothing linked to the focus;
-4. links settled by what the turn and the dialogue say (a pronoun by the kind of
-   thing, 现在用的条款 by the edition in force: dialogue/policy/versions.py);
-5. clarify or resolve: the first link the :class:`ClarifyGate` asks about
+3. the resolvers (dialogue/resolvers/), in the order their configuration names: the
+   links settled by what the turn and the dialogue say (a revisit's references, a
+   turn that names nothing, a pronoun by the kind of thing, 现在用的条款 by the edition
+   in force, ...); this module keeps the mechanisms several of them run;
+4. clarify or resolve: the first link the :class:`ClarifyGate` asks about
    (:class:`Clarify`), else :class:`PlanQueries`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
-from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue,
-                               values_given)
+from dialogue.classify import TurnKind, classify, revisit_cue, values_given
 from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
-from dialogue.policy.versions import settle_by_current
 from dialogue.state import SessionState
+from dialogue.resolvers import DialogueContext, Resolver, load_resolvers
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
                             LinkTrace)
 from kg.aliases import AliasSnapshot
-from kg.linker import DEFERRED_PRONOUN_REASON, Candidate, EntityLinker, Link, LinkResult
-from kg.mentions import Mention, MentionKind, detect_mentions
+from understanding.linker import DEFERRED_PRONOUN_REASON, Candidate, EntityLinker, Link, LinkResult
+from understanding.mentions import Mention, MentionKind, detect_mentions
 from retrieval.entity_facts import EntityFacts
 
 
@@ -42,10 +42,13 @@ class DialoguePolicy:
     """Decides what a turn does; holds no session data of its own."""
 
     def __init__(self, linker: EntityLinker | None = None, *, shift: SimilarityShift | None = None,
-                 gate: ClarifyGate | None = None) -> None:
+                 gate: ClarifyGate | None = None,
+                 resolvers: Sequence[Resolver] | None = None) -> None:
         self.linker = linker or EntityLinker()
         self.shift = shift  # similarity-based switch detection (needs an embedder)
         self.gate = gate or AntecedentGate()
+        # The steps that settle the links, in the order dialogue/resolvers/order.json names.
+        self.resolvers = tuple(resolvers) if resolvers is not None else load_resolvers()
 
     def decide(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
                facts: EntityFacts | None = None, *, by_similarity: bool = True) -> Decision:
@@ -66,17 +69,7 @@ class DialoguePolicy:
              by_similarity: bool = True) -> Decision:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
-        links = self.settle_links(kind, turn, state, snapshot, trace)
-        going_on = kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC)
-        if facts is not None and going_on:
-            links = _traced(trace, links, keep_valued_focus(links, turn, state, snapshot, facts))
-        if facts is not None:
-            links = _traced(trace, links, fit_pronouns(links, turn, state, facts))
-        if facts is not None and going_on:
-            links = _traced(trace, links, keep_referred_kind(links, turn, state, facts))
-            links = _traced(trace, links, fit_question(links, turn, state, facts))
-        links = _traced(trace, links, settle_by_current(links, turn.text, snapshot))
-        links = _traced(trace, links, settle_by_salience(links, state, snapshot))
+        links = self.resolve(DialogueContext(kind, turn, state, snapshot, facts, self.linker), trace)
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
@@ -119,42 +112,17 @@ class DialoguePolicy:
             kind = TurnKind.SWITCH
         return kind
 
-    def settle_links(self, kind: TurnKind, turn: UnderstoodTurn, state: SessionState,
-                     snapshot: AliasSnapshot, trace: dict[str, Any]) -> LinkResult:
-        """The links the turn is planned with: a revisit's references mean an earlier
-        topic; a continuation that names nothing is about the focus."""
-        links = turn.links
-        if kind is TurnKind.REVISIT and not any(
-                link.mention.kind is MentionKind.ALIAS for link in links.links):
-            # 回到刚才那个产品: the references mean an earlier topic, most recent first.
-            links = self.linker.link(turn.detection, snapshot,
-                                     focus=earlier_focus(state, turn.text), listed=state.listed)
-            trace["links"] = links_trace(links)
-        if (kind in (TurnKind.CONTINUATION, TurnKind.REVISIT) and state.focus
-                and not links.resolved and not links.ambiguous):
-            implicit = self.linker.implicit(turn.detection, snapshot, focus=state.focus,
-                                            alternates=state.alternates)
-            links = LinkResult((*links.links, implicit))
-            trace["links"] = links_trace(links)
-        elif (kind is TurnKind.CONTINUATION and not state.focus and open_options(state)
-              and not links.resolved and not links.ambiguous):
-            # A question asked about a name was left unanswered and nothing is in focus:
-            # the options are still what the talk is about; the turn's words may say which.
-            settled = self.linker.settled_by_words(turn.detection, snapshot, open_options(state))
-            if settled is not None:
-                links = LinkResult((*links.links, settled))
+    def resolve(self, context: DialogueContext, trace: dict[str, Any]) -> LinkResult:
+        """The turn's links after each resolver in turn; what each changed, and why, goes
+        into the trace."""
+        links = context.turn.links
+        for resolver in self.resolvers:
+            done = resolver.resolve(links, context)
+            if done is not None:
+                links = done.links
                 trace["links"] = links_trace(links)
-        elif (kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC) and state.focus
-              and not is_ellipsis(turn.detection, links)
-              and not is_bare_mention(turn.detection, links)):
-            # It names what the focus is described with (its director, the park it lies
-            # in): the focus stays beside it. A bare name ("the Beatles") keeps the
-            # earlier focus its own way, as an alternate a pronoun may mean.
-            kept = self.linker.kept_focus(links, snapshot, focus=state.focus,
-                                          negated=state.negated)
-            if kept is not None:
-                links = LinkResult((*links.links, kept))
-                trace["links"] = links_trace(links)
+                trace.setdefault("resolvers", []).append({"resolver": resolver.name,
+                                                          "reason": done.reason})
         return links
 
     def resume(self, turn: UnderstoodTurn, state: SessionState, snapshot: AliasSnapshot,
@@ -182,14 +150,6 @@ class DialoguePolicy:
             for chosen in answer.entity_ids)
         return Resume(answer.kind.value, answer.entity_ids, question, q_detection, turn.links,
                       readings, reasons=(f"answers the pending question: {answer.how}",), trace=trace)
-
-
-def _traced(trace: dict[str, Any], links: LinkResult, settled: LinkResult) -> LinkResult:
-    """``settled``, the links after one settling step, recorded in the trace when the step
-    changed them (a step returns ``links`` itself when it changes nothing)."""
-    if settled is not links:
-        trace["links"] = links_trace(settled)
-    return settled
 
 
 def not_asked_again(verdict: ClarifyVerdict, link: Link, state: SessionState) -> ClarifyVerdict:

@@ -20,7 +20,7 @@ from datetime import date
 
 from common.language import cues
 from kg.aliases import AliasSnapshot
-from kg.linker import Link, LinkResult
+from understanding.linker import Link, LinkResult
 
 # A year or a version number inside a name: 2024, 7.0, 6.5.1, v2 (not inside a longer number).
 _EDITION_IN_NAME_RE = re.compile(

@@ -1,5 +1,5 @@
 """那边, 在那, "there": a word that points at a place means the place in play, end to
-end on real Neo4j, Milvus Lite and SQLite, in Chinese and English (kg/linker.py
+end on real Neo4j, Milvus Lite and SQLite, in Chinese and English (understanding/linker.py
 ``_link_place``).
 
 A place is an entity whose type has a place's attribute (地址, address). After a

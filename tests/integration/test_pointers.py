@@ -1,6 +1,6 @@
 """Pointing at one of the entities in play, end to end on real Neo4j, Milvus Lite and
-SQLite (kg/linker.py ``_pointed``, ``_determiner``; dialogue/classify.py ``joint_spans``;
-the place words of kg/linker.py ``_link_place``).
+SQLite (understanding/linker.py ``_pointed``, ``_determiner``; dialogue/classify.py ``joint_spans``;
+the place words of understanding/linker.py ``_link_place``).
 
 - 学生那个 / 北湖那家: words right before a demonstrative that name a piece of exactly one
   entity in play (or of one sharing a name with it) mean that entity, not the focus.

@@ -124,3 +124,33 @@ def test_a_session_saved_before_owners_loads_and_goes_to_its_next_caller():
     claimed = state.model_copy(update={"owner": alice.owner})
     assert not bob.permits(claimed.owner)
     assert SessionAccess(bob.owner, sees_all=True).permits(claimed.owner)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def test_a_turns_frame_and_reading_survive_the_store(backend, tmp_path, settings):
+    from kg.aliases import AliasSnapshot
+    from kg.ontology import parse_ontology
+    from understanding.frame import Intent, TurnFrame, build_frame
+    from understanding.linker import EntityLinker
+    from understanding.mentions import detect_mentions
+    from understanding.reading import reading, snapshot_key, stored
+
+    snapshot = AliasSnapshot.from_ontology("kb", 1, parse_ontology([
+        '{"kind": "type", "name": "Region", "attributes": ["销售额"]}',
+        '{"kind": "entity", "id": "region.east", "name": "华东区", "type": "Region"}']))
+    detection = detect_mentions("华东区7月的销售额是多少", snapshot)
+    frame = build_frame(detection, EntityLinker().link(detection, snapshot), intent=Intent.QUESTION,
+                        subjects=["region.east"], times=["7月"], attribute=["销售额"])
+    store = (SQLiteSessionStore(tmp_path / "s.db", ttl_seconds=60) if backend == "sqlite" else
+             RedisSessionStore(settings.sessions.redis_url, ttl_seconds=60,
+                               prefix=f"test:{uuid.uuid4().hex[:8]}:"))
+    state = store.load("kb", "s1")
+    state.remember(TurnRecord(index=1, user=detection.text, standalone=detection.text,
+                              action="retrieve", frame=frame.to_stored(),
+                              read=[stored(detection, True, snapshot_key(snapshot))]), keep_turns=4)
+    store.save(state)
+    record = store.load("kb", "s1").recent[0]
+    store.close()
+    assert TurnFrame.from_stored(record.frame) == frame
+    with reading(snapshot, record.read) as kept:
+        assert kept.get(detection.text, snapshot) == detection

@@ -1,5 +1,6 @@
-"""The packages stack in one direction: common → kg → retrieval → dialogue → (evaluation,
-analytics) → api, with the development services beside api. Nothing imports upward."""
+"""The packages stack in one direction: common → kg → understanding → retrieval → dialogue →
+(evaluation, analytics) → api, with the development services beside api. Nothing imports
+upward: understanding (mentions, links) never knows of retrieval, sessions or the API."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[3]
 MAY_IMPORT = {
     "common": set(),
     "kg": {"common"},
-    "retrieval": {"common", "kg"},
-    "dialogue": {"common", "kg", "retrieval"},
-    "evaluation": {"common", "kg", "retrieval", "dialogue"},
-    "analytics": {"common", "kg", "retrieval", "dialogue"},
+    "understanding": {"common", "kg"},
+    "retrieval": {"common", "kg", "understanding"},
+    "dialogue": {"common", "kg", "understanding", "retrieval"},
+    "evaluation": {"common", "kg", "understanding", "retrieval", "dialogue"},
+    "analytics": {"common", "kg", "understanding", "retrieval", "dialogue"},
     "devservices": {"common"},
 }
 SERVER = set(MAY_IMPORT) | {"api", "referent_client"}
@@ -43,7 +45,8 @@ def test_a_package_imports_nothing_above_it(package):
     assert upward == {}
 
 
-@pytest.mark.parametrize("package", ["kg", "retrieval", "dialogue", "evaluation", "analytics", "devservices"])
+@pytest.mark.parametrize("package", ["kg", "understanding", "retrieval", "dialogue", "evaluation", "analytics",
+                                     "devservices"])
 def test_only_the_api_imports_fastapi(package):
     found = [path.relative_to(ROOT).as_posix() for path in sorted((ROOT / package).rglob("*.py"))
              if {"fastapi", "starlette"} & _top_level_imports(path)]

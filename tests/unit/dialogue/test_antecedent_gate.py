@@ -6,8 +6,8 @@ from dialogue.classify import TurnKind
 from dialogue.policy import AmbiguityGate, Clarify, DialoguePolicy, PlanQueries, UnderstoodTurn
 from dialogue.state import PendingClarification, SessionState, TurnRecord
 from dialogue.transition import TurnOutcome, apply_turn
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 
 
 def state_after(entities, text="华东区和华南区的销售额分别是多少"):

@@ -2,8 +2,8 @@ import pytest
 
 from dialogue.clarify import AnswerKind, build_clarification, read_answer
 from dialogue.state import PendingClarification
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 
 OPTIONS = ["prod.a.enterprise", "prod.a.personal"]
 

@@ -11,28 +11,20 @@ import uuid
 
 import pytest
 
-from dialogue.engine import EngineConfig, TurnEngine
+from dialogue.engine import TurnEngine
 from dialogue.memory_store import InMemorySessionStore
 from evaluation.suites import parse_suite, run_system, score
-from kg.aliases import SnapshotCache
-from kg.memory_store import InMemoryOntologyStore
-from retrieval.ingest import ingest_corpus
-from retrieval.memory_index import InMemoryIndex
-from retrieval.search import Retriever
 from tests.conftest import DEMO
+from tests.unit.dialogue.conftest import in_memory_engine
 
 KB = "demo"
 
 
 @pytest.fixture(scope="module")
 def engine() -> TurnEngine:
-    ontology = InMemoryOntologyStore()
-    ontology.import_ontology(KB, (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines())
-    snapshots = SnapshotCache(ontology)
-    index = InMemoryIndex()
-    ingest_corpus(KB, (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
-                  index=index, snapshot=snapshots.get(KB))
-    return TurnEngine(snapshots, Retriever(index), InMemorySessionStore(), EngineConfig())
+    return in_memory_engine(KB, (DEMO / "ontology.jsonl").read_text(encoding="utf-8").splitlines(),
+                            (DEMO / "corpus.jsonl").read_text(encoding="utf-8").splitlines(),
+                            InMemorySessionStore())
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from dialogue.rewrite_chain import RewriteChain
 from dialogue.rewriter import Proposal, RewriteRequest
 from dialogue.state import PendingClarification, SessionState, TurnRecord
 from dialogue.transition import TurnOutcome, apply_turn, negated_after
-from kg.linker import EntityLinker
-from kg.mentions import MentionKind, detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import MentionKind, detect_mentions
 
 
 def understood(text, snapshot, state):

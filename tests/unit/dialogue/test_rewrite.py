@@ -1,6 +1,6 @@
 from dialogue.rewrite import RuleRewriter
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 
 
 def rewrite(text, snapshot, *, focus=(), previous=None, previous_entities=()):

@@ -2,8 +2,8 @@ from dialogue.classify import TurnKind, classify
 from dialogue.rewrite import RuleRewriter
 from dialogue.slots import SUMMARY_CHARS, SUMMARY_LINES, comparison_targets, summarize, update_slots
 from dialogue.state import SessionState, Slot, Slots, TurnRecord
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 
 
 def turn(slots, text, snapshot, turn_no, *, kind=None, negated=()):

@@ -8,8 +8,8 @@ from datetime import date
 
 from dialogue.policy.versions import CURRENT_REASON, current_edition, edition, settle_by_current
 from kg.aliases import AliasSnapshot
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 from kg.ontology import parse_ontology
 
 

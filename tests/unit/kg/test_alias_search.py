@@ -1,6 +1,6 @@
 from common.language.normalize import Normalization
 from kg.aliases import AliasSnapshot
-from kg.mentions import MentionKind, detect_mentions
+from understanding.mentions import MentionKind, detect_mentions
 from kg.ontology import parse_ontology
 from tests.unit.kg.conftest import ONTOLOGY
 

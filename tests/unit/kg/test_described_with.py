@@ -1,11 +1,11 @@
 """What an entity's description names: the ties that keep a focus entity beside a
 name the turn says (kg/aliases.py ``described_with``), and the digits of a date that
-are no name made of digits (kg/mentions.py)."""
+are no name made of digits (understanding/mentions.py)."""
 
 import json
 
 from kg.aliases import AliasSnapshot
-from kg.mentions import MentionKind, detect_mentions
+from understanding.mentions import MentionKind, detect_mentions
 from kg.ontology import parse_ontology
 
 

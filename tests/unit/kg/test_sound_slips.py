@@ -5,8 +5,8 @@ import pytest
 
 from kg.aliases import AliasSnapshot
 from kg.fuzzy import SoundAliasIndex, one_edit_apart
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 from kg.ontology import parse_ontology
 
 ONTOLOGY = """

@@ -4,8 +4,8 @@ without ``entity_ids``)."""
 from __future__ import annotations
 
 from kg.aliases import AliasSnapshot
-from kg.linker import EntityLinker
-from kg.mentions import MentionKind, detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import MentionKind, detect_mentions
 
 
 def tag_entities(text: str, snapshot: AliasSnapshot, linker: EntityLinker | None = None) -> tuple[str, ...]:

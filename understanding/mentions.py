@@ -15,6 +15,7 @@ from functools import lru_cache
 from common.language import cues
 from kg.aliases import AliasSnapshot, LongestMatcher
 from kg.fuzzy import one_edit_apart
+from understanding.reading import current as current_reading
 
 
 # The value of a pronoun mention that points at a place (那边, 在那, there).
@@ -395,7 +396,22 @@ def mention_pipeline(snapshot: AliasSnapshot | None):
 
 def detect_mentions(text: str, snapshot: AliasSnapshot | None) -> Detection:
     """Find every mention in ``text``. Aliases and times win over the short
-    cue words they contain (这个月 is a time, not 这个)."""
+    cue words they contain (这个月 is a time, not 这个).
+
+    Within a turn's reading (:mod:`understanding.reading`) a text already read, in
+    this turn or an earlier one of the conversation, is not parsed again."""
+    reading = current_reading()
+    if reading is None:
+        return _detect(text, snapshot)
+    detection = reading.get(text, snapshot)
+    if detection is None:
+        detection = _detect(text, snapshot)
+        reading.parsed += 1
+        reading.put(detection, snapshot)
+    return detection
+
+
+def _detect(text: str, snapshot: AliasSnapshot | None) -> Detection:
     doc = mention_pipeline(snapshot)(text)
     return Detection(text=text, mentions=tuple(doc._.referent_mentions),
                      ellipsis=bool(doc._.referent_ellipsis))

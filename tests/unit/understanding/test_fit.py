@@ -1,8 +1,8 @@
 from kg.aliases import AliasSnapshot
 from common.language.tokens import tokens
-from kg.fit import ContextFit, decide
-from kg.linker import EntityLinker
-from kg.mentions import detect_mentions
+from understanding.fit import ContextFit, decide
+from understanding.linker import EntityLinker
+from understanding.mentions import detect_mentions
 from kg.ontology import parse_ontology
 
 ONTOLOGY = """

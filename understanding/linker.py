@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from common.language import cues
 from kg.aliases import AliasSnapshot
-from kg.fit import decide
-from kg.mentions import PLACE, Detection, Mention, MentionKind
-from kg.pieces import pointed_at
+from understanding.fit import context_fit, decide
+from understanding.mentions import PLACE, Detection, Mention, MentionKind
+from understanding.pieces import pointed_at
 
 _PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
 # "The two" / 两者: the focus and the other one of its kind talked about just before.
@@ -90,6 +90,26 @@ NAMED_BEFORE_REASON = "pronoun → the one name said before it in the turn"
 DEFERRED_PRONOUN_REASON = "left to the clarify-or-resolve decision: several focus entities"
 
 
+@dataclass(frozen=True)
+class _Around:
+    """What the dialogue offers a reference: the focus, the entities last listed, the
+    alternates, the recent turns' entities and the attributes asked."""
+
+    focus: tuple[str, ...]
+    listed: tuple[str, ...]
+    alternates: tuple[str, ...]
+    recent: tuple[str, ...]
+    attributes: tuple[str | None, ...]
+
+
+class _NoReading:
+    """A reading of a pronoun that does not hold: the next one is tried."""
+
+
+_NO_READING = _NoReading()
+_Reading = Link | None | _NoReading
+
+
 class EntityLinker:
     """Links the mentions of one turn against one alias snapshot."""
 
@@ -127,38 +147,20 @@ class EntityLinker:
         text_norm = snapshot.normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)] or list(context_attributes)
         links: list[Link] = []
+        around = _Around(tuple(focus), tuple(listed), tuple(alternates), tuple(recent),
+                         tuple(attributes))
         for mention in self._credible(detection, snapshot):
             if mention.kind is MentionKind.ALIAS:
-                links.append(self._link_alias(mention, snapshot, text_norm, attributes, focus,
-                                              detection.text, recent))
-            elif mention.kind is MentionKind.PRONOUN and mention.value == PLACE:
-                place = self._link_place(mention, detection, snapshot,
-                                         [*focus, *alternates, *recent])
-                if place is not None:
-                    links.append(place)
-            elif mention.kind is MentionKind.PRONOUN and focus and mention.text.lower() in _DUAL_PRONOUNS:
-                pair = self._the_two(focus, recent, snapshot)
-                if pair:
-                    links.append(Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
-                                      tuple(pair), "“the two”: the focus and the last one like it"))
-            elif mention.kind is MentionKind.PRONOUN and self._determiner(mention, detection):
-                continue  # 那张白金卡: the name that follows says what is meant
-            elif mention.kind is MentionKind.PRONOUN and (pointed := self._pointed(
-                    mention, detection, snapshot, [*focus, *alternates, *recent])) is not None:
-                links.append(pointed)
-            elif mention.kind is MentionKind.PRONOUN and (said := self._named_before(
-                    mention, detection)) is not None:
-                links.append(Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
-                                  NAMED_BEFORE_REASON))
-            elif mention.kind is MentionKind.PRONOUN and focus:
-                links.append(self._link_pronoun(mention, snapshot, attributes, focus, alternates,
-                                                detection.text))
-            elif mention.kind is MentionKind.ORDINAL and len(listed) > 1:
-                index = int(mention.value)
-                if -len(listed) <= index < len(listed):
-                    chosen = listed[index]
-                    links.append(Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
-                                      "ordinal over the entities last listed"))
+                found = self._link_alias(mention, snapshot, text_norm, attributes, focus,
+                                         detection.text, recent)
+            elif mention.kind is MentionKind.PRONOUN:
+                found = self._link_reference(mention, detection, snapshot, around)
+            elif mention.kind is MentionKind.ORDINAL:
+                found = self._link_ordinal(mention, listed)
+            else:
+                found = None
+            if found is not None:
+                links.append(found)
         links = self._guard_fuzzy(links, snapshot)
         links.extend(self._coordinated_variants(detection, snapshot, links))
         if focus and not any(link.mention.kind is MentionKind.ALIAS for link in links):
@@ -166,6 +168,73 @@ class EntityLinker:
             if variant is not None:
                 links.append(variant)
         return LinkResult(tuple(links))
+
+    def _link_reference(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                        around: _Around) -> Link | None:
+        """A pronoun's link: the first reading of it that holds, in order (a place word,
+        "the two", a determiner before a name, a piece of a name, the one name said
+        before it, the focus); None when the reading that holds links nothing."""
+        for reading in (self._as_place, self._as_the_two, self._as_determiner,
+                        self._as_pointed, self._as_named_before, self._as_focus):
+            found = reading(mention, detection, snapshot, around)
+            if found is not _NO_READING:
+                return found
+        return None
+
+    def _as_place(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                  around: _Around) -> _Reading:
+        if mention.value != PLACE:
+            return _NO_READING
+        return self._link_place(mention, detection, snapshot,
+                                [*around.focus, *around.alternates, *around.recent])
+
+    def _as_the_two(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                    around: _Around) -> _Reading:
+        if not (around.focus and mention.text.lower() in _DUAL_PRONOUNS):
+            return _NO_READING
+        pair = self._the_two(around.focus, around.recent, snapshot)
+        if not pair:
+            return None
+        return Link(mention, tuple(Candidate(e, 1.0, "focus") for e in pair),
+                    tuple(pair), "“the two”: the focus and the last one like it")
+
+    def _as_determiner(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                       around: _Around) -> _Reading:
+        # 那张白金卡: the name that follows says what is meant.
+        return None if self._determiner(mention, detection) else _NO_READING
+
+    def _as_pointed(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                    around: _Around) -> _Reading:
+        pointed = self._pointed(mention, detection, snapshot,
+                                [*around.focus, *around.alternates, *around.recent])
+        return _NO_READING if pointed is None else pointed
+
+    def _as_named_before(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                         around: _Around) -> _Reading:
+        said = self._named_before(mention, detection)
+        if said is None:
+            return _NO_READING
+        return Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
+                    NAMED_BEFORE_REASON)
+
+    def _as_focus(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                  around: _Around) -> _Reading:
+        if not around.focus:
+            return _NO_READING
+        return self._link_pronoun(mention, snapshot, list(around.attributes), around.focus,
+                                  around.alternates, detection.text)
+
+    @staticmethod
+    def _link_ordinal(mention: Mention, listed: Sequence[str]) -> Link | None:
+        """第一个, the latter: the entity of that rank among those last listed."""
+        if len(listed) <= 1:
+            return None
+        index = int(mention.value)
+        if not -len(listed) <= index < len(listed):
+            return None
+        chosen = listed[index]
+        return Link(mention, (Candidate(chosen, 1.0, "listed"),), (chosen,),
+                    "ordinal over the entities last listed")
 
     @staticmethod
     def _link_place(mention: Mention, detection: Detection, snapshot: AliasSnapshot,
@@ -357,7 +426,7 @@ class EntityLinker:
         """The option a turn that names nothing fits clearly best by its words (知道
         《五月天》吗？ left unanswered, then 那可是台湾著名的摇滚乐团: the band, not the
         song); None when its words fit none of them clearly."""
-        scores = snapshot.context_fit().scores(detection.text, options)
+        scores = context_fit(snapshot).scores(detection.text, options)
         chosen = decide(scores, margin=self.fit_margin)
         if chosen is None:
             return None
@@ -436,7 +505,7 @@ class EntityLinker:
 
     def _choose_by_fit(self, mention: Mention, ids: Sequence[str], snapshot: AliasSnapshot,
                        question: str, *, source: str) -> Link:
-        scores = snapshot.context_fit().scores(question, ids, ignore=[mention.text])
+        scores = context_fit(snapshot).scores(question, ids, ignore=[mention.text])
         candidates = tuple(Candidate(e, scores[e], f"{source}, context fit") for e in ids)
         if self.defer_fit:
             return Link(mention, candidates, (), "left to the clarify-or-resolve decision")

@@ -1,5 +1,5 @@
-from kg.linker import EntityLinker
-from kg.mentions import MentionKind, detect_mentions
+from understanding.linker import EntityLinker
+from understanding.mentions import MentionKind, detect_mentions
 
 
 def kinds(detection):
@@ -127,7 +127,7 @@ def test_ellipsis_cues_in_both_languages(snapshot, text, ellipsis):
 
 
 def test_mentions_come_from_registered_spacy_components(snapshot):
-    from kg.mentions import ALIASES_COMPONENT, CUES_COMPONENT, FUZZY_COMPONENT, mention_pipeline
+    from understanding.mentions import ALIASES_COMPONENT, CUES_COMPONENT, FUZZY_COMPONENT, mention_pipeline
 
     nlp = mention_pipeline(snapshot)
     assert nlp.pipe_names == [ALIASES_COMPONENT, CUES_COMPONENT, FUZZY_COMPONENT]

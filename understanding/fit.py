@@ -62,6 +62,14 @@ class ContextFit:
                 for c in candidates}
 
 
+def context_fit(snapshot: AliasSnapshot) -> ContextFit:
+    """The :class:`ContextFit` of ``snapshot``, built once on first use and kept with it."""
+    fit = snapshot._derived.get("fit")
+    if fit is None:
+        fit = snapshot._derived["fit"] = ContextFit(snapshot)
+    return fit
+
+
 def decide(scores: dict[str, float], *, margin: float) -> str | None:
     """The candidate that fits clearly best, or None when two remain plausible."""
     if len(scores) < 2:

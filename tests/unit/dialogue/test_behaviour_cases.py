@@ -1,0 +1,108 @@
+"""Dialogue behaviours as data: each file of cases/ holds an ontology, a corpus and
+conversations whose turns say what is expected (or ``ontology_file`` and
+``corpus_file``, JSON lines relative to the repository, instead of the records) (the action, the entities, the
+standalone query, the evidence first shown, the links' reasons, the turn's frame).
+They run against the in-memory ontology store, index and session store.
+
+Expectation keys (all optional, per turn):
+  action, classification (the trace's), queries (exact), entities (exact, in order), entities_set, entities_first, entities_include,
+  entities_exclude, standalone (exact), standalone_starts, standalone_has,
+  standalone_lacks, standalone_lacks_pattern (a regex), first_evidence (a chunk id),
+  reason_has, reason_lacks (in the links' reasons), frame (a subset of the turn's
+  TurnFrame as stored: subjects, intent, language, times, attribute, corrected_away,
+  question_words).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dialogue.engine import TurnEngine
+from dialogue.memory_store import InMemorySessionStore
+from tests.unit.dialogue.conftest import in_memory_engine
+
+CASES = Path(__file__).with_name("cases")
+REPO = Path(__file__).resolve().parents[3]
+KB = "cases"
+
+
+def _files() -> list[Path]:
+    return sorted(CASES.glob("*.json"))
+
+
+def _cases() -> list[Any]:
+    return [pytest.param(path, case, id=f"{path.stem}: {case['name']}")
+            for path in _files() for case in json.loads(path.read_text(encoding="utf-8"))["cases"]]
+
+
+_ENGINES: dict[Path, TurnEngine] = {}
+
+
+def _engine(path: Path) -> TurnEngine:
+    engine = _ENGINES.get(path)
+    if engine is None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        engine = _ENGINES[path] = in_memory_engine(KB, _lines(data, "ontology"),
+                                                   _lines(data, "corpus"), InMemorySessionStore())
+    return engine
+
+
+def _lines(data: dict[str, Any], part: str) -> list[str]:
+    if f"{part}_file" in data:
+        return (REPO / data[f"{part}_file"]).read_text(encoding="utf-8").splitlines()
+    return [json.dumps(x, ensure_ascii=False) for x in data[part]]
+
+
+def _reasons(result) -> str:
+    return " ".join(link["reason"] for link in result.trace.get("links", []))
+
+
+_CHECKS = {
+    "action": lambda r, want, frame: r.action == want,
+    "entities": lambda r, want, frame: r.entities == want,
+    "entities_set": lambda r, want, frame: set(r.entities) == set(want),
+    "entities_first": lambda r, want, frame: r.entities[:1] == [want],
+    "entities_include": lambda r, want, frame: set(want) <= set(r.entities),
+    "entities_exclude": lambda r, want, frame: not set(want) & set(r.entities),
+    "queries": lambda r, want, frame: r.queries == want,
+    "classification": lambda r, want, frame: r.trace.get("classification") == want,
+    "standalone": lambda r, want, frame: r.standalone == want,
+    "standalone_starts": lambda r, want, frame: r.standalone.startswith(want),
+    "standalone_has": lambda r, want, frame: all(w in r.standalone for w in want),
+    "standalone_lacks": lambda r, want, frame: not any(w in r.standalone for w in want),
+    "standalone_lacks_pattern": lambda r, want, frame: re.search(want, r.standalone) is None,
+    "first_evidence": lambda r, want, frame: bool(r.evidence) and r.evidence[0].chunk_id == want,
+    "reason_has": lambda r, want, frame: want in _reasons(r),
+    "reason_lacks": lambda r, want, frame: want not in _reasons(r),
+    "frame": lambda r, want, frame: {k: frame.get(k) for k in want} == want,
+}
+
+
+def test_every_case_file_reads_and_uses_only_known_expectations():
+    assert _files(), "no case files"
+    for path in _files():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert {"about", "cases"} <= set(data), path.name
+        assert all(part in data or f"{part}_file" in data for part in ("ontology", "corpus"))
+        for case in data["cases"]:
+            for turn in case["turns"]:
+                assert set(turn.get("expect", {})) <= set(_CHECKS), (path.name, case["name"])
+
+
+@pytest.mark.parametrize("path, case", _cases())
+def test_case(path: Path, case: dict[str, Any]):
+    engine = _engine(path)
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    for turn in case["turns"]:
+        result = engine.handle(KB, session, turn["user"])
+        frame = engine._sessions.load(KB, session).recent[-1].frame or {}
+        failed = {key: want for key, want in turn.get("expect", {}).items()
+                  if not _CHECKS[key](result, want, frame)}
+        assert failed == {}, (turn["user"], result.action, result.entities, result.standalone,
+                              [e.chunk_id for e in result.evidence], frame)

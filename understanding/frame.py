@@ -1,0 +1,150 @@
+"""The TurnFrame: what one turn says, built once per turn, typed.
+
+The mentions the turn's words hold (with their spans) and how each was linked (the
+candidates and where each came from), then what the dialogue settled: the subjects,
+the attribute asked, times and versions, what is compared, what is negated, the
+entities corrected away, the turn's intent, the user's question words and language.
+The session keeps the frames of its recent turns (``to_stored`` / ``from_stored``,
+JSON with a format number), so a later turn reads an earlier one's understanding
+instead of parsing its words again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from common.language import cues
+from common.language.normalize import turn_language
+from understanding.linker import Link, LinkResult
+from understanding.mentions import Detection, Mention, MentionKind
+from understanding.reading import mention_rows, mentions_from_rows
+
+# Stored frames carry this number; a frame of another format is not read back (the
+# turn record keeps its strings, which is all sessions saved before frames had).
+FRAME_FORMAT = 1
+
+
+class Intent(str, Enum):
+    """What the turn does in the conversation."""
+
+    QUESTION = "question"        # asks something (new topic, follow-up, switch)
+    MORE = "more"                # asks for more of what was shown: 还有呢, what else
+    REVISIT = "revisit"          # goes back to something shown before
+    CORRECTION = "correction"    # 不是A，是B
+    ANSWER = "answer"            # answers the clarification Referent asked
+
+
+@dataclass(frozen=True)
+class FrameCandidate:
+    entity_id: str
+    score: float
+    source: str  # how the mention matched it, then how it was chosen
+
+
+@dataclass(frozen=True)
+class FrameLink:
+    """How one mention (``mention``: its index in the frame's mentions) was linked."""
+
+    mention: int
+    entity_ids: tuple[str, ...]
+    candidates: tuple[FrameCandidate, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class TurnFrame:
+    text: str
+    language: str
+    intent: Intent
+    mentions: tuple[Mention, ...]
+    links: tuple[FrameLink, ...]
+    ellipsis: bool = False
+    subjects: tuple[str, ...] = ()          # the entities the turn is about, resolved
+    attribute: tuple[str, ...] = ()         # what is asked about them
+    times: tuple[str, ...] = ()             # times and versions
+    comparison: tuple[str, ...] = ()        # what they are compared with
+    negations: tuple[str, ...] = ()         # the negation words the turn says
+    corrected_away: tuple[str, ...] = ()    # entities the user corrected away from
+    question_words: tuple[str, ...] = ()    # 多少, 哪些, how, which
+    standalone: str = ""                    # the question as it was searched
+    format: int = field(default=FRAME_FORMAT, compare=False)
+
+    def detection(self) -> Detection:
+        """The mentions of the turn's words, as mention detection found them."""
+        return Detection(self.text, self.mentions, self.ellipsis)
+
+    def of(self, kind: MentionKind) -> tuple[Mention, ...]:
+        return tuple(m for m in self.mentions if m.kind is kind)
+
+    def to_stored(self) -> dict[str, Any]:
+        return _stored(self)
+
+    @classmethod
+    def from_stored(cls, data: Any) -> TurnFrame | None:
+        """The frame a session kept; None for one of another format or malformed."""
+        return _loaded(data)
+
+
+def build_frame(detection: Detection, links: LinkResult, *, intent: Intent,
+                subjects: Sequence[str] = (), attribute: Sequence[str] = (),
+                times: Sequence[str] = (), comparison: Sequence[str] = (),
+                corrected_away: Sequence[str] = (), standalone: str = "") -> TurnFrame:
+    """The frame of a turn from its detection, its links and what the dialogue settled."""
+    text = detection.text
+    names = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
+    index = {id(m): i for i, m in enumerate(detection.mentions)}
+    return TurnFrame(
+        text=text, language=turn_language(text, names), intent=intent,
+        mentions=detection.mentions, ellipsis=detection.ellipsis,
+        links=tuple(_link(link, index) for link in links.links),
+        subjects=tuple(subjects), attribute=tuple(attribute), times=tuple(times),
+        comparison=tuple(comparison),
+        negations=tuple(m.text for m in detection.of(MentionKind.NEGATION)),
+        corrected_away=tuple(corrected_away),
+        question_words=tuple(m.group(0) for m in cues.QUESTION_START_RE.finditer(text)),
+        standalone=standalone)
+
+
+def _link(link: Link, index: dict[int, int]) -> FrameLink:
+    # A link's mention is one of the detection's, or one the linker made (an implicit
+    # reference): -1 then, its kind and span are in the reason.
+    return FrameLink(index.get(id(link.mention), -1), link.entity_ids,
+                     tuple(FrameCandidate(c.entity_id, c.score, c.source) for c in link.candidates),
+                     link.reason)
+
+
+def _stored(frame: TurnFrame) -> dict[str, Any]:
+    return {
+        "format": FRAME_FORMAT, "text": frame.text, "language": frame.language,
+        "intent": frame.intent.value, "ellipsis": frame.ellipsis,
+        "mentions": mention_rows(frame.mentions),
+        "links": [[li.mention, list(li.entity_ids),
+                   [[c.entity_id, c.score, c.source] for c in li.candidates], li.reason]
+                  for li in frame.links],
+        **{name: list(getattr(frame, name)) for name in _LISTS},
+        "standalone": frame.standalone,
+    }
+
+
+_LISTS = ("subjects", "attribute", "times", "comparison", "negations", "corrected_away",
+          "question_words")
+
+
+def _loaded(data: Any) -> TurnFrame | None:
+    if not isinstance(data, dict) or data.get("format") != FRAME_FORMAT:
+        return None
+    try:
+        mentions = mentions_from_rows(data["mentions"])
+        links = tuple(FrameLink(int(at), tuple(ids), tuple(FrameCandidate(e, float(s), str(src))
+                                                          for e, s, src in candidates), str(reason))
+                      for at, ids, candidates, reason in data["links"])
+        return TurnFrame(text=str(data["text"]), language=str(data["language"]),
+                         intent=Intent(data["intent"]), mentions=mentions, links=links,
+                         ellipsis=bool(data["ellipsis"]),
+                         **{name: tuple(data[name]) for name in _LISTS},
+                         standalone=str(data["standalone"]))
+    except (KeyError, TypeError, ValueError):
+        return None
