@@ -27,6 +27,9 @@ from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis,
 from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
+from dialogue.policy.counterparts import swap_counterparts
+from dialogue.policy.nearby import settle_by_nearby
+from dialogue.policy.sides import resolve_named_sides
 from dialogue.policy.versions import settle_by_current
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
@@ -67,6 +70,9 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.settle_links(kind, turn, state, snapshot, trace)
+        links = _traced(trace, links, resolve_named_sides(links, turn.detection, snapshot))
+        links = _traced(trace, links, swap_counterparts(kind, links, turn.detection, state.focus,
+                                                        snapshot))
         going_on = kind in (TurnKind.CONTINUATION, TurnKind.NEW_TOPIC)
         if facts is not None and going_on:
             links = _traced(trace, links, keep_valued_focus(links, turn, state, snapshot, facts))
@@ -77,6 +83,7 @@ class DialoguePolicy:
             links = _traced(trace, links, fit_question(links, turn, state, facts))
         links = _traced(trace, links, settle_by_current(links, turn.text, snapshot))
         links = _traced(trace, links, settle_by_salience(links, state, snapshot))
+        links = _traced(trace, links, settle_by_nearby(links, state, snapshot))
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)
