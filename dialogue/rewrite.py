@@ -561,8 +561,9 @@ class RuleRewriter:
                 swapped = True
                 continue
             old_id, where = counterpart
+            # An edition word (旧版) is said by the name itself, not written beside it.
             said = (link.mention.text if link.mention.similarity == 100
-                    and not is_counterpart(link) else "")
+                    and link.mention.kind is MentionKind.ALIAS else "")
             written = _written_name(new_id, said, lang, snapshot)
             out = out[:where[0]] + written + out[where[1]:]
             if old_id in entities:

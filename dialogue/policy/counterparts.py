@@ -25,20 +25,17 @@ not by a ``SUCCEEDS`` chain.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from common.language import cues
 from dialogue.classify import TurnKind, comparison_spans, is_ellipsis
-from dialogue.policy.versions import edition
+from dialogue.policy.versions import edition, number_said
 from kg.aliases import AliasSnapshot
 from kg.linker import Candidate, Link, LinkResult
 from kg.mentions import Detection, Mention, MentionKind
 
 #: The candidate source of a link this module put in place of a focus entity.
 SOURCE = "counterpart"
-
-_NUMBER_RE = re.compile(r"(?<![0-9.])((?:19|20)\d{2}|\d+(?:\.\d+)+)(?![0-9])")
 
 
 def is_counterpart(link: Link) -> bool:
@@ -163,9 +160,9 @@ def _edition_said(detection: Detection, wrong: list[tuple[int, int]]
     for m in detection.of(MentionKind.TIME):
         if _inside(m, wrong):
             continue
-        number = _NUMBER_RE.search(m.text)
+        number = number_said(m.text)
         if number is not None:
-            return m, tuple(int(p) for p in number.group(1).split(".")), 0
+            return m, number, 0
     for regex, step in ((cues.OLDER_EDITION_RE, -1), (cues.NEWER_EDITION_RE, 1)):
         for found in regex.finditer(detection.text):
             m = Mention(MentionKind.TIME, found.group(0), found.start(), found.end())

@@ -14,7 +14,10 @@ candidate is related to in the ontology (the campus a department is part of). It
 must pick exactly one. The sides must stand together (only a joining word between
 them) and right beside the name (的 / the between, or words of the candidates'
 own names: 基础版体检2024版和2025版); a qualifier elsewhere in the turn proves
-nothing. One side alone is the linker's business (it settles the name by it).
+nothing. One side alone settles the name the same way (the 2025 Basic checkup, North
+Campus library), where the linker's own words did not. A name that says its own
+edition and is followed by other edition numbers joined to it (学生手册2023版和2024版)
+means those editions too.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from common.language import cues
+from dialogue.policy.counterparts import edition_counterpart
+from dialogue.policy.versions import edition_key, number_said
 from kg.aliases import AliasSnapshot
 from kg.linker import Candidate, Link, LinkResult
 from kg.mentions import Detection, Mention, MentionKind
 
-REASON = "the turn names both sides of the shared name: all of them are meant"
+REASON = "the turn names which of the shared name's readings it means, beside it"
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,14 @@ def resolve_named_sides(links: LinkResult, detection: Detection,
     out = list(links.links)
     changed = False
     for link in list(out):
-        if link.mention.kind is not MentionKind.ALIAS or not link.ambiguous:
+        if link.mention.kind is not MentionKind.ALIAS:
             continue
-        chain = _named_sides(link, out, detection, snapshot)
+        if link.ambiguous:
+            chain = _named_sides(link, out, detection, snapshot)
+        elif len(link.entity_ids) == 1:
+            chain = _editions_after(link, detection, snapshot)
+        else:
+            chain = None
         if chain is None:
             continue
         start = min(chain[0].start, link.mention.start)
@@ -53,10 +63,13 @@ def resolve_named_sides(links: LinkResult, detection: Detection,
         absorbed = [other for other in out if other is not link
                     and start <= other.mention.start and other.mention.end <= end]
         picked = tuple(dict.fromkeys(side.entity_id for side in chain))
+        if link.entity_ids and not link.ambiguous:
+            picked = tuple(dict.fromkeys((*link.entity_ids, *picked)))
         mention = replace(link.mention, text=detection.text[start:end], start=start, end=end,
                           entity_ids=picked)
-        candidates = tuple(Candidate(c.entity_id, c.score, c.source) for c in link.candidates
-                           if c.entity_id in picked)
+        candidates = (*(c for c in link.candidates if c.entity_id in picked),
+                      *(Candidate(e, 1.0, "edition named beside it") for e in picked
+                        if e not in {c.entity_id for c in link.candidates}))
         resolved = Link(mention, candidates, picked, REASON)
         out = [resolved if other is link else other for other in out if other not in absorbed]
         changed = True
@@ -76,11 +89,30 @@ def _named_sides(link: Link, links: list[Link], detection: Detection,
         else:
             runs.append([side])
     for run in runs:
-        if len({side.entity_id for side in run}) < 2:
+        if len(run) != len({side.entity_id for side in run}):
             continue
         if _beside(link, run, text, snapshot):
             return run
     return None
+
+
+def _editions_after(link: Link, detection: Detection,
+                    snapshot: AliasSnapshot) -> list[_Side] | None:
+    """学生手册2023版和2024版: a name that says its own edition, then other edition numbers
+    joined to it: those editions of the same thing. None when the turn names none."""
+    text, end = detection.text, link.mention.end
+    sides: list[_Side] = []
+    for m in sorted(detection.of(MentionKind.TIME), key=lambda m: m.start):
+        if m.start < end:
+            continue
+        number = number_said(m.text)
+        other = (edition_counterpart(link.entity_ids[0], number, 0, snapshot)
+                 if number is not None and cues.SIDE_GAP_RE.match(text[end:m.start]) else None)
+        if other is None:
+            break
+        sides.append(_Side(m.start, m.end, other))
+        end = m.end
+    return sides or None
 
 
 def _beside(link: Link, run: list[_Side], text: str, snapshot: AliasSnapshot) -> bool:
@@ -111,9 +143,12 @@ def _qualifiers(link: Link, links: list[Link], detection: Detection,
         if mention.start < link.mention.end and link.mention.start < mention.end:
             continue
         said = snapshot.normalize(mention.text)
+        number = number_said(mention.text)
         picks = [c for c in candidates
                  if any(said == w or (len(said) >= 2 and said in w) for w in words[c])
-                 or any(e in snapshot.related.get(c, ()) for e in named)]
+                 or any(e in snapshot.related.get(c, ()) for e in named)
+                 or (number is not None and edition_key(c, snapshot) == number)]
         if len(picks) == 1:
             found.append(_Side(mention.start, mention.end, picks[0]))
     return found
+

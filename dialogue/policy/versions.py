@@ -41,6 +41,23 @@ def edition(name: str) -> tuple[str, tuple[int, ...], bool] | None:
     return name[:m.start()] + "#" + name[m.end():], key, m.group("year") is not None
 
 
+_NUMBER_SAID_RE = re.compile(r"(?<![0-9.])((?:19|20)\d{2}|\d+(?:\.\d+)+)(?![0-9])")
+
+
+def number_said(text: str) -> tuple[int, ...] | None:
+    """The year or version number ``text`` says, as an edition's sortable key (2025版 →
+    (2025,), 6.0 → (6, 0)); None when it says none."""
+    found = _NUMBER_SAID_RE.search(text)
+    return tuple(int(p) for p in found.group(1).split(".")) if found else None
+
+
+def edition_key(entity_id: str, snapshot: AliasSnapshot) -> tuple[int, ...] | None:
+    """The edition number in the entity's canonical name; None when it has none."""
+    entity = snapshot.entities.get(entity_id)
+    found = edition(entity.name) if entity is not None else None
+    return found[1] if found is not None else None
+
+
 def current_edition(ids: Sequence[str], snapshot: AliasSnapshot, *,
                     today: date | None = None) -> str | None:
     """The id among ``ids`` that is the edition in force now, when every one is an edition
