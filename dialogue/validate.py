@@ -124,6 +124,10 @@ class RewriteValidator:
             "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),
             "attribute_kept": all(m.text.lower() in joined.lower() or str(m.value) in joined
                                   for m in kept if m.kind is MentionKind.ATTRIBUTE),
-            "excluded_absent": not (named & (set(excluded) - set(entities) - said)),
+            # A name shared with the entity meant (student handbook beside 学生手册（2024版）)
+            # does not name the one corrected away.
+            "excluded_absent": not ({e for m in written if m.kind is MentionKind.ALIAS
+                                     and len(m.entity_ids) == 1 for e in m.entity_ids}
+                                    & (set(excluded) - set(entities) - said)),
         }
         return Verdict(accepted=all(checks.values()), checks=checks)

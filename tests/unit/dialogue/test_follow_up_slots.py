@@ -107,12 +107,17 @@ def test_an_older_edition_ellipsis_swaps_the_edition(say, first, ellipsis):
     assert "2023" in older.standalone and "2024" not in older.standalone
 
 
-def test_a_numbered_edition_correction_swaps_the_edition(say):
-    say("学生手册2023版的请假规定是什么")
-    fixed = say("不是2023，是2024版的")
+@pytest.mark.parametrize(("first", "correction", "later"), [
+    ("学生手册2023版的请假规定是什么", "不是2023，是2024版的", "要谁批准"),
+    ("What does the 2023 student handbook say about leave?", "No, I meant the 2024 edition.",
+     "Who approves it?")])
+def test_a_numbered_edition_correction_swaps_the_edition(say, first, correction, later):
+    say(first)
+    fixed = say(correction)
     assert fixed.entities == ["book.2024"]
     assert "2024" in fixed.standalone and "2023" not in fixed.standalone
-    assert say("要谁批准").entities == ["book.2024"]
+    after = say(later)
+    assert after.entities == ["book.2024"] and "2023" not in after.standalone
 
 
 def test_the_newer_of_two_editions_in_focus(say):
