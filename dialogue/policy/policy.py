@@ -27,6 +27,7 @@ from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis,
 from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
+from dialogue.policy.attribute_fit import settle_by_attribute_piece
 from dialogue.policy.counterparts import swap_counterparts
 from dialogue.policy.nearby import settle_by_nearby
 from dialogue.policy.sides import resolve_named_sides
@@ -83,6 +84,8 @@ class DialoguePolicy:
             links = _traced(trace, links, fit_question(links, turn, state, facts))
         links = _traced(trace, links, settle_by_current(links, turn.text, snapshot))
         links = _traced(trace, links, settle_by_salience(links, state, snapshot))
+        # What the turn asks outweighs what the dialogue was about.
+        links = _traced(trace, links, settle_by_attribute_piece(links, turn.detection, snapshot))
         links = _traced(trace, links, settle_by_nearby(links, state, snapshot))
         settled: list[Link] = []
         for i, link in enumerate(links.links):

@@ -131,3 +131,17 @@ def test_the_newer_of_two_editions_in_focus(say):
 def test_a_shared_name_is_settled_by_a_sibling_of_the_focus(say, first, then):
     say(first)
     assert say(then).entities == ["canteen.south"]
+
+
+@pytest.mark.parametrize(("turn", "meant"), [
+    ("一卡通丢了怎么挂失", "card.campus"),
+    ("一卡通坐地铁有优惠吗", "card.transit"),
+    ("Is there a fare discount with the card?", "card.transit"),
+    ("What is the top-up method for the card?", "card.campus")])
+def test_a_piece_of_an_attribute_only_one_type_has_settles_a_shared_name(say, turn, meant):
+    settled = say(turn)
+    assert settled.action != "clarify" and settled.entities == [meant]
+
+
+def test_a_shared_name_with_no_attribute_of_either_type_is_still_asked_about(say):
+    assert say("一卡通在哪里办").action == "clarify"
