@@ -19,6 +19,7 @@ import pytest
 from dialogue.engine import EngineConfig, TurnEngine
 from dialogue.memory_store import InMemorySessionStore
 from kg.aliases import SnapshotCache
+from kg.linker import EntityLinker
 from kg.memory_store import InMemoryOntologyStore
 from retrieval.ingest import ingest_corpus
 from retrieval.memory_index import InMemoryIndex
@@ -28,8 +29,10 @@ DATA = Path(__file__).parent / "data"
 KB = "campus"
 
 
-@pytest.fixture(scope="module")
-def engine() -> TurnEngine:
+@pytest.fixture(scope="module", params=[False, True], ids=["fit", "deferring"])
+def engine(request) -> TurnEngine:
+    """The engine as without the clarify model, and with a linker that leaves what only
+    the context fit would settle to the policy, as it does beside the model."""
     ontology = InMemoryOntologyStore()
     ontology.import_ontology(KB, (DATA / "campus_ontology.jsonl").read_text(encoding="utf-8")
                              .splitlines())
@@ -37,7 +40,8 @@ def engine() -> TurnEngine:
     index = InMemoryIndex()
     ingest_corpus(KB, (DATA / "campus_corpus.jsonl").read_text(encoding="utf-8").splitlines(),
                   index=index, snapshot=snapshots.get(KB))
-    return TurnEngine(snapshots, Retriever(index), InMemorySessionStore(), EngineConfig())
+    return TurnEngine(snapshots, Retriever(index), InMemorySessionStore(), EngineConfig(),
+                      linker=EntityLinker(defer_fit=request.param))
 
 
 @pytest.fixture
