@@ -24,14 +24,14 @@ from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import (TurnKind, classify, is_bare_mention, is_ellipsis, revisit_cue,
                                values_given)
-from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, PlanQueries,
+from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, NoAnswer, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
 from dialogue.policy.attribute_fit import settle_by_attribute_piece
 from dialogue.policy.counterparts import swap_counterparts
 from dialogue.policy.nearby import settle_by_nearby
 from dialogue.policy.sides import resolve_named_sides
-from dialogue.policy.versions import settle_by_current
+from dialogue.policy.versions import settle_by_current, unknown_edition
 from dialogue.state import SessionState
 from dialogue.topic_shift import SimilarityShift
 from dialogue.trace import (CandidateTrace, ClarificationAnswerTrace, ClarifyGateTrace,
@@ -87,6 +87,10 @@ class DialoguePolicy:
         # What the turn asks outweighs what the dialogue was about.
         links = _traced(trace, links, settle_by_attribute_piece(links, turn.detection, snapshot))
         links = _traced(trace, links, settle_by_nearby(links, state, snapshot))
+        missing = unknown_edition(links, turn.text, snapshot)
+        if missing is not None:
+            return NoAnswer(reasons=(f"the kb holds no {missing} edition of what the turn names",),
+                            trace=trace)
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)

@@ -149,3 +149,9 @@ def test_a_piece_of_an_attribute_only_one_type_has_settles_a_shared_name(say, tu
 
 def test_a_shared_name_with_no_attribute_of_either_type_is_still_asked_about(say):
     assert say("一卡通在哪里办").action == "clarify"
+
+
+@pytest.mark.parametrize("turn", ["学生手册2021版的请假规定是什么", "2022年的学生手册怎么请假"])
+def test_an_edition_the_kb_does_not_hold_is_answered_with_nothing(say, turn):
+    # Asking which of the 2023 and 2024 editions is meant would ask what was not said.
+    assert say(turn).action == "no_answer"
