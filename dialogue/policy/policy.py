@@ -10,7 +10,11 @@ transition applies the decision, dialogue/transition.py). In order:
 3. a revisit's references relinked against the earlier focus, a turn that names
    nothing linked to the focus;
 4. links settled by what the turn and the dialogue say (a pronoun by the kind of
-   thing, 现在用的条款 by the edition in force: dialogue/policy/versions.py);
+   thing, 现在用的条款 by the edition in force: dialogue/policy/versions.py; both sides
+   named, 东院和西院的心内科: sides.py; a correction's or an ellipsis's counterpart
+   through the ontology, 那东院的呢, 旧版呢: counterparts.py; a piece of an attribute
+   only one type has: attribute_fit.py; a sibling of what was talked about:
+   nearby.py); an edition number none of the editions has answers nothing;
 5. clarify or resolve: the first link the :class:`ClarifyGate` asks about
    (:class:`Clarify`), else :class:`PlanQueries`.
 """
