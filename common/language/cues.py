@@ -323,6 +323,9 @@ CORRECTED_RES: tuple[re.Pattern[str], ...] = tuple(
 #: An edition before / after the one talked about (旧版, the previous version; 新版, newer).
 OLDER_EDITION_RE = re.compile("|".join(_words(m.OLDER_EDITION, _BOUNDED[lang]).pattern
                                        for lang, m in LANGUAGES.items()), re.IGNORECASE)
+#: A year or a version number said as an edition (2026年, 2023版, 7.0版, the 2026 edition).
+EDITION_SAID_RE = re.compile(rf"(?<![0-9.])(?:(?:19|20)\d{{2}}|\d+(?:\.\d+)+)\s*(?:{_plain('EDITION_MARKS')})",
+                             re.IGNORECASE)
 NEWER_EDITION_RE = re.compile("|".join(_words(m.NEWER_EDITION, _BOUNDED[lang]).pattern
                                        for lang, m in LANGUAGES.items()), re.IGNORECASE)
 

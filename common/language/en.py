@@ -170,6 +170,7 @@ CORRECTED = [r"\bnot\s+(?P<x>[^,.?!]{1,40}?),?\s+but\b"]
 OLDER_EDITION = ["previous version", "previous edition", "older version", "old version",
                  "old edition", "earlier version", "earlier edition"]
 NEWER_EDITION = ["newer version", "new version", "new edition", "latest version", "latest edition"]
+EDITION_MARKS = ["edition", "version"]
 
 # -- what the dialogue writes -------------------------------------------------------------
 

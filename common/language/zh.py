@@ -273,6 +273,8 @@ CORRECTED = [r"不是(?P<x>[^，,。？?！!]{1,20}?)[，,、\s]*(?:而)?是"]
 # An edition before / after the one talked about (旧版呢, 新版多了什么).
 OLDER_EDITION = ["上一版", "上个版本", "之前的版本", "以前的版本", "前一版", "旧版", "老版"]
 NEWER_EDITION = ["最新版", "新版", "下一版", "新的版本"]
+# What follows a year or a version number said as an edition (2026年, 2023版, 7.0版).
+EDITION_MARKS = ["年", "版"]
 
 # -- what the dialogue writes -------------------------------------------------------------
 

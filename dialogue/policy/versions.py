@@ -41,8 +41,6 @@ def edition(name: str) -> tuple[str, tuple[int, ...], bool] | None:
     return name[:m.start()] + "#" + name[m.end():], key, m.group("year") is not None
 
 
-# A year or a version said as an edition (2026年, 2023版, 7.0版).
-_EDITION_SAID_RE = re.compile(r"(?<![0-9.])(?:(?:19|20)\d{2}\s*(?:年|版)|\d+(?:\.\d+)+\s*版)")
 _NUMBER_SAID_RE = re.compile(r"(?<![0-9.])((?:19|20)\d{2}|\d+(?:\.\d+)+)(?![0-9])")
 
 
@@ -108,7 +106,7 @@ def unknown_edition(links: LinkResult, text: str, snapshot: AliasSnapshot) -> st
     editions only: the turn says an edition number that none of the editions a shared
     name stands for has. Asking which of the others is meant would ask about something
     the user did not say; the kb has no answer. Returns the number as said, else None."""
-    said = [m.group(0) for m in _EDITION_SAID_RE.finditer(text)]
+    said = [m.group(0) for m in cues.EDITION_SAID_RE.finditer(text)]
     if not said:
         return None
     for link in links.links:
