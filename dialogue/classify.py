@@ -100,7 +100,9 @@ def strip_correction_cue(text: str) -> str:
 def is_correction(detection: Detection, links: LinkResult) -> bool:
     """不对，我问的是华北区 / 不是A，是B / I meant B: the user fixes what the last turn was about."""
     names = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in links.links)
-    return names and bool(_CORRECTION_RE.search(detection.text))
+    # 不是2024，是2025版的: an edition names what was meant as well as a name does.
+    return (names or bool(detection.of(MentionKind.TIME))) and bool(
+        _CORRECTION_RE.search(detection.text))
 
 
 # 回到刚才那个产品 / go back to …: an earlier topic; 再给我看看刚才那个 / show me that again:

@@ -18,6 +18,7 @@ from common.language.normalize import turn_language
 from common.language.relative import anchored
 from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
                                revisit_cue, side_spans, strip_conversation_cues)
+from dialogue.policy.counterparts import corrected_spans, is_counterpart
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from understanding.linker import Link, LinkResult
@@ -295,8 +296,8 @@ class RuleRewriter:
         text = detection.text
         names = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
         lang = turn_language(text, names)
-        turn_aliases = [link for link in links.links
-                        if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
+        turn_aliases = [link for link in links.links if link.entity_ids
+                        and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
         if previous_standalone and (correction or is_ellipsis(detection, links)
                                     or self._sibling_follow_up(detection, turn_aliases, snapshot,
                                                                previous_entities)):
@@ -321,7 +322,9 @@ class RuleRewriter:
                 continue
             start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
             # A slip (车代) is not written beside the name it was taken for.
-            said = text[start:end] if kind is MentionKind.ALIAS and link.mention.similarity == 100 else ""
+            # Nor are the user's words written beside each of several names they stand for.
+            said = (text[start:end] if kind is MentionKind.ALIAS and link.mention.similarity == 100
+                    and len(link.entity_ids) == 1 else "")
             names_written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
             if kind is MentionKind.PRONOUN and link.candidates[0].source == "named before it":
                 continue  # 陆川…，他获得过: the name is written just before it already
@@ -496,7 +499,7 @@ class RuleRewriter:
             return end
         words = snapshot.distinguishing_words(link.entity_ids[0], snapshot.normalize(link.mention.text))
         tail = snapshot.normalize_with_offsets(text[end:end + 24])
-        for word in words:
+        for word in sorted(words, key=len, reverse=True):  # 2024版 before 2024
             if tail.text.startswith(word):
                 return end + tail.span(0, len(word))[1]
         return end
@@ -558,7 +561,9 @@ class RuleRewriter:
                 swapped = True
                 continue
             old_id, where = counterpart
-            said = link.mention.text if link.mention.similarity == 100 else ""
+            # An edition word (旧版) is said by the name itself, not written beside it.
+            said = (link.mention.text if link.mention.similarity == 100
+                    and link.mention.kind is MentionKind.ALIAS else "")
             written = _written_name(new_id, said, lang, snapshot)
             out = out[:where[0]] + written + out[where[1]:]
             if old_id in entities:
@@ -572,8 +577,13 @@ class RuleRewriter:
         # time it stands for, counted from the previous query's (2025年5月 → 2025年4月).
         previous_query = out
         said = lambda m: anchored(m.text, previous_query) or m.text  # noqa: E731
+        # What the turn corrects, and an edition said for the counterpart put in above,
+        # are not a time to swap in.
+        taken = [*corrected_spans(detection.text),
+                 *((link.mention.start, link.mention.end) for link in turn_aliases
+                   if is_counterpart(link))]
         for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
-            new = [m for m in detection.of(kind) if not _inside(m, spans)]
+            new = [m for m in detection.of(kind) if not _inside(m, spans) and not _inside(m, taken)]
             old = prev_detection.of(kind)
             compared_words.extend(said(m) for m in detection.of(kind) if _inside(m, spans))
             if len(new) == 1 and len(old) == 1 and said(new[0]) != old[0].text:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from common.language import cues
-from dialogue.classify import TurnKind, is_bare_mention, values_given
+from dialogue.classify import TurnKind, is_bare_mention, is_ellipsis, values_given
 from dialogue.policy.decision import Clarify, Decision, PlanQueries, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
@@ -179,6 +179,14 @@ def _introduced(links: LinkResult, focus: list[str], text: str) -> list[str]:
     return out
 
 
+def swapped_by_ellipsis(kind: TurnKind | None, detection: Detection | None,
+                        links: LinkResult | None, previous: list[str],
+                        entities: tuple[str, ...] | list[str]) -> bool:
+    """An ellipsis that put one entity in place of the one focus entity before it."""
+    return (kind is TurnKind.CONTINUATION and detection is not None and links is not None
+            and len(entities) == 1 and len(previous) == 1 and is_ellipsis(detection, links))
+
+
 def _asked(state: SessionState, turn: int, text: str, clarify: Clarify) -> None:
     options = list(clarify.options)
     state.pending = PendingClarification(turn=turn, question_text=text,
@@ -191,12 +199,17 @@ def _searched(state: SessionState, outcome: TurnOutcome) -> None:
     state.negated = list(outcome.negated)
     if entities:
         bare = kind is not TurnKind.ANSWER and is_bare_mention(outcome.detection, outcome.links)
-        previous = [e for e in state.focus if e not in entities]
+        # What the user corrected away is not another one a reference may mean.
+        previous = [e for e in state.focus if e not in entities and e not in state.negated]
         state.alternates = previous if bare else []
         state.focus = salience_order(entities, state.focus, kind, outcome.links,
                                      outcome.detection, outcome.kinds)
         if len(entities) > 1:
             state.listed = list(entities)
+        elif swapped_by_ellipsis(kind, outcome.detection, outcome.links, previous, entities):
+            # 那东院的呢 after 西院口腔科…: both sides were talked about, in that order
+            # (前者 is the one before, 后者 the one the ellipsis put in its place).
+            state.listed = [previous[0], entities[0]]
     elif kind is TurnKind.SWITCH:
         state.focus, state.listed, state.alternates = [], [], []
     if kind is TurnKind.SWITCH:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from common.language import cues
 from common.language.relative import anchored
+from dialogue.policy.versions import edition
 from kg.aliases import AliasSnapshot
 from understanding.mentions import Mention, MentionKind, detect_mentions
 
@@ -55,6 +56,15 @@ def _forms(time: str, anchors: Sequence[str]) -> set[str]:
     """How a time of the turn may be written: as said, or, said relative to one of the
     ``anchors`` (上个月 after 2025年5月), as the time it stands for."""
     return {time.lower()} | {a.lower() for text in anchors if (a := anchored(time, text))}
+
+
+def _editions_for(time: str, entities: Sequence[str], snapshot: AliasSnapshot) -> set[str]:
+    """旧版, the previous version: kept when the rewrite names the edition it stands for
+    (one of the turn's entities whose name holds an edition number)."""
+    if not (cues.OLDER_EDITION_RE.search(time) or cues.NEWER_EDITION_RE.search(time)):
+        return set()
+    return {snapshot.name(e).lower() for e in entities
+            if e in snapshot.entities and edition(snapshot.name(e)) is not None}
 
 
 class RewriteValidator:
@@ -95,7 +105,8 @@ class RewriteValidator:
         # counted from one the conversation named: that form keeps it, and its numbers
         # are not new.
         anchors = [*context, *reference]
-        times = {id(m): _forms(m.text, anchors) for m in kept if m.kind is MentionKind.TIME}
+        times = {id(m): _forms(m.text, anchors) | _editions_for(m.text, entities, snapshot)
+                 for m in kept if m.kind is MentionKind.TIME}
         known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context, *(
             form for forms in times.values() for form in forms)])))
         known_numbers |= {n for e in allowed_ids if e in snapshot.entities
@@ -113,6 +124,10 @@ class RewriteValidator:
             "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),
             "attribute_kept": all(m.text.lower() in joined.lower() or str(m.value) in joined
                                   for m in kept if m.kind is MentionKind.ATTRIBUTE),
-            "excluded_absent": not (named & (set(excluded) - set(entities) - said)),
+            # A name shared with the entity meant (student handbook beside 学生手册（2024版）)
+            # does not name the one corrected away.
+            "excluded_absent": not ({e for m in written if m.kind is MentionKind.ALIAS
+                                     and len(m.entity_ids) == 1 for e in m.entity_ids}
+                                    & (set(excluded) - set(entities) - said)),
         }
         return Verdict(accepted=all(checks.values()), checks=checks)

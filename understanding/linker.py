@@ -373,6 +373,8 @@ class EntityLinker:
         found: dict[str, tuple[int, int]] = {}
         for focus_id in focus:
             for other, words in snapshot.variants(focus_id).items():
+                if other in focus and any(w in norm.text for w in words):
+                    return None  # 2024版 while both editions are in focus: names one of them
                 if other in focus:
                     continue
                 for word in words:

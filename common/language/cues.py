@@ -307,6 +307,29 @@ def _wording(module: ModuleType) -> Wording:
 _WORDINGS = {lang: _wording(module) for lang, module in LANGUAGES.items()}
 
 
+# -- the sides a turn names, what it corrects, which edition ---------------------------------
+
+def _plain(name: str) -> str:
+    return "|".join(re.escape(w) for w in sorted(_all(name), key=len, reverse=True))
+
+
+#: What stands between two sides named together (和, 、, and, or): nothing else.
+SIDE_GAP_RE = re.compile(rf"^[\s,，]*(?:{_plain('SIDE_JOINERS')})[\s,，]*$", re.IGNORECASE)
+#: What may stand between the last side and the name it qualifies (的, the).
+SIDE_LINK_RE = re.compile(rf"^\s*(?:(?:{_plain('SIDE_LINKS')})\s*)?$", re.IGNORECASE)
+#: The wrong part of a correction, as the group ``x`` (不是东院，是西院; not A but B).
+CORRECTED_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE) for p in _all("CORRECTED"))
+#: An edition before / after the one talked about (旧版, the previous version; 新版, newer).
+OLDER_EDITION_RE = re.compile("|".join(_words(m.OLDER_EDITION, _BOUNDED[lang]).pattern
+                                       for lang, m in LANGUAGES.items()), re.IGNORECASE)
+#: A year or a version number said as an edition (2026年, 2023版, 7.0版, the 2026 edition).
+EDITION_SAID_RE = re.compile(rf"(?<![0-9.])(?:(?:19|20)\d{{2}}|\d+(?:\.\d+)+)\s*(?:{_plain('EDITION_MARKS')})",
+                             re.IGNORECASE)
+NEWER_EDITION_RE = re.compile("|".join(_words(m.NEWER_EDITION, _BOUNDED[lang]).pattern
+                                       for lang, m in LANGUAGES.items()), re.IGNORECASE)
+
+
 def wording(lang: str) -> Wording:
     """The wording of ``lang`` ('zh', 'en'; anything else gets English)."""
     return _WORDINGS.get(lang, _WORDINGS["en"])

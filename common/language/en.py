@@ -162,6 +162,16 @@ JOINTS = [r"\b(?:together|along|combined|at the same time) with\s+(?P<x>[^,.?!]{
 INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"], ["when"],
                  ["where"]]
 
+# -- the sides a turn names, what it corrects, which edition (dialogue/policy/sides.py) ----
+
+SIDE_JOINERS = ["and", "or", "versus", "vs.", "vs"]
+SIDE_LINKS = ["the"]
+CORRECTED = [r"\bnot\s+(?P<x>[^,.?!]{1,40}?),?\s+but\b"]
+OLDER_EDITION = ["previous version", "previous edition", "older version", "old version",
+                 "old edition", "earlier version", "earlier edition"]
+NEWER_EDITION = ["newer version", "new version", "new edition", "latest version", "latest edition"]
+EDITION_MARKS = ["edition", "version"]
+
 # -- what the dialogue writes -------------------------------------------------------------
 
 JOINER = " and "

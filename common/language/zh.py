@@ -262,6 +262,20 @@ JOINTS = [r"(?:和|跟|与|同)(?P<x>[^，,。？?！!]{1,24}?)(?:可以|能|能
 INTENT_GROUPS = [["为什么", "为何"], ["怎么", "如何"], ["多少", "几"], ["哪些", "哪个", "哪"], ["谁"],
                  ["什么时候", "何时"], []]
 
+# -- the sides a turn names, what it corrects, which edition (dialogue/policy/sides.py) ----
+
+# Words that join the sides a turn names together (东院和西院的心内科, 2024版和2025版).
+SIDE_JOINERS = ["以及", "还是", "和", "与", "跟", "及", "或", "同", "、"]
+# What may stand between the last side and the name the sides qualify (东院和西院的心内科).
+SIDE_LINKS = ["的"]
+# What a correction says was wrong (不是东院，是西院): the wrong part as ``x`` (regexes).
+CORRECTED = [r"不是(?P<x>[^，,。？?！!]{1,20}?)[，,、\s]*(?:而)?是"]
+# An edition before / after the one talked about (旧版呢, 新版多了什么).
+OLDER_EDITION = ["上一版", "上个版本", "之前的版本", "以前的版本", "前一版", "旧版", "老版"]
+NEWER_EDITION = ["最新版", "新版", "下一版", "新的版本"]
+# What follows a year or a version number said as an edition (2026年, 2023版, 7.0版).
+EDITION_MARKS = ["年", "版"]
+
 # -- what the dialogue writes -------------------------------------------------------------
 
 # Names joined in a query.

@@ -9,8 +9,11 @@ transition applies the decision, dialogue/transition.py). In order:
    similarity (dialogue/topic_shift.py, when an embedder is configured);
 3. the resolvers (dialogue/resolvers/), in the order their configuration names: the
    links settled by what the turn and the dialogue say (a revisit's references, a
-   turn that names nothing, a pronoun by the kind of thing, 现在用的条款 by the edition
-   in force, ...); this module keeps the mechanisms several of them run;
+   turn that names nothing, both sides of a comparison named, a correction's or an
+   ellipsis's counterpart through the ontology, a pronoun by the kind of thing, the
+   edition in force, a piece of an attribute only one type has, a sibling of what was
+   talked about, ...); this module keeps the mechanisms several of them run; then an
+   edition number that none of a shared name's editions has answers nothing;
 4. clarify or resolve: the first link the :class:`ClarifyGate` asks about
    (:class:`Clarify`), else :class:`PlanQueries`.
 """
@@ -24,9 +27,10 @@ from typing import Any
 from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import TurnKind, classify, revisit_cue, values_given
-from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, PlanQueries,
+from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, NoAnswer, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
+from dialogue.policy.versions import unknown_edition
 from dialogue.state import SessionState
 from dialogue.resolvers import DialogueContext, Resolver, load_resolvers
 from dialogue.topic_shift import SimilarityShift
@@ -70,6 +74,10 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.resolve(DialogueContext(kind, turn, state, snapshot, facts, self.linker), trace)
+        missing = unknown_edition(links, turn.text, snapshot)
+        if missing is not None:
+            return NoAnswer(reasons=(f"the kb holds no {missing} edition of what the turn names",),
+                            trace=trace)
         settled: list[Link] = []
         for i, link in enumerate(links.links):
             verdict = self.gate.judge(link, turn, state, snapshot)

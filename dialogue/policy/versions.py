@@ -41,6 +41,23 @@ def edition(name: str) -> tuple[str, tuple[int, ...], bool] | None:
     return name[:m.start()] + "#" + name[m.end():], key, m.group("year") is not None
 
 
+_NUMBER_SAID_RE = re.compile(r"(?<![0-9.])((?:19|20)\d{2}|\d+(?:\.\d+)+)(?![0-9])")
+
+
+def number_said(text: str) -> tuple[int, ...] | None:
+    """The year or version number ``text`` says, as an edition's sortable key (2025版 →
+    (2025,), 6.0 → (6, 0)); None when it says none."""
+    found = _NUMBER_SAID_RE.search(text)
+    return tuple(int(p) for p in found.group(1).split(".")) if found else None
+
+
+def edition_key(entity_id: str, snapshot: AliasSnapshot) -> tuple[int, ...] | None:
+    """The edition number in the entity's canonical name; None when it has none."""
+    entity = snapshot.entities.get(entity_id)
+    found = edition(entity.name) if entity is not None else None
+    return found[1] if found is not None else None
+
+
 def current_edition(ids: Sequence[str], snapshot: AliasSnapshot, *,
                     today: date | None = None) -> str | None:
     """The id among ``ids`` that is the edition in force now, when every one is an edition
@@ -82,3 +99,25 @@ def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
         out[i] = Link(link.mention, link.candidates, (chosen,), CURRENT_REASON)
         changed = True
     return LinkResult(tuple(out)) if changed else links
+
+
+def unknown_edition(links: LinkResult, text: str, snapshot: AliasSnapshot) -> str | None:
+    """2026年的深度版体检多少钱, 基础版2023版多少钱 when the kb holds the 2024 and 2025
+    editions only: the turn says an edition number that none of the editions a shared
+    name stands for has. Asking which of the others is meant would ask about something
+    the user did not say; the kb has no answer. Returns the number as said, else None."""
+    said = [m.group(0) for m in cues.EDITION_SAID_RE.finditer(text)]
+    if not said:
+        return None
+    for link in links.links:
+        if not link.ambiguous:
+            continue
+        found = [edition(snapshot.name(c.entity_id)) for c in link.candidates]
+        if any(f is None for f in found) or len({f[0] for f in found}) != 1:
+            continue
+        keys = {f[1] for f in found}
+        for word in said:
+            number = number_said(word)
+            if number is not None and number not in keys and len(number) == len(next(iter(keys))):
+                return word
+    return None

@@ -1,7 +1,11 @@
-from dialogue.prompts import REWRITE_SYSTEM, PromptError
-from dialogue.validate import RewriteValidator
+from pathlib import Path
 
 import pytest
+
+from dialogue.prompts import REWRITE_SYSTEM, PromptError
+from dialogue.validate import RewriteValidator
+from kg.aliases import AliasSnapshot
+from kg.ontology import parse_ontology
 
 
 def check(snapshot, turn, queries, entities=("region.south",), allowed=("region.south", "region.east"),
@@ -67,3 +71,30 @@ def test_a_name_the_user_wrote_is_not_an_invented_one(snapshot):
     # The same rewrite for a turn that never said it invents it.
     v = check(snapshot, "7月的销售额是多少", ["华南区跟A产品（个人版）一起卖的，7月的销售额是多少"])
     assert not v.checks["entities_known"]
+
+
+
+@pytest.fixture(scope="module")
+def campus() -> AliasSnapshot:
+    lines = (Path(__file__).parent / "data" / "campus_ontology.jsonl").read_text(encoding="utf-8")
+    return AliasSnapshot.from_ontology("campus", 1, parse_ontology(lines.splitlines()))
+
+
+def test_an_older_edition_word_is_kept_by_the_edition_it_stands_for(campus):
+    # 旧版呢 after the 2024 handbook: the rewrite names the 2023 edition instead.
+    def verdict(query, entities):
+        return RewriteValidator().check("旧版呢", [query], campus, entities=entities,
+                                        allowed=["book.2023", "book.2024"])
+    assert verdict("学生手册（2023版）的请假规定", ["book.2023"]).checks["time_kept"]
+    assert verdict("学生手册的请假规定", []).checks["time_kept"] is False
+
+
+def test_a_name_shared_with_the_entity_meant_does_not_name_the_corrected_one(campus):
+    # "student handbook" is shared by both editions: beside 学生手册（2024版） it does not
+    # bring back the 2023 edition the user corrected away from; that edition's name does.
+    def verdict(query):
+        return RewriteValidator().check("No, I meant the 2024 edition.", [query], campus,
+                                        entities=["book.2024"],
+                                        allowed=["book.2023", "book.2024"], excluded=["book.2023"])
+    assert verdict("What does 学生手册（2024版） (student handbook) say?").checks["excluded_absent"]
+    assert verdict("What does 学生手册（2023版） say?").checks["excluded_absent"] is False
