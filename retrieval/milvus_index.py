@@ -84,7 +84,7 @@ from common.errors import (
     NotFoundError,
     RetryableDependencyError,
 )
-from common.ids import check_kb
+from common.ids import KB_RE, check_kb
 from common.language.normalize import fold_traditional
 from retrieval.index import (
     MAX_ENTITIES,
@@ -240,6 +240,29 @@ class MilvusIndex:
         name = self._collection(kb)
         with self._errors("look up the collection", kb):
             return self._client.has_collection(name, timeout=self._timeout)
+
+    def kbs(self) -> list[str]:
+        """The kbs with a collection under this prefix, in name order."""
+        with self._errors("list the collections", None):
+            names = self._client.list_collections(timeout=self._timeout)
+        found = []
+        for name in names:
+            kb = name[len(self._prefix):]
+            if name.startswith(self._prefix) and name != self._state_collection \
+                    and KB_RE.fullmatch(kb):
+                found.append(kb)
+        return sorted(found)
+
+    def load(self, kb: str, timeout: float | None = None) -> None:
+        """Load the kb's collection into memory so searches do not wait for it.
+
+        A Milvus server cannot search a released collection, and Milvus Lite loads a
+        collection on its first search: tens of seconds at 100,000 chunks, which would
+        be the first user's. ``timeout`` (default: the per-call one) bounds the wait.
+        """
+        name = self._collection(kb)
+        with self._errors("load the collection", kb):
+            self._client.load_collection(name, timeout=timeout or self._timeout)
 
     def drop(self, kb: str) -> None:
         """Drop the kb's collection and all its chunks; nothing happens if there is none."""
