@@ -179,6 +179,9 @@ class _LazyE5:
     def embed_query(self, text: str):
         return self._get().embed_query(text)
 
+    def embed_queries(self, texts):
+        return self._get().embed_queries(texts)
+
     def embed_passages(self, texts):
         return self._get().embed_passages(texts)
 

@@ -103,6 +103,15 @@ class TimedEmbedder:
             self.spent += took
             self.total += took
 
+    def embed_queries(self, texts):
+        start = time.perf_counter()
+        try:
+            return self._inner.embed_queries(texts)
+        finally:
+            took = time.perf_counter() - start
+            self.spent += took
+            self.total += took
+
 
 def random_vectors(n: int, dim: int, seed: int) -> list[tuple[float, ...]]:
     """Unit vectors for latency runs that do not embed every passage."""

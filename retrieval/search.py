@@ -40,7 +40,7 @@ from common.language import cues
 from common.language.normalize import normalize
 from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
-from retrieval.embedders import Embedder
+from retrieval.embedders import Embedder, embed_queries
 from retrieval.fusion import rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
@@ -251,9 +251,11 @@ class Retriever:
         novelty: dict[str, Any] = {"intent": intent, "shown": len(competing), "returned": [],
                                    "left_out": 0} if shown or intent != "new" else {}
         pools: list[list[Hit]] = []
-        for query, _, _ in searched:
+        vectors, failed = self._embed_all(embedder, [q for q, _, _ in searched])
+        for (query, _, _), vector in zip(searched, vectors, strict=True):
             q_trace: dict[str, Any] = {"query": query}
-            vector = self._embed(embedder, query, q_trace) if embedder is not None else None
+            if failed:
+                q_trace["dense"] = f"skipped, BM25 only: {failed}"
             hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
                                     exclude_doc_ids, q_trace, names=names)
             if request.rerank:
@@ -459,13 +461,18 @@ class Retriever:
             "REFERENT_EMBED__BACKEND / REFERENT_EMBED__MODEL to what the kb was built with, "
             "or re-ingest it into a fresh kb")
 
-    def _embed(self, embedder: Embedder, query: str,
-               q_trace: dict[str, Any]) -> tuple[float, ...] | None:
+    @staticmethod
+    def _embed_all(embedder: Embedder | None,
+                   queries: list[str]) -> tuple[list[Sequence[float] | None], str | None]:
+        """Every query's vector, in one batch (one model call or one HTTP request; texts
+        embedded before come from the embedder's memo), and why there are none: all None
+        for BM25 only, or when the embedder failed (the error, then)."""
+        if embedder is None or not queries:
+            return [None] * len(queries), None
         try:
-            return embedder.embed_query(query)
+            return list(embed_queries(embedder, queries)), None
         except DependencyError as exc:
-            q_trace["dense"] = f"skipped, BM25 only: {exc}"
-            return None
+            return [None] * len(queries), str(exc)
 
     def _query_pool(self, kb: str, query: str, vector: tuple[float, ...] | None, pool: int,
                     min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],

@@ -331,6 +331,22 @@ def test_dense_finds_what_bm25_cannot(index, dense_kb, embed_server, bm25_kb):
     assert hybrid.trace["fusion"] == "rrf(k=60)" and hybrid.trace["queries"][0]["dense"] > 0
 
 
+def test_a_searchs_queries_are_embedded_in_one_request_and_not_again(index, dense_kb):
+    from dialogue.policy.vectors import QueryMemo
+
+    with serve(lambda path, body: embeddings_reply(body, fake_vector)) as server:
+        retriever = Retriever(index, embedder=QueryMemo(
+            OpenAIEmbedder(server.url + "/v1", "fake-topic")))
+        queries = ["华南区销售额", "摔伤了能赔吗", "退货运费谁承担"]
+        first = retriever.search(dense_kb, SearchRequest(queries, k=3, abstain=False))
+        assert [len(body["input"]) for _, body in server.requests] == [3]
+        # The same texts again (a later turn, the dual path): nothing is embedded twice.
+        again = retriever.search(dense_kb, SearchRequest(queries[1:], k=3, abstain=False))
+        assert len(server.requests) == 1
+
+    assert all(q["dense"] > 0 for q in (*first.trace["queries"], *again.trace["queries"]))
+
+
 def test_near_duplicates_by_cosine_across_languages(index, dense_kb, embed_server):
     outcome = dense_retriever(index, embed_server.url).search(dense_kb, SearchRequest(["退货运费谁承担"], k=5,
                                                               abstain=False))
