@@ -29,7 +29,7 @@ from api.auth import (Authenticator, Caller, KeyRing, build_keyring, kb_caller,
 from api.keys import router as keys_router
 from api.ratelimit import build_limiter
 from api.errors import install_error_handlers, problem
-from api.health import Readiness, loaded_kb, probes
+from api.health import Readiness, loaded_kb, not_ready_detail, probes
 from api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from api.metrics import Metrics
 from api.middleware import BodyLimit, RequestMiddleware
@@ -175,10 +175,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         otherwise. Bounded to about 2 s."""
         ready, checks = request.app.state.readiness.check()
         if not ready:
-            down = [f"{name} ({c['status']})" for name, c in checks.items()
-                    if c["required"] and c["status"] != "ok"]
-            return problem(503, "Not ready", "required dependencies do not answer: "
-                           + ", ".join(down), checks=checks)
+            return problem(503, "Not ready", not_ready_detail(checks), checks=checks)
         degraded = any(c["status"] != "ok" for c in checks.values())
         return JSONResponse({"status": "degraded" if degraded else "ready", "checks": checks})
 

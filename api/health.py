@@ -145,6 +145,18 @@ def _collections(status: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "status": "ok" if status["ready"] else "loading", **entry}
 
 
+def not_ready_detail(checks: dict[str, Any]) -> str:
+    """Why the process is not ready: each required dependency that is not ok, with the
+    kbs still loading named."""
+    down = []
+    for name, check in checks.items():
+        if check["required"] and check["status"] != "ok":
+            loading = check.get("loading")
+            down.append(f"{name} ({check['status']}: {', '.join(loading)})" if loading
+                        else f"{name} ({check['status']})")
+    return "required dependencies are not ready: " + ", ".join(down)
+
+
 def loaded_kb(kb: str, request: Request) -> None:
     """Route dependency: refuse a turn on a kb still loading at once (503, Retry-After)
     rather than let it wait on the load."""

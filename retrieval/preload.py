@@ -11,7 +11,9 @@ with) and says at any moment which kbs are still loading. ``/readyz`` answers
 refused at once with a retryable 503 instead of waiting on the load
 (:meth:`Preloader.require`).
 
-The kbs preloaded are the ones with a collection when the process starts. A
+A preloader that was never started (CLI commands, tests that build their own
+runtime) loads nothing and holds nothing back. The kbs preloaded are the ones
+with a collection when the process starts. A
 kb created later is created loaded (its first ingest makes the collection
 and loads it), so its turns never wait either; :meth:`Preloader.add` queues
 one explicitly.
@@ -161,14 +163,18 @@ class Preloader:
 
     def _load(self, kb: str) -> None:
         started = time.perf_counter()
+        took: dict[str, int] = {}
         for step in self._steps:
+            began = time.perf_counter()
             error = self._attempt(kb, step)
+            took[step.name] = round((time.perf_counter() - began) * 1000)
             if error is not None and step.required:
                 with self._lock:
                     self._kbs[kb] = {"state": "failed", "step": step.name, "error": error}
                 return
         ms = round((time.perf_counter() - started) * 1000)
-        log.info("preload: kb %r loaded in %d ms", kb, ms)
+        log.info("preload: kb %r loaded in %d ms (%s)", kb, ms,
+                 ", ".join(f"{name} {step_ms} ms" for name, step_ms in took.items()))
         with self._lock:
             if self._kbs.get(kb, {}).get("state") == "loading":
                 self._kbs[kb] = {"state": "loaded", "ms": ms}
