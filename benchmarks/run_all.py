@@ -637,7 +637,13 @@ def main(argv: list[str] | None = None) -> int:
             save()
         for size in cfg["chunks"]:
             log(f"corpus of {size:,} chunks")
-            results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+            try:
+                results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+            except Exception as exc:  # noqa: BLE001 - where a size stops is a result too
+                log(f"[{size}] stopped: {type(exc).__name__}: {exc}")
+                results["stopped"] = {"chunks": size, "error": f"{type(exc).__name__}: {exc}"[:500]}
+                save()
+                break
             save()
         if cfg["sessions_stored"]:
             from benchmarks.session_bench import bench_sessions
