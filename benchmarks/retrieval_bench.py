@@ -95,18 +95,15 @@ class TimedEmbedder:
         return self._inner.embed_passages(texts)
 
     def embed_query(self, text):
-        start = time.perf_counter()
-        try:
-            return self._inner.embed_query(text)
-        finally:
-            took = time.perf_counter() - start
-            self.spent += took
-            self.total += took
+        return self._timed(self._inner.embed_query, text)
 
     def embed_queries(self, texts):
+        return self._timed(self._inner.embed_queries, texts)
+
+    def _timed(self, call, arg):
         start = time.perf_counter()
         try:
-            return self._inner.embed_queries(texts)
+            return call(arg)
         finally:
             took = time.perf_counter() - start
             self.spent += took

@@ -393,8 +393,6 @@ def server_command(port: int) -> list[str]:
 
 def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, data_dir: Path,
                  size: int) -> dict:
-    import httpx
-
     from api.auth import hash_key
 
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -411,17 +409,7 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
     base = f"http://127.0.0.1:{port}"
     try:
         t0 = time.perf_counter()
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {proc.returncode}; see {data_dir / 'server.log'}")
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.perf_counter() - t0 > 120:
-                raise RuntimeError("the server did not answer /healthz within 120 s")
-            time.sleep(0.2)
+        _wait_for(base + "/healthz", proc, t0, 120, data_dir / "server.log")
         started_s = time.perf_counter() - t0
         ready_s, first_ms = _first_turn(base, kb, scripts[0][0], proc, t0)
         log(f"[{size}] ready {ready_s:.1f} s after start, first turn {first_ms:.0f} ms")
@@ -456,6 +444,24 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
         errlog.close()
 
 
+def _wait_for(url: str, proc: subprocess.Popen, t0: float, limit: float, log_path: Path | None) -> None:
+    """Poll ``url`` until it answers 200; raise when the server exits or ``limit`` seconds
+    since ``t0`` pass."""
+    import httpx
+
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {log_path or 'its log'}")
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.perf_counter() - t0 > limit:
+            raise RuntimeError(f"{url} did not answer 200 within {limit:g} s")
+        time.sleep(0.2)
+
+
 def _first_turn(base: str, kb: str, text: str, proc: subprocess.Popen,
                 t0: float) -> tuple[float, float]:
     """Seconds from the server's start until ``/readyz`` answers 200 (its kbs loaded), and
@@ -463,17 +469,7 @@ def _first_turn(base: str, kb: str, text: str, proc: subprocess.Popen,
     server waits."""
     import httpx
 
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode} while loading")
-        try:
-            if httpx.get(base + "/readyz", timeout=5).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.perf_counter() - t0 > 3600:
-            raise RuntimeError("the server was not ready within an hour")
-        time.sleep(0.2)
+    _wait_for(base + "/readyz", proc, t0, 3600, None)
     ready_s = time.perf_counter() - t0
     started = time.perf_counter()
     r = httpx.post(f"{base}/v1/kbs/{kb}/sessions/first-{uuid.uuid4().hex[:8]}/turns",
