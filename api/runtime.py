@@ -307,11 +307,15 @@ class Runtime:
                  Step("term statistics", self.retriever.term_stats, required=False),
                  Step("aliases", self.snapshots.get, required=False)]
         if self.facts is not None:
-            facts = self.facts
-            steps.append(Step("entity facts", lambda kb: facts.get(kb, self.snapshots.get(kb)),
-                              required=False))
+            steps.append(Step("entity facts", self._warm_facts, required=False))
         steps.append(Step("a turn", self._warm_turn, required=False))
         return steps
+
+    def _warm_facts(self, kb: str) -> None:
+        """The kb's entity facts, when it has an ontology (as a turn reads them)."""
+        snapshot = self.snapshots.get(kb)
+        if self.facts is not None and snapshot is not None and snapshot.entities:
+            self.facts.get(kb, snapshot)
 
     def _warm_turn(self, kb: str) -> None:
         """Two turns on a throw-away session, deleted after: what is built on the first use
