@@ -31,6 +31,7 @@ weak evidence.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -60,6 +61,9 @@ POOL_FACTOR = 4
 # score component together (fused score ≤ 1, time ≤ 0.5, entity 0.2, so any tagged hit
 # outranks any untagged one), so untagged chunks only fill the places tagged ones leave.
 RELAXED_ENTITY_BOOST = 2.0
+
+# How long a kb seen to exist is not asked about again (has_kb).
+KB_SEEN_SECONDS = 5.0
 
 # Characters that carry no topic: question words, particles, pronouns. A query
 # bigram made only of these does not count towards coverage.
@@ -180,6 +184,8 @@ class Retriever:
         self._cross = cross_encoder
         self._reranker = reranker or EntityAwareReranker()
         self._stats = StatsCache(index)
+        # kb -> when its collection was last seen to exist (has_kb)
+        self._seen: dict[str, float] = {}
 
     @property
     def config(self) -> RetrieverConfig:
@@ -201,8 +207,16 @@ class Retriever:
             embedder.embed_query("warm-up")
 
     def has_kb(self, kb: str) -> bool:
-        """Whether anything was ingested into ``kb``."""
-        return self._index.has_collection(kb)
+        """Whether anything was ingested into ``kb``. A kb found is remembered for
+        ``KB_SEEN_SECONDS`` (every turn of a kb without an ontology asks; a kb dropped
+        meanwhile fails in its search, with the store's not-found error)."""
+        seen = self._seen.get(kb)
+        if seen is not None and time.monotonic() - seen < KB_SEEN_SECONDS:
+            return True
+        found = self._index.has_collection(kb)
+        if found:
+            self._seen[kb] = time.monotonic()
+        return found
 
     def search(self, kb: str, request: SearchRequest) -> SearchOutcome:
         """Search every query of ``request`` and return its best ``k`` chunks (the
