@@ -30,7 +30,7 @@ from api.json_body import CheckedJsonRoute
 from api.keys import router as keys_router
 from api.ratelimit import build_limiter
 from api.errors import install_error_handlers, problem
-from api.health import Readiness, probes
+from api.health import Readiness, loaded_kb, not_ready_detail, probes
 from api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from api.metrics import Metrics
 from api.middleware import BodyLimit, RequestMiddleware
@@ -133,7 +133,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
             app.state.key_store, refresh_seconds=effective.auth.key_refresh_seconds))
         app.state.auth.stored.start()
         app.state.limiter = build_limiter(effective)
-        app.state.readiness = Readiness(probes(built))
+        app.state.readiness = Readiness(probes(built), loading=built.preloader.status)
+        if runtime is None:
+            built.preloader.start()
         try:
             yield
         finally:
@@ -180,10 +182,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         otherwise. Bounded to about 2 s."""
         ready, checks = request.app.state.readiness.check()
         if not ready:
-            down = [f"{name} ({c['status']})" for name, c in checks.items()
-                    if c["required"] and c["status"] != "ok"]
-            return problem(503, "Not ready", "required dependencies do not answer: "
-                           + ", ".join(down), checks=checks)
+            return problem(503, "Not ready", not_ready_detail(checks), checks=checks)
         degraded = any(c["status"] != "ok" for c in checks.values())
         return JSONResponse({"status": "degraded" if degraded else "ready", "checks": checks})
 
@@ -201,6 +200,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                   engine: Annotated[TurnEngine, Depends(get_engine)],
                   runtime: Annotated[Runtime, Depends(get_runtime)],
                   caller: Annotated[Caller, Depends(kb_caller)],
+                  _loaded: Annotated[None, Depends(loaded_kb)],
                   idempotency_key: IdempotencyKey = None) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question.

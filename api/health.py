@@ -3,19 +3,24 @@
 One cheap probe per dependency, all run at once and bounded together by
 :data:`READY_TIMEOUT_SECONDS`:
 
-==========  ========  ==============================================================
-dependency  required  probe
-==========  ========  ==============================================================
-milvus      yes       ``has_collection`` of a probe name (one round trip)
-sessions    yes       loading a probe session (SQLite read or Redis GET)
-neo4j       no        the driver's connectivity check (a Bolt handshake)
-llm         no        ``GET {base_url}/models`` when ``REFERENT_LLM__BASE_URL`` is set
-embedder    no        ``GET {base_url}/models`` when ``REFERENT_EMBED__BASE_URL`` is set
-reranker    no        ``GET {base_url}/`` when ``REFERENT_RERANK__BASE_URL`` is set
-==========  ========  ==============================================================
+===========  ========  =============================================================
+dependency   required  probe
+===========  ========  =============================================================
+milvus       yes       ``has_collection`` of a probe name (one round trip)
+sessions     yes       loading a probe session (SQLite read or Redis GET)
+collections  yes       every kb's collection and caches loaded (``retrieval/preload.py``):
+                       ``loading`` names the kbs still loading, ``failed`` those that
+                       could not be; read from the preloader, not probed
+neo4j        no        the driver's connectivity check (a Bolt handshake)
+llm          no        ``GET {base_url}/models`` when ``REFERENT_LLM__BASE_URL`` is set
+embedder     no        ``GET {base_url}/models`` when ``REFERENT_EMBED__BASE_URL`` is set
+reranker     no        ``GET {base_url}/`` when ``REFERENT_RERANK__BASE_URL`` is set
+===========  ========  =============================================================
 
-Without Milvus or the session store no turn can be answered, so the process is
-not ready (503) and a load balancer should send turns elsewhere. The others
+Without Milvus or the session store no turn can be answered, and until a kb's
+collection is loaded its first turn would wait on the load (tens of seconds
+at 100,000 chunks), so the process is not ready (503) and a load balancer
+should send turns elsewhere. The others
 have fallbacks: turns link with the alias snapshot already loaded while Neo4j
 is away (only admin writes fail), the rules rewriter stands in for the LLM,
 BM25 for the embedder, the entity-aware order for the reranker. Their failure
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from fastapi import Request
 
 from api.runtime import Runtime
 
@@ -87,8 +93,11 @@ def _http_probe(url: str, key: str | None) -> Callable[[], None]:
 class Readiness:
     """Runs the probes of one process (:func:`probes`), at most one in flight per dependency."""
 
-    def __init__(self, checks: list[Probe], timeout: float = READY_TIMEOUT_SECONDS) -> None:
+    def __init__(self, checks: list[Probe], timeout: float = READY_TIMEOUT_SECONDS, *,
+                 loading: Callable[[], dict[str, Any]] | None = None) -> None:
         self._probes = checks
+        # The preloader's status (``Preloader.status``): read, not probed, so never slow.
+        self._loading = loading
         self._timeout = timeout
         self._pool = ThreadPoolExecutor(max_workers=len(self._probes),
                                         thread_name_prefix="readyz")
@@ -120,12 +129,38 @@ class Readiness:
             else:
                 entry.update(status="ok", ms=future.result())
             checks[probe.name] = entry
+        if self._loading is not None:
+            checks["collections"] = _collections(self._loading())
         ready = all(c["status"] == "ok" for c in checks.values() if c["required"])
         log.debug("readiness checked in %.1f ms", (time.perf_counter() - started) * 1000)
         return ready, checks
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _collections(status: dict[str, Any]) -> dict[str, Any]:
+    """The readiness entry of the preloaded collections: ``loading`` until all are."""
+    entry = {key: value for key, value in status.items() if key != "ready"}
+    return {"required": True, "status": "ok" if status["ready"] else "loading", **entry}
+
+
+def not_ready_detail(checks: dict[str, Any]) -> str:
+    """Why the process is not ready: each required dependency that is not ok, with the
+    kbs still loading named."""
+    down = []
+    for name, check in checks.items():
+        if check["required"] and check["status"] != "ok":
+            loading = check.get("loading")
+            down.append(f"{name} ({check['status']}: {', '.join(loading)})" if loading
+                        else f"{name} ({check['status']})")
+    return "required dependencies are not ready: " + ", ".join(down)
+
+
+def loaded_kb(kb: str, request: Request) -> None:
+    """Route dependency: refuse a turn on a kb still loading at once (503, Retry-After)
+    rather than let it wait on the load."""
+    request.app.state.runtime.preloader.require(kb)
 
 
 def _timed(run: Callable[[], None]) -> float:

@@ -7,6 +7,7 @@ Nothing here runs at import time; the CLI and the FastAPI lifespan call
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,10 +31,16 @@ from dialogue.topic_shift import SimilarityShift
 from retrieval.embedders import Embedder
 from retrieval.history import CarryConfig
 from retrieval.milvus_index import MilvusIndex
+from retrieval.preload import Preloader, Step
 from retrieval.retag import BackgroundRetagger
 from retrieval.search import Retriever, RetrieverConfig
 
 logger = logging.getLogger(__name__)
+
+# The warm-up session's turns: a question in both scripts, then a follow-up, so what the
+# analysers, the mention pipeline and the rewrite build on first use is built before the
+# first user's turn.
+WARM_UP_TURNS = ("这个怎么申请 how to apply", "那费用呢")
 
 
 def open_ontology_store(settings: Settings) -> Neo4jOntologyStore:
@@ -172,6 +179,9 @@ class _LazyE5:
     def embed_query(self, text: str):
         return self._get().embed_query(text)
 
+    def embed_queries(self, texts):
+        return self._get().embed_queries(texts)
+
     def embed_passages(self, texts):
         return self._get().embed_passages(texts)
 
@@ -271,10 +281,14 @@ class Runtime:
     clarify_evidence: KbEvidence | None = None
     # The clarify-or-resolve model the engine decides with (None: the fit-margin rule).
     clarifier: ClarifyModel | None = None
+    # The kbs' entity facts the engine reads (warmed by the preloader when given).
+    facts: EntityFactsCache | None = None
     admin: Neo4jOntologyAdmin = field(init=False)
     retagger: BackgroundRetagger = field(init=False)
     # Clarifications asked through the API and their answers (best-effort, in the background).
     clarifications: ClarificationRecorder = field(init=False)
+    # Loads every kb's collection and caches before its first turn (started by the server).
+    preloader: Preloader = field(init=False)
 
     def __post_init__(self) -> None:
         self.admin = Neo4jOntologyAdmin(self.ontology, on_change=self.on_ontology_change)
@@ -282,6 +296,37 @@ class Runtime:
                                                     self.snapshots.peek)
         self.retagger = BackgroundRetagger(self.index, self._fresh_snapshot,
                                            self._stored_version)
+        self.preloader = Preloader(self.index.kbs, self._warm_up_steps())
+
+    def _warm_up_steps(self) -> list[Step]:
+        """What a kb's first turn would otherwise wait for: its collection in memory, then
+        the caches built from it (optional: a turn builds them itself if they failed)."""
+        timeout = self.settings.milvus.load_timeout_seconds
+        steps = [Step("collection", lambda kb: self.index.load(kb, timeout=timeout)),
+                 Step("embedder", self.retriever.warm_up, required=False),
+                 Step("term statistics", self.retriever.term_stats, required=False),
+                 Step("aliases", self.snapshots.get, required=False)]
+        if self.facts is not None:
+            steps.append(Step("entity facts", self._warm_facts, required=False))
+        steps.append(Step("a turn", self._warm_turn, required=False))
+        return steps
+
+    def _warm_facts(self, kb: str) -> None:
+        """The kb's entity facts, when it has an ontology (as a turn reads them)."""
+        snapshot = self.snapshots.get(kb)
+        if self.facts is not None and snapshot is not None and snapshot.entities:
+            self.facts.get(kb, snapshot)
+
+    def _warm_turn(self, kb: str) -> None:
+        """Two turns on a throw-away session, deleted after: what is built on the first use
+        of anything a turn touches (the mention pipeline, the index's analyser and search
+        path: seconds on 2 cores even with the collection loaded) is built here."""
+        session = f"warm-up-{uuid.uuid4().hex[:12]}"
+        try:
+            for text in WARM_UP_TURNS:
+                self.engine.handle(kb, session, text)
+        finally:
+            self.sessions.delete(kb, session)
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
@@ -300,11 +345,12 @@ class Runtime:
                               kb_embedder=kb_embedder(settings, lazy))
         evidence = KbEvidence(ClarificationLog(ontology), ttl=settings.clarify.priors_ttl_seconds)
         clarifier = open_clarifier(settings, embedder, index, evidence, lazy)
+        facts = EntityFactsCache(index)
         engine = TurnEngine(snapshots, retriever, sessions, engine_config(settings),
                             llm=open_llm(settings), shift=open_topic_shift(settings, embedder),
-                            clarifier=clarifier, facts=EntityFactsCache(index))
+                            clarifier=clarifier, facts=facts)
         return cls(settings, ontology, snapshots, index, sessions, retriever, engine, evidence,
-                   clarifier)
+                   clarifier, facts)
 
     def on_ontology_change(self, kb: str, version: int | None) -> None:
         """After a write through this process: link with it at once, re-tag in the background."""
@@ -320,6 +366,7 @@ class Runtime:
         return state.version if state is not None else None
 
     def close(self) -> None:
+        self.preloader.close()
         self.clarifications.close()
         self.engine.close()
         self.retagger.close()

@@ -99,6 +99,9 @@ class MilvusSettings(BaseModel):
     timeout_seconds: float = Field(default=10.0, gt=0, description=(
         "per Milvus call; a turn whose search fails or times out answers 503 and the "
         "session is not advanced"))
+    load_timeout_seconds: float = Field(default=900.0, gt=0, description=(
+        "per collection loaded at start (`/readyz` answers 503 until every kb's collection "
+        "is loaded): Milvus Lite takes about 45 s at 100,000 chunks on 2 cores"))
 
 
 class SessionSettings(BaseModel):

@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from retrieval.request import SearchRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -62,8 +63,8 @@ def main() -> None:
             expected = gold.get((r["session"], r["turn"]))
             if not expected or not r["queries"]:
                 continue
-            outcome = retriever.search(args.kb, r["queries"], k=5, entity_ids=r["entities"],
-                                       abstain=False)
+            outcome = retriever.search(args.kb, SearchRequest(r["queries"], k=5, entity_ids=r["entities"],
+                                       abstain=False))
             found = {f.hit.chunk_id for f in outcome.found} | {f.hit.doc_id for f in outcome.found}
             (hits if any(g in found for g in expected) else misses).append(outcome.strength)
             if args.limit and len(hits) + len(misses) >= args.limit:
@@ -72,7 +73,7 @@ def main() -> None:
         for path in args.negatives:
             for script in parse_suite(path.read_text(encoding="utf-8").splitlines()):
                 for turn in script.turns:
-                    outcome = retriever.search(args.kb, [turn.user], k=5, abstain=False)
+                    outcome = retriever.search(args.kb, SearchRequest([turn.user], k=5, abstain=False))
                     negatives.append(outcome.strength if outcome.found else 0.0)
     finally:
         runtime.close()

@@ -9,8 +9,10 @@ turn engine of each kind (linking, rewrite, search, session store: what a turn c
 through the API, minus HTTP), the two alternating session by session so that both see
 the same load. For the hybrid engine the query embeddings are timed, and the report
 gives each system's turn p50/p95/p99 and the share of the hybrid turns' time spent
-embedding (the median of the per-turn shares, and the total). Figures depend on the
-machine and on what else runs on it: the report records the load average.
+embedding (the median of the per-turn shares, and the total). Beside each hybrid
+turn, a bare hybrid search of the user's words is timed (embedding them, then one
+Milvus ``hybrid_search``, top 5): the report gives the ratio of the p50s. Figures
+depend on the machine and on what else runs on it: the report records the load average.
 """
 
 from __future__ import annotations
@@ -34,6 +36,29 @@ def summary(times: list[float]) -> dict[str, float]:
             "p99_ms": round(pct(times, 99), 1), "mean_ms": round(statistics.fmean(times), 1)}
 
 
+class BareHybrid:
+    """What a plain hybrid search of the user's words costs: embed them (no memo), then
+    one Milvus ``hybrid_search`` of BM25 and dense, fused by RRF in Milvus, top 5."""
+
+    def __init__(self, index, kb: str, e5) -> None:
+        self._client = index._client  # the index's own connection: the same Milvus
+        self._collection = "referent_" + kb
+        self._e5 = e5
+
+    def time(self, text: str) -> float:
+        from pymilvus import AnnSearchRequest, RRFRanker
+
+        start = time.perf_counter()
+        vector = self._e5.embed_query(text)
+        requests = [AnnSearchRequest(data=[text], anns_field="sparse", param={"metric_type": "BM25"},
+                                     limit=5),
+                    AnnSearchRequest(data=[list(vector)], anns_field="dense",
+                                     param={"metric_type": "COSINE"}, limit=5)]
+        self._client.hybrid_search(self._collection, requests, RRFRanker(60), limit=5,
+                                   output_fields=["chunk_id"])
+        return (time.perf_counter() - start) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", type=Path, required=True)
@@ -46,6 +71,7 @@ def main() -> None:
     from api.runtime import Runtime, engine_config
     from api.settings import Settings
     from dialogue.engine import TurnEngine
+    from dialogue.policy.vectors import QueryMemo
     from dialogue.topic_shift import SimilarityShift
     from evaluation.suites import parse_suite
     from retrieval.embedders import LocalE5Embedder
@@ -55,14 +81,19 @@ def main() -> None:
     settings = Settings(embed={"backend": "none"})
     runtime = Runtime.build(settings)
     try:
-        clock = TimedEmbedder(LocalE5Embedder())
+        e5 = LocalE5Embedder()
+        clock = TimedEmbedder(e5)
+        # As the server wires it: one memo of query vectors shared by retrieval and the
+        # topic-shift check (api/runtime.py).
+        memo = QueryMemo(clock)
         e = settings.embed
         hybrid = TurnEngine(runtime.snapshots,
-                            Retriever(runtime.index, config=runtime.retriever.config, embedder=clock),
+                            Retriever(runtime.index, config=runtime.retriever.config, embedder=memo),
                             runtime.sessions, engine_config(settings),
-                            shift=SimilarityShift(clock, low=e.switch_low, high=e.switch_high))
+                            shift=SimilarityShift(memo, low=e.switch_low, high=e.switch_high))
+        bare = BareHybrid(runtime.index, args.hybrid_kb, e5)
         systems = {"bm25": (runtime.engine, args.bm25_kb), "hybrid": (hybrid, args.hybrid_kb)}
-        times: dict[str, list[float]] = {name: [] for name in systems}
+        times: dict[str, list[float]] = {name: [] for name in (*systems, "bare hybrid")}
         shares: list[float] = []
         embed_total = 0.0
         # Warm both: the first turn loads the alias tables and the model.
@@ -81,22 +112,26 @@ def main() -> None:
                         if name == "hybrid":
                             shares.append(clock.spent / took if took else 0.0)
                             embed_total += clock.spent
+                            times["bare hybrid"].append(bare.time(turn.user))
     finally:
         runtime.close()
     report = {"machine": machine(), "suite": str(args.suite),
               "systems": {name: summary(t) for name, t in times.items()}}
+    report["hybrid_over_bare_p50"] = round(report["systems"]["hybrid"]["p50_ms"]
+                                           / report["systems"]["bare hybrid"]["p50_ms"], 2)
     report["systems"]["hybrid"]["embedding_share_median"] = round(statistics.median(shares), 3)
     report["systems"]["hybrid"]["embedding_share_of_total"] = round(
         embed_total / (sum(times["hybrid"]) / 1000), 3)
     print(json.dumps(report, ensure_ascii=False, indent=2))
     print(f"\nmachine: {report['machine']}", file=sys.stderr)
-    print(f"{'system':<8} {'turns':>6} {'p50':>8} {'p95':>8} {'p99':>8}  embedding share (median / total)",
+    print(f"{'system':<12} {'turns':>6} {'p50':>8} {'p95':>8} {'p99':>8}  embedding share (median / total)",
           file=sys.stderr)
     for name, s in report["systems"].items():
         extra = (f"  {s['embedding_share_median']:.0%} / {s['embedding_share_of_total']:.0%}"
                  if name == "hybrid" else "")
-        print(f"{name:<8} {s['turns']:>6} {s['p50_ms']:>8.1f} {s['p95_ms']:>8.1f} {s['p99_ms']:>8.1f}{extra}",
+        print(f"{name:<12} {s['turns']:>6} {s['p50_ms']:>8.1f} {s['p95_ms']:>8.1f} {s['p99_ms']:>8.1f}{extra}",
               file=sys.stderr)
+    print(f"hybrid turn p50 / bare hybrid p50: {report['hybrid_over_bare_p50']}", file=sys.stderr)
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
 

@@ -239,12 +239,13 @@ class OwnServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the server exited: {(self.data_dir / 'server.log').read_text()}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                # Ready, not only alive: until its kbs are loaded a server refuses their turns.
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
             time.sleep(0.2)
-        raise RuntimeError("the server did not answer /healthz within 120 s")
+        raise RuntimeError("the server was not ready (/readyz) within 120 s")
 
     def close(self, drop: bool) -> None:
         if self.proc is not None and self.proc.poll() is None:

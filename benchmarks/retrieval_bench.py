@@ -45,6 +45,7 @@ from pymilvus import MilvusClient  # noqa: E402
 
 from retrieval.milvus_index import MilvusIndex  # noqa: E402
 from retrieval.models import DenseSpec  # noqa: E402
+from retrieval.request import SearchRequest
 from retrieval.search import Retriever  # noqa: E402
 from benchmarks.synth import CORPUS_SEED, corpus, machine, pct, queries  # noqa: E402
 
@@ -94,9 +95,15 @@ class TimedEmbedder:
         return self._inner.embed_passages(texts)
 
     def embed_query(self, text):
+        return self._timed(self._inner.embed_query, text)
+
+    def embed_queries(self, texts):
+        return self._timed(self._inner.embed_queries, texts)
+
+    def _timed(self, call, arg):
         start = time.perf_counter()
         try:
-            return self._inner.embed_query(text)
+            return call(arg)
         finally:
             took = time.perf_counter() - start
             self.spent += took
@@ -159,7 +166,7 @@ def run_size(size: int, n_queries: int, not_in: list[int], workdir: Path, embedd
                      group_by_doc=False)
 
     def turn(q):
-        retriever.search(kb, [q[0]], k=5, entity_ids=[q[1]], exclude_chunk_ids=consumed)
+        retriever.search(kb, SearchRequest([q[0]], k=5, entity_ids=[q[1]], exclude_chunk_ids=consumed))
 
     result["latency"] = {"bare_milvus_bm25": timed(bare, qs), "index_filtered": timed(filtered, qs),
                          "retriever_turn": timed(turn, qs, clock)}

@@ -60,11 +60,13 @@ from benchmarks.synth import (machine, pct, rss_mb, synthetic_ontology, turn_kb,
 STAGES = ("session_load", "detect", "link", "rewrite", "retrieve", "pack", "session_save")
 BENCH_KEY = "rk_bench_query_key_loopback_only_" + "0" * 8
 
-FULL = {"aliases": [10_000, 100_000, 1_000_000], "chunks": [1_000, 10_000, 100_000],
-        "clients": [1, 4, 16], "runs": 3, "utterances": 2_000, "sessions": 60,
-        "load_seconds": 10.0, "load_max_requests": 5_000}
+FULL = {"aliases": [10_000, 100_000, 1_000_000], "chunks": [10_000, 100_000, 1_000_000],
+        "clients": [1, 16], "runs": 3, "utterances": 2_000, "sessions": 60,
+        "load_seconds": 10.0, "load_max_requests": 5_000,
+        "sessions_stored": [1_000, 10_000, 100_000, 1_000_000]}
 QUICK = {"aliases": [2_000], "chunks": [300], "clients": [1, 4, 16], "runs": 2, "utterances": 200,
-         "sessions": 8, "load_seconds": 1.0, "load_max_requests": 200}
+         "sessions": 8, "load_seconds": 1.0, "load_max_requests": 200,
+         "sessions_stored": [1_000, 5_000]}
 
 
 def log(message: str) -> None:
@@ -189,11 +191,13 @@ def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dic
         report = ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic")
         seconds.append(time.perf_counter() - t0)
         assert report.chunks == data.chunks, report
-    result["ingest"] = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1)}
+    result["ingest"] = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1),
+                        # this process and its Milvus Lite server, the kb just ingested
+                        "memory": _memory(os.getpid())}
     log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s")
 
     # turns through the engine, then the bare search of each standalone query
-    engine, sessions, _ = _engine(services, index, workdir / f"sessions-{size}.sqlite3")
+    engine, sessions, _ = _engine(services, index, workdir / f"sessions-{kb}.sqlite3")
     client = MilvusClient(uri)
     collection = "referent_" + kb
     tag = uuid.uuid4().hex[:6]
@@ -389,8 +393,6 @@ def server_command(port: int) -> list[str]:
 
 def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, data_dir: Path,
                  size: int) -> dict:
-    import httpx
-
     from api.auth import hash_key
 
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -407,18 +409,10 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
     base = f"http://127.0.0.1:{port}"
     try:
         t0 = time.perf_counter()
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {proc.returncode}; see {data_dir / 'server.log'}")
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.perf_counter() - t0 > 120:
-                raise RuntimeError("the server did not answer /healthz within 120 s")
-            time.sleep(0.2)
+        _wait_for(base + "/healthz", proc, t0, 120, data_dir / "server.log")
         started_s = time.perf_counter() - t0
+        ready_s, first_ms = _first_turn(base, kb, scripts[0][0], proc, t0)
+        log(f"[{size}] ready {ready_s:.1f} s after start, first turn {first_ms:.0f} ms")
         warm = _load(base, kb, scripts, 1, 60, 40, f"warm{uuid.uuid4().hex[:6]}")
         if warm["errors"]:
             raise RuntimeError(f"warm-up turns failed: {warm['error_kinds']}; see {data_dir / 'server.log'}")
@@ -443,10 +437,46 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
         shown = ["python", *server_command(port)[1:]]
         shown[shown.index("--port") + 1] = "PORT"
         return {"command": " ".join(shown), "start_s": round(started_s, 1),
+                "ready_s": round(ready_s, 1), "first_turn_ms": round(first_ms, 1),
                 "memory_idle": idle, "memory_after_load": loaded, "throughput": levels}
     finally:
         _stop(proc)
         errlog.close()
+
+
+def _wait_for(url: str, proc: subprocess.Popen, t0: float, limit: float, log_path: Path | None) -> None:
+    """Poll ``url`` until it answers 200; raise when the server exits or ``limit`` seconds
+    since ``t0`` pass."""
+    import httpx
+
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {log_path or 'its log'}")
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.perf_counter() - t0 > limit:
+            raise RuntimeError(f"{url} did not answer 200 within {limit:g} s")
+        time.sleep(0.2)
+
+
+def _first_turn(base: str, kb: str, text: str, proc: subprocess.Popen,
+                t0: float) -> tuple[float, float]:
+    """Seconds from the server's start until ``/readyz`` answers 200 (its kbs loaded), and
+    the milliseconds of the first turn after that: what the first user of a restarted
+    server waits."""
+    import httpx
+
+    _wait_for(base + "/readyz", proc, t0, 3600, None)
+    ready_s = time.perf_counter() - t0
+    started = time.perf_counter()
+    r = httpx.post(f"{base}/v1/kbs/{kb}/sessions/first-{uuid.uuid4().hex[:8]}/turns",
+                   json={"text": text}, headers={"Authorization": f"Bearer {BENCH_KEY}"},
+                   timeout=120)
+    r.raise_for_status()
+    return ready_s, (time.perf_counter() - started) * 1000
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -519,6 +549,19 @@ def _passes(scripts, r, k: int) -> bool:
 
 # -- main ----------------------------------------------------------------------------------------
 
+def _a_saved_state(workdir: Path) -> str | None:
+    """The largest session state the corpus runs saved (a real one, as a template)."""
+    import sqlite3
+
+    best = None
+    for path in workdir.glob("sessions-bench_c*.sqlite3"):
+        with sqlite3.connect(path) as conn:
+            row = conn.execute("SELECT state FROM sessions ORDER BY length(state) DESC LIMIT 1").fetchone()
+        if row and (best is None or len(row[0]) > len(best)):
+            best = row[0]
+    return best
+
+
 def _git_commit() -> str | None:
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
@@ -541,6 +584,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aliases", type=int, nargs="*", default=None, help="alias table sizes")
     parser.add_argument("--chunks", type=int, nargs="*", default=None, help="corpus sizes")
     parser.add_argument("--clients", type=int, nargs="*", default=None, help="concurrent clients")
+    parser.add_argument("--sessions-stored", type=int, nargs="*", default=None,
+                        help="session store sizes (0: skip)")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--load-seconds", type=float, default=None, help="length of one load run")
     parser.add_argument("--no-quality", action="store_true", help="skip the demo suite evaluation")
@@ -549,9 +594,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     cfg = dict(QUICK if args.quick else FULL)
-    for key in ("aliases", "chunks", "clients", "runs"):
+    for key in ("aliases", "chunks", "clients", "runs", "sessions_stored"):
         if getattr(args, key) is not None:
-            cfg[key] = getattr(args, key)
+            cfg[key] = [n for n in getattr(args, key) if n] if key == "sessions_stored" \
+                else getattr(args, key)
     if args.load_seconds is not None:
         cfg["load_seconds"] = args.load_seconds
     quick_dir = REPO / "var" / "bench" / "quick"
@@ -587,7 +633,20 @@ def main(argv: list[str] | None = None) -> int:
             save()
         for size in cfg["chunks"]:
             log(f"corpus of {size:,} chunks")
-            results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+            try:
+                results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+            except Exception as exc:  # noqa: BLE001 - where a size stops is a result too
+                log(f"[{size}] stopped: {type(exc).__name__}: {exc}")
+                results["stopped"] = {"chunks": size, "error": f"{type(exc).__name__}: {exc}"[:500]}
+                save()
+                break
+            save()
+        if cfg["sessions_stored"]:
+            from benchmarks.session_bench import bench_sessions
+
+            log("session store sizes")
+            results["sessions"] = bench_sessions(cfg["sessions_stored"], template=_a_saved_state(workdir),
+                                                 workdir=workdir, log=log)
             save()
         for directory in args.dev_suite:
             results["quality"][directory.name] = bench_quality(services, directory.name, directory, workdir)

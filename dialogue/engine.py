@@ -55,10 +55,16 @@ from retrieval.dual_path import dual_search, own_coverage
 from retrieval.entity_facts import EntityFacts, EntityFactsCache
 from retrieval.history import Carried
 from retrieval.novelty import Shown
+from retrieval.request import SearchRequest
 from retrieval.search import Found, Retriever, SearchOutcome, degraded_dependencies
 
 
 logger = logging.getLogger(__name__)
+
+# What the search does with the chunks shown before, by what the turn asks: a new
+# question lets back those that answer what is new, "show me that again" all of them,
+# "what else" none.
+_READMIT = {"new": "novel", "revisit": "all", "more": "none"}
 
 
 @dataclass(frozen=True)
@@ -483,10 +489,11 @@ class TurnEngine:
         original = plan.detection.text
         if plan.kind is TurnKind.CORRECTION:
             original = strip_correction_cue(original)
+        request = SearchRequest(plan.queries, k, entity_ids=plan.entities,
+                                confusable=dict(snapshot.confusable), **shown)
         outcome = run.guarded("retrieve", lambda: dual_search(
-            self._retriever, kb, plan.queries, strip_conversation_cues(original), k=k,
-            weak_below=self._config.dual_path_below, entity_ids=plan.entities,
-            confusable=dict(snapshot.confusable), **shown),
+            self._retriever, kb, request, strip_conversation_cues(original),
+            weak_below=self._config.dual_path_below),
             lambda: SearchOutcome(found=(), trace={"fallback": "no answer"}, no_answer=True),
             "no answer")
         run.trace["retrieval"] = outcome.trace
@@ -505,11 +512,12 @@ class TurnEngine:
 
     def _shown_so_far(self, run: TurnRun, kb: str, plan: _Plan, state: SessionState,
                       snapshot: AliasSnapshot) -> dict[str, Any]:
-        """What the session was shown, for the search: ``exclude_*`` (what must stay out:
-        used chunks, or whole documents at doc granularity), ``shown`` (what competes
-        again under the novelty test), ``intent`` (revisit / more / new), ``history``
-        (the earlier turns' queries, for a turn that resolves no entity),
-        ``abstain`` and the resolved entities' names in every language."""
+        """What the session was shown, as fields of the turn's SearchRequest: ``exclude_*``
+        (what must stay out: used chunks, or whole documents at doc granularity),
+        ``readmittable`` and ``readmit`` (what was shown, and whether it comes back under
+        the novelty test, all of it (a revisit) or none (a request for more)), ``context``
+        (the earlier turns' queries, for a turn that resolves no entity), ``abstain``
+        and the resolved entities' names in every language."""
         granularity = self._config.granularity(kb)
         text = plan.detection.text
         # "再发我一下 / show me that again" asks for what was shown; "回到刚才那个X，…"
@@ -538,7 +546,7 @@ class TurnEngine:
         history = _carried(plan, state)
         # A revisit asks for something the session found before: it never abstains.
         return {"exclude_chunk_ids": exclude_chunks, "exclude_doc_ids": exclude_docs,
-                "shown": shown, "intent": intent, "history": history,
+                "readmittable": shown, "readmit": _READMIT[intent], "context": history,
                 "abstain": not plan.lift_consumed,
                 "names": {e: snapshot.entities[e].all_aliases for e in plan.entities
                           if e in snapshot.entities}}

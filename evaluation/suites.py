@@ -23,6 +23,7 @@ from common.jsonl import Fields, iter_jsonl
 from dialogue.engine import TurnEngine
 from dialogue.models import EvidenceItem, RewriteInfo, TurnResult
 from retrieval.context import pack_context
+from retrieval.request import SearchRequest
 from retrieval.search import Retriever
 
 Baseline = Literal["raw", "concat"]
@@ -191,7 +192,7 @@ def run_baseline(retriever: Retriever, kb: str, suite: Sequence[ScriptSession], 
             started = time.perf_counter()
             said.append(turn.user)
             query = turn.user if baseline == "raw" else " ".join(said[-history:])
-            outcome = retriever.search(kb, [query], k=k, abstain=False)
+            outcome = retriever.search(kb, SearchRequest([query], k=k, abstain=False))
             evidence = [EvidenceItem(chunk_id=f.hit.chunk_id, doc_id=f.hit.doc_id, score=f.hit.score,
                                      title=f.hit.title, text=f.hit.text,
                                      entity_ids=list(f.hit.entity_ids), query=query)

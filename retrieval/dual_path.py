@@ -17,16 +17,15 @@ the user asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from common.language import cues
 from common.language.normalize import normalize
 from retrieval.fusion import rrf
-from retrieval.history import Carried
 from retrieval.models import Hit
-from retrieval.novelty import Intent, Shown, TermStats, units
+from retrieval.novelty import TermStats, units
+from retrieval.request import SearchRequest
 from retrieval.search import Found, Retriever, SearchOutcome
 from retrieval.unanswerable import own_records
 
@@ -52,31 +51,22 @@ def says_something(original: str) -> bool:
     return bool(units(_NUMBER_RE.sub(" ", cues.TIME_RE.sub(" ", original))))
 
 
-def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original: str, *,
-                k: int, weak_below: float, entity_ids: Sequence[str] = (),
-                exclude_chunk_ids: Sequence[str] = (), exclude_doc_ids: Sequence[str] = (),
-                confusable: Mapping[str, frozenset[str]] | None = None,
-                shown: Sequence[Shown] = (), intent: Intent = "new",
-                history: Carried | None = None, abstain: bool = True,
-                names: Mapping[str, Sequence[str]] | None = None) -> SearchOutcome:
-    """Search ``queries``; if their evidence is weak, also ``original``, and fuse.
+def dual_search(retriever: Retriever, kb: str, request: SearchRequest, original: str, *,
+                weak_below: float) -> SearchOutcome:
+    """Search ``request``; if its evidence is weak, also ``original``, and fuse.
 
-    ``weak_below`` 0 turns the dual path off. ``shown``, ``intent`` and ``history``
-    are :meth:`Retriever.search`'s (novelty and the words of earlier turns); with
-    ``abstain`` False (a revisit) the turn never answers ``no_answer`` for weak evidence. The outcome's trace is the rewrite
-    path's, with a ``dual_path`` entry saying whether the second path ran and what
-    it found.
+    ``weak_below`` 0 turns the dual path off. ``original`` is searched with the request's
+    exclusions and readmittable chunks, without its entity filter, context or names (they
+    came from the same linking). The outcome's trace is the first search's, with a
+    ``dual_path`` entry saying whether the second ran and what it found.
     """
-    common: dict[str, Any] = {"k": k, "exclude_chunk_ids": exclude_chunk_ids,
-                              "exclude_doc_ids": exclude_doc_ids, "confusable": confusable,
-                              "shown": shown, "intent": intent, "abstain": abstain,
-                              # The turn before's words are not new in this one (novelty).
-                              "previous": tuple(history.earlier[-1:]) if history else ()}
-    first = retriever.search(kb, queries, entity_ids=entity_ids, history=history, names=names,
-                             **common)
+    # The context's last query is not new in either search (readmission).
+    request = replace(request, known_words=request.known)
+    queries, abstain = request.queries, request.abstain
+    first = retriever.search(kb, request)
     # The user's own words ask for their own records (帮我查一下我这张卡还欠多少): nothing in a
     # knowledge base answers that, whatever the rewrite made of 这张卡.
-    records = own_records(original) if abstain and intent == "new" else None
+    records = own_records(original) if abstain and request.readmit == "novel" else None
     if records and first.found:
         trace = dict(first.trace)
         trace["no_answer"] = {**trace.get("no_answer", {}), "abstained": True,
@@ -105,7 +95,9 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
                                     "weak_below": weak_below,
                                     "skipped": "the user's words name only a time or a number"}
         return first
-    second = retriever.search(kb, (original,), linked=bool(entity_ids), **common)
+    second = retriever.search(kb, request.with_queries(
+        (original,), entity_ids=(), context=None, names=None,
+        linked=bool(request.entity_ids)))
     # How much of what the user wrote the rewrite's evidence covers, in content
     # characters: a follow-up's own words are few (一般多久能转过去), and their bigrams
     # rarely survive a paraphrase, while a rewrite that only carried a name over
@@ -116,8 +108,8 @@ def dual_search(retriever: Retriever, kb: str, queries: Sequence[str], original:
     if own < floor and second.strength < floor and abstain:
         found: list[Found] = []
     else:
-        found = _fused(first.found if own >= floor or not abstain else (), second.found, k,
-                       retriever.config.chunks_per_doc)
+        found = _fused(first.found if own >= floor or not abstain else (), second.found,
+                       request.k, retriever.config.chunks_per_doc)
     trace = dict(first.trace)
     trace["dual_path"] = {
         "ran": True, "weak_below": weak_below, "original": original,

@@ -141,6 +141,13 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> Vector:
         return self._embed([self._query_prefix + text])[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        """Several queries in one request (a turn's queries: one round trip, not several)."""
+        out: list[Vector] = []
+        for start in range(0, len(texts), self._batch):
+            out.extend(self._embed([self._query_prefix + t for t in texts[start:start + self._batch]]))
+        return out
+
     def _embed(self, texts: list[str]) -> list[Vector]:
         source = f"the embeddings endpoint {self._base_url} (model {self._model!r})"
         openai = self._openai
@@ -217,6 +224,22 @@ class LocalE5Embedder:
 
     def embed_query(self, text: str) -> Vector:
         return check_vectors([self._model.query(text).tolist()], 1, self.dim, "the local e5 model")[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        """Several queries in one batch through the model (cheaper than one by one)."""
+        if not texts:
+            return []
+        matrix = self._model.query(list(texts))
+        return check_vectors(matrix.tolist(), len(texts), self.dim, "the local e5 model")
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> list[Vector]:
+    """``texts`` embedded as queries in one batch when the embedder can (``embed_queries``),
+    else one by one."""
+    batch = getattr(embedder, "embed_queries", None)
+    if batch is not None:
+        return list(batch(texts))
+    return [embedder.embed_query(text) for text in texts]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

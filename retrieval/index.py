@@ -52,6 +52,14 @@ class VectorIndex(Protocol):
         """Whether the kb has a store (i.e. something was ingested into it)."""
         ...
 
+    def kbs(self) -> list[str]:
+        """The kbs that have a store."""
+        ...
+
+    def load(self, kb: str, timeout: float | None = None) -> None:
+        """Make the kb's store searchable without a wait (load it into memory)."""
+        ...
+
     def upsert(self, kb: str, chunks: Sequence[Chunk],
                progress: Callable[[int], None] | None = None,
                vectors: Sequence[Sequence[float]] | None = None) -> int:

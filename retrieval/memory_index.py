@@ -107,6 +107,14 @@ class InMemoryIndex:
     def has_collection(self, kb: str) -> bool:
         return check_kb(kb) in self._kbs
 
+    def kbs(self) -> list[str]:
+        with self._lock:
+            return sorted(self._kbs)
+
+    def load(self, kb: str, timeout: float | None = None) -> None:
+        """Nothing to load: the chunks are in memory (raises NotFoundError for no store)."""
+        self._kb(kb)
+
     def drop(self, kb: str) -> None:
         with self._lock:
             self._kbs.pop(check_kb(kb), None)

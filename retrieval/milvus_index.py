@@ -56,6 +56,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -77,6 +78,7 @@ from pymilvus.exceptions import (
 # to a client-side timestamp, which is expected there. Set after pymilvus is imported,
 # because its import reconfigures its loggers.
 logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
+log = logging.getLogger(__name__)
 
 from common.errors import (
     ConfigurationError,
@@ -84,7 +86,7 @@ from common.errors import (
     NotFoundError,
     RetryableDependencyError,
 )
-from common.ids import check_kb
+from common.ids import KB_RE, check_kb
 from common.language.normalize import fold_traditional
 from retrieval.index import (
     MAX_ENTITIES,
@@ -149,6 +151,8 @@ class MilvusIndex:
         self._folded: dict[str, bool] = {}
         # Interrupted-ingest records, per kb: (read at, record or None).
         self._incomplete: dict[str, tuple[float, dict[str, Any] | None]] = {}
+        self._refreshing: set[str] = set()
+        self._refreshing_lock = threading.Lock()
         # Longer than prefix + any kb name (64 characters at most), so no kb's collection
         # can ever be called this.
         self._state_collection = f"{collection_prefix}ingest_state_{'0' * 52}"
@@ -241,6 +245,29 @@ class MilvusIndex:
         with self._errors("look up the collection", kb):
             return self._client.has_collection(name, timeout=self._timeout)
 
+    def kbs(self) -> list[str]:
+        """The kbs with a collection under this prefix, in name order."""
+        with self._errors("list the collections", None):
+            names = self._client.list_collections(timeout=self._timeout)
+        found = []
+        for name in names:
+            kb = name[len(self._prefix):]
+            if name.startswith(self._prefix) and name != self._state_collection \
+                    and KB_RE.fullmatch(kb):
+                found.append(kb)
+        return sorted(found)
+
+    def load(self, kb: str, timeout: float | None = None) -> None:
+        """Load the kb's collection into memory so searches do not wait for it.
+
+        A Milvus server cannot search a released collection, and Milvus Lite loads a
+        collection on its first search: tens of seconds at 100,000 chunks, which would
+        be the first user's. ``timeout`` (default: the per-call one) bounds the wait.
+        """
+        name = self._collection(kb)
+        with self._errors("load the collection", kb):
+            self._client.load_collection(name, timeout=timeout or self._timeout)
+
     def drop(self, kb: str) -> None:
         """Drop the kb's collection and all its chunks; nothing happens if there is none."""
         name = self._collection(kb)
@@ -283,10 +310,36 @@ class MilvusIndex:
 
     def incomplete(self, kb: str, *, max_age: float = 1.0) -> dict[str, Any] | None:
         """The record of an ingest into ``kb`` that started and has not finished (an
-        interrupted one), or None. Read at most once per ``max_age`` seconds."""
+        interrupted one), or None. Read at most once per ``max_age`` seconds: a turn asks
+        on every call, so once the record is known an older one is returned while a
+        background thread reads it again (two Milvus round trips off the turn's path)."""
         cached = self._incomplete.get(kb)
         if cached is not None and time.monotonic() - cached[0] < max_age:
             return cached[1]
+        if cached is not None:
+            self._refresh_incomplete(kb)
+            return cached[1]
+        return self._read_incomplete(kb)
+
+    def _refresh_incomplete(self, kb: str) -> None:
+        """Read ``kb``'s record in the background, unless a read is already on its way."""
+        with self._refreshing_lock:
+            if kb in self._refreshing:
+                return
+            self._refreshing.add(kb)
+
+        def run() -> None:
+            try:
+                self._read_incomplete(kb)
+            except DependencyError as exc:
+                log.warning("ingest state of kb %r not refreshed: %s", kb, exc)
+            finally:
+                with self._refreshing_lock:
+                    self._refreshing.discard(kb)
+
+        threading.Thread(target=run, name=f"ingest-state-{kb}", daemon=True).start()
+
+    def _read_incomplete(self, kb: str) -> dict[str, Any] | None:
         name = self._state_collection
         with self._errors("read the ingest state", None):
             rows = (self._client.query(name, ids=[check_kb(kb)], output_fields=["info"],

@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from common.language import cues
@@ -78,7 +79,7 @@ class TermStats:
         df: Counter[str] = Counter()
         n = 0
         for text in texts:
-            df.update(set(tokens(text)) | passage_units(text))
+            df.update(set(tokens(text)) | units_of_passage(text))
             n += 1
         return cls(df, n)
 
@@ -167,6 +168,17 @@ VALUE_KINDS = ("¤1", "¤2", "¤3")
 
 
 def asked_units(text: str) -> set[str]:
+    """:func:`question_units`, remembered: a turn asks the same few questions of many
+    shown chunks and rivals, and the turns after it ask them again."""
+    return set(_asked_units(text))
+
+
+@lru_cache(maxsize=4096)
+def _asked_units(text: str) -> frozenset[str]:
+    return frozenset(question_units(text))
+
+
+def question_units(text: str) -> set[str]:
     """A question's content units, a number written with what it counts as the two
     together: "8.0版" asks for the version, which "Android 8.0" does not hold; a price
     asked in general words (价格, how much) asks for an amount of money, not for the
@@ -191,6 +203,18 @@ def asked_units(text: str) -> set[str]:
 
 
 def passage_units(text: str) -> set[str]:
+    """:func:`units_of_passage`, remembered: the passages a kb's turns find again and
+    again are read once (bounded; the kb-wide statistics read each passage once and
+    do not go through it)."""
+    return set(_passage_units(text))
+
+
+@lru_cache(maxsize=8192)
+def _passage_units(text: str) -> frozenset[str]:
+    return frozenset(units_of_passage(text))
+
+
+def units_of_passage(text: str) -> set[str]:
     """A passage's content units, with its numbers both bare and with what they count,
     and whether it states an amount of money."""
     out = units(text) | set(bound_numbers(text))

@@ -31,6 +31,7 @@ weak evidence.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,13 +41,14 @@ from common.language import cues
 from common.language.normalize import normalize
 from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
-from retrieval.embedders import Embedder
+from retrieval.embedders import Embedder, embed_queries
 from retrieval.fusion import rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
-from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Intent, Shown,
+from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Shown,
                                StatsCache, TermStats, admit, editions, holds_new, unknown_editions)
+from retrieval.request import SearchRequest
 from retrieval.rerank import EntityAwareReranker
 from retrieval.unanswerable import unknown_future, unknown_things
 
@@ -59,6 +61,9 @@ POOL_FACTOR = 4
 # score component together (fused score ≤ 1, time ≤ 0.5, entity 0.2, so any tagged hit
 # outranks any untagged one), so untagged chunks only fill the places tagged ones leave.
 RELAXED_ENTITY_BOOST = 2.0
+
+# How long a kb seen to exist is not asked about again (has_kb).
+KB_SEEN_SECONDS = 5.0
 
 # Characters that carry no topic: question words, particles, pronouns. A query
 # bigram made only of these does not count towards coverage.
@@ -179,6 +184,8 @@ class Retriever:
         self._cross = cross_encoder
         self._reranker = reranker or EntityAwareReranker()
         self._stats = StatsCache(index)
+        # kb -> when its collection was last seen to exist (has_kb)
+        self._seen: dict[str, float] = {}
 
     @property
     def config(self) -> RetrieverConfig:
@@ -192,44 +199,28 @@ class Retriever:
         except DependencyError:
             return None
 
+    def warm_up(self, kb: str) -> None:
+        """Load what searching ``kb`` needs besides its collection: the embedder it was
+        built with (the bundled e5 is read from disk on first use), by embedding a query."""
+        embedder = self._check_embedder(kb)
+        if embedder is not None:
+            embedder.embed_query("warm-up")
+
     def has_kb(self, kb: str) -> bool:
-        """Whether anything was ingested into ``kb``."""
-        return self._index.has_collection(kb)
+        """Whether anything was ingested into ``kb``. A kb found is remembered for
+        ``KB_SEEN_SECONDS`` (every turn of a kb without an ontology asks; a kb dropped
+        meanwhile fails in its search, with the store's not-found error)."""
+        seen = self._seen.get(kb)
+        if seen is not None and time.monotonic() - seen < KB_SEEN_SECONDS:
+            return True
+        found = self._index.has_collection(kb)
+        if found:
+            self._seen[kb] = time.monotonic()
+        return found
 
-    def search(self, kb: str, queries: Sequence[str], *, k: int,
-               entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
-               exclude_doc_ids: Sequence[str] = (),
-               confusable: Mapping[str, frozenset[str]] | None = None,
-               rerank: bool = True, abstain: bool = True, shown: Sequence[Shown] = (),
-               intent: Intent = "new", history: Carried | None = None,
-               names: Mapping[str, Sequence[str]] | None = None,
-               linked: bool | None = None, previous: Sequence[str] | None = None) -> SearchOutcome:
-        """Search every query and return the turn's best ``k`` chunks.
-
-        Args:
-            entity_ids: resolved entities; a filter, relaxed to a boost when it starves.
-            exclude_chunk_ids / exclude_doc_ids: never returned (what the session consumed).
-            confusable: entity → confusable siblings, for the entity-aware rerank.
-            rerank: False returns the fused order as it is (one chunk per document).
-            abstain: False never answers no_answer for weak evidence (the baselines).
-            shown: chunks the session was shown before (and not consumed): they compete
-                again and come back, with ``Found.seen_in_turn``, when they answer
-                what is new in the query (``retrieval/novelty.py``).
-            intent: ``more`` excludes every shown chunk; ``revisit`` lets them all back
-                and never abstains; ``new`` applies the novelty test.
-            history: the earlier turns' queries and whether the turn points back: when
-                no entity is resolved, the turn is searched after the previous turn's
-                query too, weighted by how much it needs it (``retrieval/history.py``).
-            names: resolved entity → its names and aliases: the names in a script the
-                query does not name the entity in (English for 携号转网, 携号转网 for
-                "number portability") join the keyword query, so a question in one
-                language finds passages written in the other.
-            linked: whether the turn resolved entities (default: whether ``entity_ids``
-                is given). The dual path searches a linked turn's own words without the
-                filter; the novelty rules of a turn that linked nothing do not apply there.
-            previous: the query of the turn just before (default: the last of
-                ``history.earlier``): its words are not new in this turn, so a shown chunk
-                does not come back for them.
+    def search(self, kb: str, request: SearchRequest) -> SearchOutcome:
+        """Search every query of ``request`` and return its best ``k`` chunks (the
+        request's fields say what each input does: ``retrieval/request.py``).
 
         Raises:
             ConfigurationError: the configured embedder is not the one the kb was built with.
@@ -237,8 +228,10 @@ class Retriever:
                 only degrades the search; the trace says so).
         """
         cfg = self._config
-        if previous is None:
-            previous = tuple(history.earlier[-1:]) if history is not None else ()
+        queries, k, entity_ids = request.queries, request.k, request.entity_ids
+        exclude_chunk_ids, exclude_doc_ids = request.exclude_chunk_ids, request.exclude_doc_ids
+        shown, intent, history = request.readmittable, request.intent, request.context
+        names, abstain, previous = request.names, request.abstain, request.known
         embedder = self._check_embedder(kb)
         use_dense = embedder is not None
         trace: dict[str, Any] = {
@@ -260,10 +253,11 @@ class Retriever:
             searched = [(_with_other_names(q, entity_ids, names), asked, w)
                         for q, asked, w in searched]
             trace["names_added"] = [q for q, _, _ in searched if q not in queries]
-        pool = k * cfg.pool_factor if rerank else k
+        pool = k * cfg.pool_factor if request.rerank else k
         # Shown chunks are not excluded, so they may take places in the pool.
         pool += min(len(competing), pool)
-        reranker = EntityAwareReranker(confusable) if confusable is not None else self._reranker
+        reranker = (EntityAwareReranker(request.confusable) if request.confusable is not None
+                    else self._reranker)
         unseen: list[Found] = []
         # Shown chunks the searches found again, each with its showing record and the
         # question the query that found it asks.
@@ -271,12 +265,14 @@ class Retriever:
         novelty: dict[str, Any] = {"intent": intent, "shown": len(competing), "returned": [],
                                    "left_out": 0} if shown or intent != "new" else {}
         pools: list[list[Hit]] = []
-        for query, _, _ in searched:
+        vectors, failed = self._embed_all(embedder, [q for q, _, _ in searched])
+        for (query, _, _), vector in zip(searched, vectors, strict=True):
             q_trace: dict[str, Any] = {"query": query}
-            vector = self._embed(embedder, query, q_trace) if embedder is not None else None
+            if failed:
+                q_trace["dense"] = f"skipped, BM25 only: {failed}"
             hits = self._query_pool(kb, query, vector, pool, k, entity_ids, excluded,
                                     exclude_doc_ids, q_trace, names=names)
-            if rerank:
+            if request.rerank:
                 hits = self._cross_encode(query, hits, q_trace)
                 hits = reranker.rerank(query, hits, entity_ids=entity_ids)
             if q_trace.get("entity_filter") == "relaxed_to_boost":
@@ -287,7 +283,7 @@ class Retriever:
         # A turn that resolved no entity searched the whole kb: a shown chunk among the first
         # k its own words find answers those words, however they are spelled (Android for
         # 安卓), and comes back like one that holds the new words.
-        unlinked = not entity_ids if linked is None else not linked
+        unlinked = not entity_ids if request.linked is None else not request.linked
         answers_own = _first_documents(pools[0], k) if pools and unlinked else set()
         rankings: list[tuple[list[Found], float]] = []
         for (query, asked, weight), hits in zip(searched, pools, strict=True):
@@ -479,13 +475,18 @@ class Retriever:
             "REFERENT_EMBED__BACKEND / REFERENT_EMBED__MODEL to what the kb was built with, "
             "or re-ingest it into a fresh kb")
 
-    def _embed(self, embedder: Embedder, query: str,
-               q_trace: dict[str, Any]) -> tuple[float, ...] | None:
+    @staticmethod
+    def _embed_all(embedder: Embedder | None,
+                   queries: list[str]) -> tuple[list[Sequence[float] | None], str | None]:
+        """Every query's vector, in one batch (one model call or one HTTP request; texts
+        embedded before come from the embedder's memo), and why there are none: all None
+        for BM25 only, or when the embedder failed (the error, then)."""
+        if embedder is None or not queries:
+            return [None] * len(queries), None
         try:
-            return embedder.embed_query(query)
+            return list(embed_queries(embedder, queries)), None
         except DependencyError as exc:
-            q_trace["dense"] = f"skipped, BM25 only: {exc}"
-            return None
+            return [None] * len(queries), str(exc)
 
     def _query_pool(self, kb: str, query: str, vector: tuple[float, ...] | None, pool: int,
                     min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],

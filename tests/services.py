@@ -108,16 +108,18 @@ class ApiServer:
             raise
 
     def _wait_ready(self) -> None:
+        # Ready, not only alive: until its kbs are loaded a server refuses their turns (503).
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                if httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200:
                     return
             except httpx.TransportError:
-                time.sleep(0.2)
-        raise RuntimeError("server did not start within 90 s")
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("server was not ready within 90 s")
 
     def output(self) -> str:
         self.log.flush()

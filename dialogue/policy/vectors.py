@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import DependencyError
+from retrieval.embedders import embed_queries
 
 
 class VectorStore:
@@ -118,6 +119,25 @@ class QueryMemo:
             while len(self._memo) > self.size:
                 self._memo.popitem(last=False)
         return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> list:
+        """Remembered vectors for the texts seen before; the others embedded in one batch."""
+        with self._lock:
+            found = {t: self._memo[t] for t in texts if t in self._memo}
+            for text in found:
+                self._memo.move_to_end(text)
+            self.hits += len(found)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            vectors = embed_queries(self.inner, missing)
+            with self._lock:
+                self.misses += len(missing)
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._memo[text] = vector
+                    found[text] = vector
+                while len(self._memo) > self.size:
+                    self._memo.popitem(last=False)
+        return [found[t] for t in texts]
 
     def embed_passages(self, texts: Sequence[str]):
         return self.inner.embed_passages(texts)

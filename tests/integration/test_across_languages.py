@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from retrieval.ingest import ingest_corpus
+from retrieval.request import SearchRequest
 from tests.services import GALAXY, GALAXY_CARD
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
@@ -124,7 +125,7 @@ def test_a_kb_built_with_the_bundled_e5_is_searched_with_it_when_nothing_is_conf
     monkeypatch.delenv("REFERENT_EMBED__BACKEND", raising=False)
     monkeypatch.delenv("REFERENT_EMBED__BASE_URL", raising=False)
     follow = Retriever(runtime.index, kb_embedder=kb_embedder(Settings()))
-    outcome = follow.search(card_kb, ["星河卡 interest-free period"], k=3, entity_ids=[CARD])
+    outcome = follow.search(card_kb, SearchRequest(["星河卡 interest-free period"], k=3, entity_ids=[CARD]))
     assert outcome.trace["fusion"] == "rrf(k=60)"
     assert outcome.found[0].hit.chunk_id == "grace#0", outcome.trace
 

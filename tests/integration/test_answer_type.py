@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.services import GALAXY, GALAXY_CARD, card_passages, load_kb
+from retrieval.request import SearchRequest
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -29,13 +30,13 @@ def chunk_of(outcome, doc: str) -> str:
 
 
 def test_the_passage_stating_a_duration_answers_how_long(runtime, guide_kb):
-    outcome = runtime.retriever.search(guide_kb, ["星河卡补卡要多久"], k=5, entity_ids=[GALAXY])
+    outcome = runtime.retriever.search(guide_kb, SearchRequest(["星河卡补卡要多久"], k=5, entity_ids=[GALAXY]))
     assert chunk_of(outcome, "guide") == "guide#1"
 
 
 def test_the_passage_stating_a_time_of_day_answers_what_time(runtime, guide_kb):
-    outcome = runtime.retriever.search(guide_kb, ["星河卡客服几点下班"], k=5, entity_ids=[GALAXY])
+    outcome = runtime.retriever.search(guide_kb, SearchRequest(["星河卡客服几点下班"], k=5, entity_ids=[GALAXY]))
     assert chunk_of(outcome, "hours") == "hours#1"
     # Asked for nothing of the kind, the words decide.
-    plain = runtime.retriever.search(guide_kb, ["星河卡补卡在哪里办理"], k=5, entity_ids=[GALAXY])
+    plain = runtime.retriever.search(guide_kb, SearchRequest(["星河卡补卡在哪里办理"], k=5, entity_ids=[GALAXY]))
     assert chunk_of(plain, "guide") == "guide#0"

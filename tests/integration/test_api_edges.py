@@ -233,7 +233,7 @@ def test_healthz_and_readyz_answer_without_a_key(client):
     body = resp.json()
     assert body["status"] == "ready"
     assert {name: c["status"] for name, c in body["checks"].items()} == {
-        "milvus": "ok", "sessions": "ok", "neo4j": "ok"}
+        "milvus": "ok", "sessions": "ok", "neo4j": "ok", "collections": "ok"}
     assert body["checks"]["milvus"]["required"] and not body["checks"]["neo4j"]["required"]
 
 

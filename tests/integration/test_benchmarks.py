@@ -63,6 +63,15 @@ def test_results_hold_every_figure_with_sane_values(quick_run):
         assert level["turns_per_s"]["median"] > 0 and level["requests"] > 0
         assert level["errors"] == 0, level["error_kinds"]
     assert server["memory_idle"]["api_rss_mb"] > 50 and server["memory_after_load"]["total_rss_mb"] > 50
+    # Cold start: ready (the kb loaded) after it answered /healthz, then a first turn.
+    assert server["ready_s"] >= server["start_s"] > 0 and server["first_turn_ms"] > 0
+    assert corpus["ingest"]["memory"]["total_rss_mb"] > 50
+
+    sessions = results["sessions"]
+    assert [x["sessions"] for x in sessions] == [1_000, 5_000]
+    for x in sessions:
+        assert 0 < x["load_ms"]["p50"] <= x["load_ms"]["p99"] and 0 < x["save_ms"]["p50"] <= x["save_ms"]["p99"]
+        assert x["state_bytes"] > 100 and x["file_mb"] > 0
 
     demo = results["quality"]["demo"]
     assert set(demo["systems"]) == {"referent", "raw", "concat"}
@@ -77,12 +86,12 @@ def test_report_is_written_with_tables_and_plots(quick_run):
     report = (out / "benchmarks.md").read_text(encoding="utf-8")
     for heading in ("## Machine and run", "## Commands", "## Targets", "## Mention detection + linking",
                     "## Turn latency vs corpus size", "## Ingest and import", "## The running server",
-                    "## Quality: demo suite"):
+                    "## Session store vs sessions stored", "## Quality: demo suite"):
         assert heading in report, heading
     assert "zero errors under load" in report and "**met**" in report
     plots = sorted((out / "benchmarks").glob("*.png"))
     assert {p.stem for p in plots} >= {"turn-latency-vs-size", "turn-stages", "throughput",
-                                       "linking-vs-aliases", "hit-per-turn-demo"}
+                                       "linking-vs-aliases", "hit-per-turn-demo", "sessions-vs-stored"}
     for plot in plots:
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 5000
         assert f"benchmarks/{plot.name}" in report

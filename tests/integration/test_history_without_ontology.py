@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from retrieval.ingest import ingest_corpus
+from retrieval.request import SearchRequest
 
 pytestmark = [pytest.mark.milvus]
 
@@ -51,7 +52,7 @@ def ids(result) -> list[str]:
 
 def test_an_ellipsis_on_turn_two_finds_the_passage_its_history_points_to(runtime, bare_kb):
     # Precondition: searched alone, "那价格呢" prefers the passages that say 价格 most.
-    alone = runtime.retriever.search(bare_kb, ["那价格呢"], k=5, abstain=False)
+    alone = runtime.retriever.search(bare_kb, SearchRequest(["那价格呢"], k=5, abstain=False))
     assert [f.hit.chunk_id for f in alone.found][0] != "bb-price#0"
 
     s = sid()
@@ -75,8 +76,8 @@ def test_an_ellipsis_on_turn_two_finds_the_passage_its_history_points_to(runtime
 def test_a_new_question_of_its_own_is_not_pulled_back_to_the_old_topic(runtime, bare_kb):
     # Precondition: searched after the earlier turn's words at full weight (as a plain
     # concatenation would), the broadband passage that also says 开通 comes first.
-    concatenated = runtime.retriever.search(bare_kb, ["千兆宽带网速多少 国际漫游怎么开通"], k=5,
-                                            abstain=False)
+    concatenated = runtime.retriever.search(bare_kb, SearchRequest(["千兆宽带网速多少 国际漫游怎么开通"], k=5,
+                                            abstain=False))
     assert concatenated.found[0].hit.chunk_id == "bb-open#0"
 
     s = sid()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from retrieval.novelty import Shown
+from retrieval.request import SearchRequest
 from retrieval.search import Retriever, RetrieverConfig
 from tests.services import GALAXY, TWO_CARDS, TWO_CARD_PASSAGES, card_passages, found_ids, load_kb
 
@@ -34,8 +35,8 @@ def test_a_shown_passage_about_two_cards_stays_out_when_the_cards_own_passage_an
     # period, which the comparison also mentions, but so does the card's own passage.
     shown = [Shown("compare#0", "compare", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
-                                       entity_ids=[GALAXY], shown=shown)
+    outcome = runtime.retriever.search(cards_kb, SearchRequest(["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], readmittable=shown))
 
     assert found_ids(outcome)[0] == "grace#0"
     assert "compare#0" not in found_ids(outcome)
@@ -48,8 +49,8 @@ def test_a_shown_passage_comes_back_marked_when_no_unseen_one_answers_as_well(ru
     # best answer, and the comparison (unseen, about two cards) is no better.
     shown = [Shown("grace#0", "grace", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
-                                       entity_ids=[GALAXY], shown=shown)
+    outcome = runtime.retriever.search(cards_kb, SearchRequest(["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], readmittable=shown))
 
     assert found_ids(outcome)[0] == "grace#0"
     assert outcome.found[0].seen_in_turn == 1
@@ -64,8 +65,8 @@ def test_a_follow_up_whose_answer_was_shown_gets_it_back_instead_of_no_answer(
     shown = [Shown(f"{doc}#{n}", doc, 1, "星河卡年费多少") for doc, n, *_ in PASSAGES]
 
     # (Not "多少钱": a price asked so is answered by any amount, which the passage holds.)
-    outcome = strict.search(cards_kb, ["星河卡ATM取现手续费最低是几块"], k=5,
-                            entity_ids=[GALAXY], shown=shown)
+    outcome = strict.search(cards_kb, SearchRequest(["星河卡ATM取现手续费最低是几块"], k=5,
+                            entity_ids=[GALAXY], readmittable=shown))
 
     assert not outcome.no_answer
     assert found_ids(outcome) == ["atm#0"]
@@ -74,15 +75,15 @@ def test_a_follow_up_whose_answer_was_shown_gets_it_back_instead_of_no_answer(
 
     # A question nothing shown holds anything of (a card version no passage has) still
     # gets no answer rather than a repeat.
-    none = strict.search(cards_kb, ["星河卡钻石版年费多少"], k=5, entity_ids=[GALAXY],
-                         shown=shown)
+    none = strict.search(cards_kb, SearchRequest(["星河卡钻石版年费多少"], k=5, entity_ids=[GALAXY],
+                         readmittable=shown))
     assert none.no_answer and not none.found
 
 
 def test_places_the_per_document_cap_leaves_empty_are_filled_by_further_chunks(runtime, cards_kb):
     # Only the guide's chunks hold these words: one chunk per document would answer
     # with one passage and leave the other places empty.
-    outcome = runtime.retriever.search(cards_kb, ["云闪付 工本费 积分"], k=5)
+    outcome = runtime.retriever.search(cards_kb, SearchRequest(["云闪付 工本费 积分"], k=5))
 
     assert set(found_ids(outcome)) == {"guide#0", "guide#1", "guide#2"}
 
@@ -104,8 +105,8 @@ def test_of_two_shown_chunks_that_answer_as_well_only_one_comes_back(runtime, mi
     # an unseen passage.
     shown = [Shown("grace#0", "grace", 1, "星河卡年费多少"), Shown("faq#0", "faq", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(twins_kb, ["星河卡免息期最长多少天"], k=5,
-                                       entity_ids=[GALAXY], shown=shown)
+    outcome = runtime.retriever.search(twins_kb, SearchRequest(["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], readmittable=shown))
 
     back = [f.hit.chunk_id for f in outcome.found if f.seen_in_turn is not None]
     assert len(back) == 1 and back[0] in {"grace#0", "faq#0"}
@@ -114,7 +115,7 @@ def test_of_two_shown_chunks_that_answer_as_well_only_one_comes_back(runtime, mi
 
     # The limit is a setting: with two allowed (within the first five places), both come back.
     both = Retriever(milvus_index, config=RetrieverConfig(novelty_most=2, novelty_rank=5)).search(
-        twins_kb, ["星河卡免息期最长多少天"], k=5, entity_ids=[GALAXY], shown=shown)
+        twins_kb, SearchRequest(["星河卡免息期最长多少天"], k=5, entity_ids=[GALAXY], readmittable=shown))
     assert {f.hit.chunk_id for f in both.found if f.seen_in_turn is not None} == {"grace#0", "faq#0"}
 
 
@@ -125,9 +126,10 @@ def test_a_variant_no_passage_names_brings_nothing_shown_back(runtime, milvus_in
     strict = Retriever(milvus_index, config=RetrieverConfig(novelty_min_gain=1.0))
     shown = [Shown(f"{doc}#{n}", doc, 1, "星河卡免息期最长多少天") for doc, n, *_ in PASSAGES]
 
-    known = strict.search(cards_kb, ["星河卡年费多少"], k=5, entity_ids=[GALAXY], shown=shown)
-    unknown = strict.search(cards_kb, ["星河卡钻石版年费多少"], k=5, entity_ids=[GALAXY],
-                            shown=shown)
+    known = strict.search(cards_kb, SearchRequest(["星河卡年费多少"], k=5, entity_ids=[GALAXY],
+                                                  readmittable=shown))
+    unknown = strict.search(cards_kb, SearchRequest(["星河卡钻石版年费多少"], k=5,
+                                                    entity_ids=[GALAXY], readmittable=shown))
 
     assert {"chunk_id": "fee#0", "seen_in_turn": 1} in known.trace["novelty"]["returned"]
     assert "returned_rather_than_abstain" not in unknown.trace["novelty"]
@@ -144,10 +146,9 @@ def test_a_follow_up_naming_only_a_time_is_not_searched_alone_over_the_kb(runtim
     strict = Retriever(milvus_index, config=RetrieverConfig(novelty_min_gain=1.0))
     shown = [Shown(f"{doc}#{n}", doc, 1, "星河卡年费多少") for doc, n, *_ in PASSAGES]
 
-    outcome = dual_search(strict, cards_kb, ["星河卡7月的年费多少"], "那7月的呢", k=5,
-                          weak_below=0.3, entity_ids=[GALAXY], shown=shown)
-    words = dual_search(strict, cards_kb, ["星河卡7月的年费多少"], "那7月的取现手续费呢", k=5,
-                        weak_below=0.3, entity_ids=[GALAXY], shown=shown)
+    request = SearchRequest(["星河卡7月的年费多少"], k=5, entity_ids=[GALAXY], readmittable=shown)
+    outcome = dual_search(strict, cards_kb, request, "那7月的呢", weak_below=0.3)
+    words = dual_search(strict, cards_kb, request, "那7月的取现手续费呢", weak_below=0.3)
 
     assert outcome.no_answer and outcome.found == ()
     assert outcome.trace["dual_path"]["ran"] is False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from retrieval.novelty import Shown
+from retrieval.request import SearchRequest
 from retrieval.search import Retriever, RetrieverConfig
 from tests.services import GALAXY, GALAXY_CARD, TWO_CARDS, card_passages, found_ids, load_kb
 
@@ -35,8 +36,8 @@ def test_between_equal_answers_the_unseen_passage_takes_the_place(runtime, twins
     # in the card's own unseen passage, which the search ranks higher.
     shown = [Shown("faq#0", "faq", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(twins_kb, ["星河卡免息期最长多少天"], k=5,
-                                       entity_ids=[GALAXY], shown=shown)
+    outcome = runtime.retriever.search(twins_kb, SearchRequest(["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], readmittable=shown))
 
     assert found_ids(outcome)[0] == "grace#0"
     assert "faq#0" not in found_ids(outcome)
@@ -50,8 +51,8 @@ def test_between_equal_answers_a_shown_passage_the_search_clearly_prefers_comes_
     # clearly prefers the shown one, so it comes back, marked.
     shown = [Shown("grace#0", "grace", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(twins_kb, ["星河卡免息期最长多少天"], k=5,
-                                       entity_ids=[GALAXY], shown=shown)
+    outcome = runtime.retriever.search(twins_kb, SearchRequest(["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], readmittable=shown))
 
     assert found_ids(outcome)[0] == "grace#0"
     assert outcome.found[0].seen_in_turn == 1
@@ -81,9 +82,8 @@ def test_an_english_passage_does_not_come_back_on_english_words_a_chinese_one_ca
     wide = Retriever(milvus_index, config=RetrieverConfig(novelty_rank=5))
     shown = [Shown("faq-en#0", "faq-en", 1, "What is the annual fee of the Galaxy Card (星河卡)?")]
 
-    outcome = wide.search(bilingual_kb,
-                          ["Which is longer, the interest-free period of the Galaxy Card (星河卡)?"],
-                          k=5, entity_ids=[GALAXY], shown=shown)
+    outcome = wide.search(bilingual_kb, SearchRequest(["Which is longer, the interest-free period of the Galaxy Card (星河卡)?"],
+                          k=5, entity_ids=[GALAXY], readmittable=shown))
 
     assert "faq-en#0" not in found_ids(outcome)
     assert outcome.trace["novelty"]["left_out"] == 1
@@ -92,7 +92,6 @@ def test_an_english_passage_does_not_come_back_on_english_words_a_chinese_one_ca
     # passage was shown too, nothing unseen competes, and it comes back for them.
     alone = [*shown, Shown("grace#0", "grace", 1, "星河卡年费多少"),
              Shown("fee#0", "fee", 1, "星河卡年费多少")]
-    back = wide.search(bilingual_kb,
-                       ["Which is longer, the interest-free period of the Galaxy Card (星河卡)?"],
-                       k=5, entity_ids=[GALAXY], shown=alone)
+    back = wide.search(bilingual_kb, SearchRequest(["Which is longer, the interest-free period of the Galaxy Card (星河卡)?"],
+                       k=5, entity_ids=[GALAXY], readmittable=alone))
     assert "faq-en#0" in found_ids(back)

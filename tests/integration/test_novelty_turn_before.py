@@ -9,6 +9,7 @@ import pytest
 
 from retrieval.history import Carried
 from retrieval.novelty import Shown
+from retrieval.request import SearchRequest
 from tests.services import GALAXY, TWO_CARDS, TWO_CARD_PASSAGES, card_passages, found_ids, load_kb
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
@@ -35,16 +36,17 @@ def test_words_the_turn_before_asked_do_not_bring_back_a_chunk_shown_earlier(run
     asked = ["星河卡取现手续费能退吗"]
     before = "星河卡取现手续费多少"
 
-    outcome = runtime.retriever.search(cards_kb, asked, k=5, entity_ids=[GALAXY], shown=shown,
-                                       history=Carried(("星河卡年费多少", before)))
+    outcome = runtime.retriever.search(cards_kb, SearchRequest(
+        asked, k=5, entity_ids=[GALAXY], readmittable=shown,
+        context=Carried(("星河卡年费多少", before))))
     assert "atm#0" not in found_ids(outcome)
     assert found_ids(outcome)[0] == "refund#0"
     assert outcome.trace["novelty"]["returned"] == []
 
     # Without the turn before (a first follow-up of the fee question), the same words are
     # new and the ATM passage answers them: it comes back, marked.
-    alone = runtime.retriever.search(cards_kb, ["星河卡取现手续费多少"], k=5,
-                                     entity_ids=[GALAXY], shown=shown, previous=())
+    alone = runtime.retriever.search(cards_kb, SearchRequest(["星河卡取现手续费多少"], k=5,
+                                     entity_ids=[GALAXY], readmittable=shown, known_words=()))
     assert found_ids(alone)[0] == "atm#0"
     assert alone.found[0].seen_in_turn == 1
 
@@ -56,8 +58,8 @@ def test_of_two_shown_chunks_with_the_new_words_the_asked_cards_own_takes_the_pl
     shown = [Shown("compare#0", "compare", 1, "星河卡年费多少"),
              Shown("grace#0", "grace", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(cards_kb, ["星河卡免息期最长多少天"], k=5,
-                                       entity_ids=[GALAXY], shown=shown)
+    outcome = runtime.retriever.search(cards_kb, SearchRequest(["星河卡免息期最长多少天"], k=5,
+                                       entity_ids=[GALAXY], readmittable=shown))
 
     assert found_ids(outcome)[0] == "grace#0"
     assert outcome.found[0].seen_in_turn == 1
@@ -72,8 +74,8 @@ def test_a_revisit_brings_back_the_asked_cards_own_passage_of_two_that_match_equ
     shown = [Shown("compare#0", "compare", 1, "星河卡年费多少"),
              Shown("fee#0", "fee", 1, "星河卡年费多少")]
 
-    outcome = runtime.retriever.search(cards_kb, ["星河卡年费"], k=5, entity_ids=[GALAXY],
-                                       shown=shown, intent="revisit")
+    outcome = runtime.retriever.search(cards_kb, SearchRequest(["星河卡年费"], k=5, entity_ids=[GALAXY],
+                                       readmittable=shown, readmit="all"))
 
     assert found_ids(outcome)[0] == "fee#0"
     assert outcome.found[0].seen_in_turn == 1

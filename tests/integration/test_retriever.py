@@ -20,6 +20,7 @@ from retrieval.embedders import OpenAIEmbedder
 from retrieval.ingest import ingest_corpus
 from retrieval.milvus_index import MilvusIndex
 from retrieval.models import Chunk, DenseSpec
+from retrieval.request import SearchRequest
 from retrieval.search import Retriever, RetrieverConfig, coverage
 from tests.http_fakes import TOPICS, embeddings_reply, serve
 from tests.services import found_ids
@@ -66,11 +67,11 @@ def bm25_kb(index: MilvusIndex) -> Iterator[str]:
 # -- entity filter, relaxed to a boost ---------------------------------------------------
 
 def test_a_starving_filter_becomes_a_boost_and_the_trace_says_so(index, bm25_kb):
-    plain = Retriever(index).search(bm25_kb, ["销售额同比增长"], k=5)
+    plain = Retriever(index).search(bm25_kb, SearchRequest(["销售额同比增长"], k=5))
     # Precondition: on BM25 alone the long 华北区 review is not first.
     assert found_ids(plain)[0] != "north#0" and "north#0" in found_ids(plain)
 
-    outcome = Retriever(index).search(bm25_kb, ["销售额同比增长"], k=5, entity_ids=[NORTH])
+    outcome = Retriever(index).search(bm25_kb, SearchRequest(["销售额同比增长"], k=5, entity_ids=[NORTH]))
 
     assert found_ids(outcome)[0] == "north#0"
     assert len(found_ids(outcome)) > 1  # the others are still there, below
@@ -80,7 +81,7 @@ def test_a_starving_filter_becomes_a_boost_and_the_trace_says_so(index, bm25_kb)
 
 def test_a_filter_with_enough_documents_is_applied(index, bm25_kb):
     strict = Retriever(index, config=RetrieverConfig(min_filtered_hits=1))
-    outcome = strict.search(bm25_kb, ["销售额同比增长"], k=5, entity_ids=[NORTH])
+    outcome = strict.search(bm25_kb, SearchRequest(["销售额同比增长"], k=5, entity_ids=[NORTH]))
 
     assert found_ids(outcome) == ["north#0"]
     assert outcome.trace["queries"][0]["entity_filter"] == "applied"
@@ -99,21 +100,21 @@ def test_an_entity_whose_passages_are_in_the_other_language_is_found_by_its_name
     ])
     names = {"course.chn": ["综合汉语", "Chinese 101", "CHN101"]}
     try:
-        outcome = Retriever(index).search(kb, ["综合汉语分班考试是哪天"], k=3,
-                                          entity_ids=["course.chn"], names=names)
+        outcome = Retriever(index).search(kb, SearchRequest(["综合汉语分班考试是哪天"], k=3,
+                                          entity_ids=["course.chn"], names=names))
         assert found_ids(outcome)[0] == "chn#1"
         q = outcome.trace["queries"][0]
         assert q["names_in_filter"] == "综合汉语分班考试是哪天 Chinese 101 CHN101"
         assert q["filtered_docs"] == 1
 
         # Without the names the question's words find only the other passages.
-        unnamed = Retriever(index).search(kb, ["综合汉语分班考试是哪天"], k=3,
-                                          entity_ids=["course.chn"])
+        unnamed = Retriever(index).search(kb, SearchRequest(["综合汉语分班考试是哪天"], k=3,
+                                          entity_ids=["course.chn"]))
         assert "chn#1" not in found_ids(unnamed)
         # An English question about a course whose page is in Chinese, likewise.
         english = Retriever(index).search(
-            kb, ["when is the placement test for Data Structures"], k=3,
-            entity_ids=["course.ds"], names={"course.ds": ["数据结构", "Data Structures"]})
+            kb, SearchRequest(["when is the placement test for Data Structures"], k=3,
+            entity_ids=["course.ds"], names={"course.ds": ["数据结构", "Data Structures"]}))
         assert found_ids(english)[0] == "ds#1"
     finally:
         index.drop(kb)
@@ -122,9 +123,9 @@ def test_an_entity_whose_passages_are_in_the_other_language_is_found_by_its_name
 # -- one chunk per document, near-duplicates -----------------------------------------------
 
 def test_one_chunk_per_document_unless_configured(index, bm25_kb):
-    one = Retriever(index).search(bm25_kb, ["华东区销售额增长"], k=3)
+    one = Retriever(index).search(bm25_kb, SearchRequest(["华东区销售额增长"], k=3))
     two = Retriever(index, config=RetrieverConfig(chunks_per_doc=2)).search(
-        bm25_kb, ["华东区销售额增长"], k=3)
+        bm25_kb, SearchRequest(["华东区销售额增长"], k=3))
 
     assert [f.hit.doc_id for f in one.found].count("east") == 1
     assert [f.hit.doc_id for f in two.found].count("east") == 2
@@ -133,7 +134,7 @@ def test_one_chunk_per_document_unless_configured(index, bm25_kb):
 def test_places_left_when_documents_run_out_are_filled_by_further_chunks(index, bm25_kb):
     # More places than matching documents: every document's best chunk comes first, then
     # further chunks of the same documents fill the places rather than leaving them empty.
-    outcome = Retriever(index).search(bm25_kb, ["华东区销售额增长"], k=10)
+    outcome = Retriever(index).search(bm25_kb, SearchRequest(["华东区销售额增长"], k=10))
     docs = [f.hit.doc_id for f in outcome.found]
     distinct = len(set(docs))
 
@@ -143,9 +144,9 @@ def test_places_left_when_documents_run_out_are_filled_by_further_chunks(index, 
 
 
 def test_near_duplicate_passages_of_other_documents_are_dropped(index, bm25_kb):
-    outcome = Retriever(index).search(bm25_kb, ["意外伤害住院津贴"], k=5)
+    outcome = Retriever(index).search(bm25_kb, SearchRequest(["意外伤害住院津贴"], k=5))
     lenient = Retriever(index, config=RetrieverConfig(near_duplicate_shingles=1.0)).search(
-        bm25_kb, ["意外伤害住院津贴"], k=5)
+        bm25_kb, SearchRequest(["意外伤害住院津贴"], k=5))
 
     assert {"policy#0", "faq#0"} <= set(found_ids(lenient))
     assert len({"policy#0", "faq#0"} & set(found_ids(outcome))) == 1
@@ -161,7 +162,7 @@ def test_a_pool_filled_by_one_long_document_is_topped_up_to_k_documents(index):
     index.ensure_collection(kb)
     try:
         index.upsert(kb, long_doc + others)
-        outcome = Retriever(index).search(kb, ["华东区销售额"], k=5)
+        outcome = Retriever(index).search(kb, SearchRequest(["华东区销售额"], k=5))
     finally:
         index.drop(kb)
 
@@ -174,8 +175,8 @@ def test_a_pool_filled_by_one_long_document_is_topped_up_to_k_documents(index):
 
 def test_consumed_documents_are_excluded_whole(index, bm25_kb):
     retriever = Retriever(index, config=RetrieverConfig(chunks_per_doc=2))
-    by_chunk = retriever.search(bm25_kb, ["华东区销售额增长"], k=10, exclude_chunk_ids=["east#0"])
-    by_doc = retriever.search(bm25_kb, ["华东区销售额增长"], k=10, exclude_doc_ids=["east"])
+    by_chunk = retriever.search(bm25_kb, SearchRequest(["华东区销售额增长"], k=10, exclude_chunk_ids=["east#0"]))
+    by_doc = retriever.search(bm25_kb, SearchRequest(["华东区销售额增长"], k=10, exclude_doc_ids=["east"]))
 
     assert "east#1" in found_ids(by_chunk) and "east#0" not in found_ids(by_chunk)
     assert all(f.hit.doc_id != "east" for f in by_doc.found) and by_doc.found
@@ -186,9 +187,9 @@ def test_consumed_documents_are_excluded_whole(index, bm25_kb):
 
 def test_weak_evidence_becomes_no_answer(index, bm25_kb):
     retriever = Retriever(index)
-    weak = retriever.search(bm25_kb, ["华东区火星基地的氧气供应系统用什么型号的电池"], k=5)
-    strong = retriever.search(bm25_kb, ["华东区销售额是多少"], k=5)
-    unguarded = retriever.search(bm25_kb, ["华东区火星基地的氧气供应系统用什么型号的电池"], k=5, abstain=False)
+    weak = retriever.search(bm25_kb, SearchRequest(["华东区火星基地的氧气供应系统用什么型号的电池"], k=5))
+    strong = retriever.search(bm25_kb, SearchRequest(["华东区销售额是多少"], k=5))
+    unguarded = retriever.search(bm25_kb, SearchRequest(["华东区火星基地的氧气供应系统用什么型号的电池"], k=5, abstain=False))
 
     assert weak.no_answer and weak.found == ()
     assert weak.trace["no_answer"]["abstained"] and weak.trace["no_answer"]["withheld"]
@@ -224,13 +225,13 @@ def _prefers(word: str):
 @pytest.mark.parametrize("style", ["tei", "cohere"])
 def test_cross_encoder_reorders_the_pool(index, bm25_kb, style):
     base = Retriever(index, config=RetrieverConfig(chunks_per_doc=2)).search(
-        bm25_kb, ["华南区销售额"], k=4)
+        bm25_kb, SearchRequest(["华南区销售额"], k=4))
     last = base.found[-1].hit
     assert len(base.found) == 4
     with serve(_prefers(last.text)) as server:
         cross = HttpCrossEncoder(server.url, style=style, model="fake-ce")
         outcome = Retriever(index, config=RetrieverConfig(chunks_per_doc=2),
-                            cross_encoder=cross).search(bm25_kb, ["华南区销售额"], k=4)
+                            cross_encoder=cross).search(bm25_kb, SearchRequest(["华南区销售额"], k=4))
     assert found_ids(outcome)[0] == last.chunk_id
     assert outcome.trace["queries"][0]["cross_encoder"] == f"{style}:fake-ce"
     body = server.requests[0][1]
@@ -246,10 +247,10 @@ def test_cross_encoder_reorders_the_pool(index, bm25_kb, style):
     (lambda path, body: (500, "boom"), "HTTP 500"),
 ])
 def test_a_failing_cross_encoder_keeps_the_fused_order(index, bm25_kb, handler, reason):
-    base = Retriever(index).search(bm25_kb, ["华南区销售额"], k=4)
+    base = Retriever(index).search(bm25_kb, SearchRequest(["华南区销售额"], k=4))
     with serve(handler) as server:
         cross = HttpCrossEncoder(server.url, timeout=0.3)
-        outcome = Retriever(index, cross_encoder=cross).search(bm25_kb, ["华南区销售额"], k=4)
+        outcome = Retriever(index, cross_encoder=cross).search(bm25_kb, SearchRequest(["华南区销售额"], k=4))
     assert found_ids(outcome) == found_ids(base)
     note = outcome.trace["queries"][0]["cross_encoder"]
     assert note.startswith("failed, fused order kept") and reason in note
@@ -321,18 +322,34 @@ def test_the_collection_records_its_embedder(index, dense_kb):
 def test_dense_finds_what_bm25_cannot(index, dense_kb, embed_server, bm25_kb):
     # 摔伤 (a fall) shares no word with 意外伤害住院, only meaning.
     bm25 = Retriever(index, config=RetrieverConfig(no_answer_threshold=0)).search(
-        bm25_kb, ["摔伤了能赔吗"], k=3)
+        bm25_kb, SearchRequest(["摔伤了能赔吗"], k=3))
     hybrid = dense_retriever(index, embed_server.url).search(
-        dense_kb, ["摔伤了能赔吗"], k=3, abstain=False)
+        dense_kb, SearchRequest(["摔伤了能赔吗"], k=3, abstain=False))
 
     assert not {"policy#0", "faq#0"} & set(found_ids(bm25))
     assert {"policy#0", "faq#0"} & set(found_ids(hybrid))
     assert hybrid.trace["fusion"] == "rrf(k=60)" and hybrid.trace["queries"][0]["dense"] > 0
 
 
+def test_a_searchs_queries_are_embedded_in_one_request_and_not_again(index, dense_kb):
+    from dialogue.policy.vectors import QueryMemo
+
+    with serve(lambda path, body: embeddings_reply(body, fake_vector)) as server:
+        retriever = Retriever(index, embedder=QueryMemo(
+            OpenAIEmbedder(server.url + "/v1", "fake-topic")))
+        queries = ["华南区销售额", "摔伤了能赔吗", "退货运费谁承担"]
+        first = retriever.search(dense_kb, SearchRequest(queries, k=3, abstain=False))
+        assert [len(body["input"]) for _, body in server.requests] == [3]
+        # The same texts again (a later turn, the dual path): nothing is embedded twice.
+        again = retriever.search(dense_kb, SearchRequest(queries[1:], k=3, abstain=False))
+        assert len(server.requests) == 1
+
+    assert all(q["dense"] > 0 for q in (*first.trace["queries"], *again.trace["queries"]))
+
+
 def test_near_duplicates_by_cosine_across_languages(index, dense_kb, embed_server):
-    outcome = dense_retriever(index, embed_server.url).search(dense_kb, ["退货运费谁承担"], k=5,
-                                                              abstain=False)
+    outcome = dense_retriever(index, embed_server.url).search(dense_kb, SearchRequest(["退货运费谁承担"], k=5,
+                                                              abstain=False))
 
     assert len({"return#0", "return-en#0"} & set(found_ids(outcome))) == 1
     assert outcome.trace["near_duplicates_dropped"]
@@ -345,9 +362,9 @@ def test_a_failing_embeddings_endpoint_falls_back_to_bm25(index, dense_kb):
 
     with serve(slow) as server:
         outcome = dense_retriever(index, server.url, timeout=0.3).search(
-            dense_kb, ["华南区销售额"], k=3)
+            dense_kb, SearchRequest(["华南区销售额"], k=3))
     with serve(lambda path, body: (200, {"data": "garbage"})) as server:
-        garbled = dense_retriever(index, server.url).search(dense_kb, ["华南区销售额"], k=3)
+        garbled = dense_retriever(index, server.url).search(dense_kb, SearchRequest(["华南区销售额"], k=3))
 
     for result in (outcome, garbled):
         assert found_ids(result)[0].startswith("south")
@@ -358,11 +375,11 @@ def test_a_failing_embeddings_endpoint_falls_back_to_bm25(index, dense_kb):
 def test_a_mismatched_embedder_is_refused_with_a_clear_error(index, dense_kb, bm25_kb,
                                                              embed_server, snapshot):
     with pytest.raises(ConfigurationError, match="REFERENT_EMBED__BACKEND"):
-        Retriever(index).search(dense_kb, ["华南区"], k=3)
+        Retriever(index).search(dense_kb, SearchRequest(["华南区"], k=3))
     with pytest.raises(ConfigurationError, match="'openai:fake-topic'"):
-        dense_retriever(index, embed_server.url, model="other-model").search(dense_kb, ["华南区"], k=3)
+        dense_retriever(index, embed_server.url, model="other-model").search(dense_kb, SearchRequest(["华南区"], k=3))
     with pytest.raises(ConfigurationError, match="no embedder"):
-        dense_retriever(index, embed_server.url).search(bm25_kb, ["华南区"], k=3)
+        dense_retriever(index, embed_server.url).search(bm25_kb, SearchRequest(["华南区"], k=3))
     embedder = OpenAIEmbedder(embed_server.url + "/v1", "fake-topic")
     with pytest.raises(ConfigurationError, match="BM25 only"):
         ingest_corpus(bm25_kb, corpus_lines()[:1], index=index, snapshot=snapshot,

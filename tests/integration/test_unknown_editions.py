@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.services import GALAXY, GALAXY_CARD, card_passages, load_kb, play
+from retrieval.request import SearchRequest
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
 
@@ -25,10 +26,10 @@ def fees_kb(kb, neo4j_store, milvus_index):
 
 
 def test_an_edition_the_kb_never_names_gets_no_answer(runtime, fees_kb):
-    unknown = runtime.retriever.search(fees_kb, ["星河卡2023年的年费是多少"], k=5,
-                                       entity_ids=[GALAXY])
-    known = runtime.retriever.search(fees_kb, ["星河卡2025版的年费是多少"], k=5,
-                                     entity_ids=[GALAXY])
+    unknown = runtime.retriever.search(fees_kb, SearchRequest(["星河卡2023年的年费是多少"], k=5,
+                                       entity_ids=[GALAXY]))
+    known = runtime.retriever.search(fees_kb, SearchRequest(["星河卡2025版的年费是多少"], k=5,
+                                     entity_ids=[GALAXY]))
 
     assert unknown.no_answer and unknown.found == ()
     assert unknown.trace["no_answer"]["unknown_editions"] == ["2023年"]
@@ -39,8 +40,8 @@ def test_an_edition_the_kb_never_names_gets_no_answer(runtime, fees_kb):
 
 def test_a_number_of_another_kind_is_not_an_edition(runtime, fees_kb):
     # 12岁 is in no passage either; it is a value the question gives.
-    outcome = runtime.retriever.search(fees_kb, ["星河卡附属卡12岁的孩子能申请吗"], k=5,
-                                       entity_ids=[GALAXY])
+    outcome = runtime.retriever.search(fees_kb, SearchRequest(["星河卡附属卡12岁的孩子能申请吗"], k=5,
+                                       entity_ids=[GALAXY]))
 
     assert not outcome.no_answer
     assert "unknown_editions" not in outcome.trace["no_answer"]

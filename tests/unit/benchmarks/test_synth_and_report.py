@@ -48,5 +48,24 @@ def test_targets_are_judged_from_the_figures_and_unmeasured_ones_said_so():
                                                "errors": 0}]}}],
     }
     rows = targets(results)
-    assert [verdict for _, _, verdict in rows] == ["not met", "not measured", "met", "met", "met"]
-    assert "120 turns/s with 4 clients" in rows[3][1] and "0 errors in 20 requests" in rows[4][1]
+    assert [verdict for _, _, verdict in rows] == ["not met", "not measured", "met", "met",
+                                                   "not measured", "not measured", "not measured",
+                                                   "met"]
+    assert "120 turns/s with 4 clients" in rows[3][1] and "0 errors in 20 requests" in rows[7][1]
+
+
+def test_the_scale_targets_are_judged_at_100k_chunks_and_for_each_hybrid_suite():
+    from benchmarks.report import scale_targets
+
+    at100k = {"chunks": 100_000,
+              "turns": {"ratio_to_bare_p50": _stat(2.4), "latency_ms": {"p50": _stat(6.0)},
+                        "bare_milvus_ms": {"p50": _stat(2.5)}},
+              "server": {"ready_s": 50.0, "first_turn_ms": 420.0,
+                         "throughput": [{"clients": 16, "turns_per_s": _stat(130.0),
+                                         "p99_ms": _stat(150.0), "errors": 0}]}}
+    hybrid = {"systems": {"hybrid": {"p50_ms": 30.0}, "bare hybrid": {"p50_ms": 25.0}},
+              "hybrid_over_bare_p50": 1.2}
+    rows = scale_targets({"hybrid": {"enterprise-dev": hybrid}}, [at100k])
+
+    assert [verdict for _, _, verdict in rows] == ["met", "not met", "met", "met"]
+    assert "420 ms" in rows[0][1] and "2.4" in rows[1][1] and "enterprise-dev" in rows[2][0]
