@@ -26,6 +26,9 @@ class TurnRecord(BaseModel):
     entities: list[str] = Field(default_factory=list)
     # Titles of the evidence the turn found: words a later turn without a name may inherit.
     found: list[str] = Field(default_factory=list)
+    # In a kb without an ontology, the topic the turn left behind: its phrases, most
+    # salient first, each with its worth (dialogue/topics.py).
+    topic: dict[str, float] = Field(default_factory=dict)
 
 
 class ShownRecord(BaseModel):
