@@ -69,10 +69,10 @@ class CarryConfig:
     own_words: float = 1.75
     # How many earlier turns' queries are searched with the turn (most recent first).
     turns: int = 1
-    # With the conversation's topic phrases (a kb without an ontology): the topic says what
-    # the turn is about better than the previous turn's whole query, so it leads.
+    # A follow-up with the conversation's topic phrases (a kb without an ontology): the
+    # topic says what the turn is about better than the previous turn's whole query, so
+    # it leads; a question of its own keeps ``self_contained`` (its own words lead).
     topic_follow_up: float = 5.0
-    topic_self_contained: float = 3.0
 
 
 def own_words(query: str, stats: TermStats) -> float:
@@ -92,10 +92,8 @@ def carry_weight(query: str, carried: Carried, stats: TermStats, config: CarryCo
         return 0.0
     said = own_words(query, stats)
     follows = carried.refers_back or said < config.own_words
-    if carried.topic:
-        weight = config.topic_follow_up if follows else config.topic_self_contained
-    else:
-        weight = config.follow_up if follows else config.self_contained
+    follow_up = config.topic_follow_up if carried.topic else config.follow_up
+    weight = follow_up if follows else config.self_contained
     trace.update({"own_words": round(said, 2), "refers_back": carried.refers_back,
                   "follow_up": follows, "weight": weight})
     return weight
