@@ -40,6 +40,7 @@ from dialogue.stages import TurnRun
 from dialogue.state import (PlayedTurn, SessionAccess, SessionOwner, SessionState,
                             ShownRecord, TurnRecord)
 from dialogue.topic_shift import SimilarityShift, refers_back
+from dialogue.topics import TopicConfig, TopicPhrase, next_topic, refers_to
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
@@ -86,6 +87,8 @@ class EngineConfig:
     # and how many of the newest keep their whole answer to return it again.
     played_kept: int = 20
     answers_kept: int = 2
+    # How a kb without an ontology keeps the conversation's topic (dialogue/topics.py).
+    topics: TopicConfig = field(default_factory=TopicConfig)
 
     def granularity(self, kb: str) -> str:
         return self.granularity_by_kb.get(kb, self.consumed_granularity)
@@ -138,6 +141,7 @@ class TurnEngine:
         self._rewrites = rewrites or RewriteChain(rewriter or RuleRewriter(), llm, validator)
         self._limits = Limits(recent_turns=config.recent_turns,
                               consumed_window=config.consumed_window)
+        self._topics = config.topics
 
     def handle(self, kb: str, session_id: str, text: str, *, k: int | None = None,
                access: SessionAccess | None = None, idempotency_key: str | None = None,
@@ -321,17 +325,33 @@ class TurnEngine:
         run.lap("retrieve")
         result = self._answer(run, state, turn_no, text, plan, rewrite, found, weak)
         run.lap("pack")
+        topic = self._topic(run, kb, snapshot, state, plan, result)
         outcome = TurnOutcome(turn_no, text, decision, result.action, plan.proposal.standalone,
                               plan.entities, plan.kind, plan.detection, plan.links, tuple(negated),
                               tuple(e.chunk_id for e in result.evidence),
                               tuple(e.doc_id for e in result.evidence),
                               asked=" ".join(plan.queries),
                               found_titles=tuple(e.title for e in result.evidence[:2] if e.title),
-                              kinds=_kinds(facts, [*plan.entities, *state.focus]))
+                              kinds=_kinds(facts, [*plan.entities, *state.focus]),
+                              topic=topic)
         new_state = self._apply(run, state, outcome, snapshot)
         run.trace["slots"] = new_state.slots.as_trace()
         result.trace = run.trace  # with what applying the turn added
         return self._told(run, decision, (result, new_state))
+
+    def _topic(self, run: TurnRun, kb: str, snapshot: AliasSnapshot, state: SessionState,
+               plan: _Plan, result: TurnResult) -> dict[str, float]:
+        """The topic this turn leaves behind, in a kb without an ontology ({} with one:
+        there the focus entities are the subject)."""
+        if snapshot.entities:
+            return {}
+        topic = run.guarded("topic", lambda: next_topic(
+            _inherited_topic(state), strip_conversation_cues(plan.detection.text),
+            [e.text for e in result.evidence[:1]], self._retriever.term_stats(kb),
+            self._topics, switched=plan.kind is TurnKind.SWITCH),
+            lambda: _inherited_topic(state), "the topic as it was")
+        run.trace.setdefault("topic", {})["after"] = [p.text for p in topic]
+        return {p.text: round(p.weight, 4) for p in topic}
 
     def _unswitched(self, run: TurnRun, kb: str, understood: UnderstoodTurn,
                     state: SessionState, snapshot: AliasSnapshot, turn_no: int, k: int,
@@ -543,7 +563,11 @@ class TurnEngine:
         run.trace["consumed"] = ConsumedTrace(
             granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
             excluded=len(exclude_docs) + len(exclude_chunks)).dump()
-        history = _carried(plan, state)
+        history = _carried(plan, state, with_topic=not snapshot.entities)
+        if history.topic:
+            run.trace["topic"] = {"carried": list(history.topic),
+                                  "pronoun_means": refers_to(_inherited_topic(state))
+                                  if history.refers_back else None}
         # A revisit asks for something the session found before: it never abstains.
         return {"exclude_chunk_ids": exclude_chunks, "exclude_doc_ids": exclude_docs,
                 "readmittable": shown, "readmit": _READMIT[intent], "context": history,
@@ -715,10 +739,11 @@ def _with_used(state: SessionState, used: Sequence[str]) -> SessionState:
     return state
 
 
-def _carried(plan: _Plan, state: SessionState) -> Carried:
+def _carried(plan: _Plan, state: SessionState, *, with_topic: bool = False) -> Carried:
     """The queries of the turns since the last topic switch, for a turn that resolves no
-    entity (none after an explicit switch: the user said the topic changed), and whether
-    the turn points back by its own words."""
+    entity (none after an explicit switch: the user said the topic changed), whether
+    the turn points back by its own words, and (``with_topic``: a kb without an
+    ontology) the conversation's topic phrases."""
     if plan.kind is TurnKind.SWITCH:
         return Carried()
     earlier: list[str] = []
@@ -728,7 +753,16 @@ def _carried(plan: _Plan, state: SessionState) -> Carried:
         earlier.insert(0, record.standalone or record.user)
         if is_switch(record.user):
             break
-    return Carried(tuple(earlier), refers_back(plan.detection, plan.links, state.focus))
+    topic = tuple(p.text for p in _inherited_topic(state)) if with_topic else ()
+    return Carried(tuple(earlier), refers_back(plan.detection, plan.links, state.focus), topic)
+
+
+def _inherited_topic(state: SessionState) -> list[TopicPhrase]:
+    """The topic the last searched turn left behind (a kb without an ontology)."""
+    for record in reversed(state.recent):
+        if record.action != "clarify":
+            return [TopicPhrase(text, weight) for text, weight in record.topic.items()]
+    return []
 
 
 def _kinds(facts: EntityFacts | None, entity_ids: Sequence[str]) -> dict[str, bool | None] | None:

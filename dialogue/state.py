@@ -47,6 +47,9 @@ class TurnRecord(BaseModel):
     # instead of parsing the words again. Empty in sessions saved before frames.
     frame: dict[str, Any] | None = None
     read: list[dict[str, Any]] = Field(default_factory=list)
+    # In a kb without an ontology, the topic the turn left behind: its phrases, most
+    # salient first, each with its worth (dialogue/topics.py).
+    topic: dict[str, float] = Field(default_factory=dict)
 
     @field_validator("frame", mode="after")
     @classmethod

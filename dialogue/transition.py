@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from common.language import cues
 from dialogue.classify import TurnKind, is_bare_mention, is_ellipsis, values_given
@@ -45,6 +45,8 @@ class TurnOutcome:
     # Whether each of the turn's and the focus's entities is a person, a thing or unknown
     # (True / False / None, the entity facts'); {} a kb without people; None not known.
     kinds: Mapping[str, bool | None] | None = None
+    # The topic the turn left behind, in a kb without an ontology (dialogue/topics.py).
+    topic: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def apply_turn(state: SessionState, outcome: TurnOutcome, snapshot: AliasSnapsho
     state.turn_count = outcome.turn
     evicted = state.remember(TurnRecord(index=outcome.turn, user=outcome.text,
                                         standalone=outcome.standalone, action=outcome.action,
-                                        entities=entities, found=list(outcome.found_titles)),
+                                        entities=entities, found=list(outcome.found_titles),
+                                        topic=dict(outcome.topic)),
                              keep_turns=limits.recent_turns)
     fold_into_summary(state, evicted, snapshot)
     return state

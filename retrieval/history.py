@@ -49,10 +49,14 @@ class Carried:
         earlier: the queries of the recent turns since the last topic switch, most recent last.
         refers_back: the turn points at the conversation by its own words (a pronoun, an
             ordinal, an ellipsis), so it is a follow-up whatever its other words.
+        topic: the conversation's topic phrases, when it keeps them (dialogue/topics.py).
     """
 
     earlier: tuple[str, ...] = ()
     refers_back: bool = False
+    # In a kb without an ontology, the conversation's topic phrases (most salient first):
+    # searched before the turn's words instead of the earlier turns' queries.
+    topic: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class CarryConfig:
     own_words: float = 1.75
     # How many earlier turns' queries are searched with the turn (most recent first).
     turns: int = 1
+    # A follow-up with the conversation's topic phrases (a kb without an ontology): the
+    # topic says what the turn is about better than the previous turn's whole query, so
+    # it leads; a question of its own keeps ``self_contained`` (its own words lead).
+    topic_follow_up: float = 5.0
 
 
 def own_words(query: str, stats: TermStats) -> float:
@@ -84,14 +92,18 @@ def carry_weight(query: str, carried: Carried, stats: TermStats, config: CarryCo
         return 0.0
     said = own_words(query, stats)
     follows = carried.refers_back or said < config.own_words
-    weight = config.follow_up if follows else config.self_contained
+    follow_up = config.topic_follow_up if carried.topic else config.follow_up
+    weight = follow_up if follows else config.self_contained
     trace.update({"own_words": round(said, 2), "refers_back": carried.refers_back,
                   "follow_up": follows, "weight": weight})
     return weight
 
 
 def history_query(query: str, carried: Carried, config: CarryConfig) -> str:
-    """The earlier turns' queries (the oldest first) and then the turn's own."""
+    """The topic's phrases, or else the earlier turns' queries (the oldest first), and
+    then the turn's own."""
+    if carried.topic:
+        return " ".join([*carried.topic, query])
     earlier = [q for q in carried.earlier[-config.turns:] if q.strip()] if config.turns > 0 else []
     return " ".join([*earlier, query])
 

@@ -145,6 +145,29 @@ FIT_STOP_CHARS = ""
 
 FUNCTION_CHARS = ""
 
+# -- topic phrases (common.language.phrases) ----------------------------------------------
+
+# Words that end a topic phrase besides the stop words: what a turn says about the talk
+# ("interesting", "tell me more"), light verbs and vague nouns, never what it is about.
+TOPIC_BREAKS = """
+i i'm i've i'd you you're your yours we our us my mine myself let let's
+okay ok cool wow woah oh ah hmm yeah yes sure great nice interesting really right thanks
+thank fine good bad well so but just very quite rather too much many more most less
+all each every other another both either neither same such own only even still
+out not also again already actually maybe perhaps probably
+get got make made do doing done go going went come take took put give want wanted need
+needed like liked know knew think thought say said tell told ask asked mean meant see
+seen look looking try trying heard hear remember help find found use used let
+consider recommend suggest explain describe
+something anything everything nothing someone anyone lot lots bit way ways things stuff
+question answer information info details detail example examples specific
+""".split()
+# Word endings that never carry a topic (regexes): manner adverbs ("currently",
+# "specifically", "unfortunately").
+TOPIC_BREAK_ENDINGS = [r"[a-z]{3,}(?:ally|ently|antly|ately|ously|ively|fully|edly)"]
+# Where a phrase may run across: an "of" inside a name ("Conference of Parties").
+TOPIC_JOINERS = ["of"]
+
 # -- clarification (dialogue.clarify) -----------------------------------------------------
 
 BOTH = [r"\bboth\b", r"\ball of them\b"]

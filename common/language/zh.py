@@ -232,6 +232,18 @@ FIT_STOP_CHARS = "的了吗呢吧啊是在和与及或"
 # bigram made only of these does not count towards coverage.
 FUNCTION_CHARS = "的了吗呢吧啊呀么是什怎多少哪几谁请问我你他她它们这那个有在和与及或也都就还要会能可以吗嘛哦嗯"
 
+# -- topic phrases (common.language.phrases) ----------------------------------------------
+
+# What ends a topic phrase besides the stop words and the function characters: talk about
+# the talk (有意思, 详细说说) and light verbs, never what a turn is about.
+TOPIC_BREAKS = ["有意思", "好的", "谢谢", "请问", "一下", "告诉我", "说说", "讲讲", "详细", "具体",
+                "介绍", "知道", "想问", "想要", "想", "需要", "应该", "觉得", "是不是", "能不能",
+                "可不可以", "有没有", "为什么", "怎么样", "怎么", "什么", "哪些", "哪个", "哪里",
+                "多少", "如何", "这个", "那个", "这些", "那些", "它们", "他们", "她们", "我们",
+                "你们", "其他", "还有", "那么", "一些", "有点", "比较", "非常", "真的"]
+TOPIC_BREAK_ENDINGS: list[str] = []
+TOPIC_JOINERS: list[str] = []
+
 # -- clarification (dialogue.clarify) -----------------------------------------------------
 
 # The answer "both" / "neither" to a clarification (regex alternatives).
