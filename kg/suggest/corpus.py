@@ -1,0 +1,111 @@
+"""The passages a suggestion is drawn from, and where each string occurs in them.
+
+Passages come from a corpus file (docs/formats.md §2) or from what a kb has
+ingested. :class:`Occurrences` finds every passage a string occurs in over one
+joined text, so counting thousands of candidate names over ten thousand
+passages stays a matter of seconds.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from common.errors import FormatError
+from common.formats import check_line
+from common.jsonl import Fields, iter_jsonl
+
+_SEP = "\u0000"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage: its id (``chunk_id``, or the doc id with its position), title and text."""
+
+    passage_id: str
+    doc_id: str
+    title: str
+    text: str
+
+
+def read_corpus(lines: Iterable[str], *, path: str | None = None) -> list[Passage]:
+    """The passages of a corpus file; a bad line is refused with its number and field.
+
+    ``entity_ids`` given in the file are ignored: the suggestion reads words only."""
+    passages: list[Passage] = []
+    counts: dict[str, int] = {}
+    for number, obj in iter_jsonl(lines, path):
+        f = Fields(obj, number, path)
+        f.check_format_version()
+        doc_id = f.string("doc_id")
+        chunk_id = f.string("chunk_id", required=False)
+        title = f.string("title", required=False, allow_empty=True) or ""
+        text = f.string("text")
+        check_line("corpus", obj, line=number, path=path)
+        n = counts.get(doc_id, 0)
+        counts[doc_id] = n + 1
+        passages.append(Passage(chunk_id or f"{doc_id}#{n}", doc_id, title, text))
+    if not passages:
+        raise FormatError("the file holds no corpus lines", path=path)
+    return passages
+
+
+def passages_from_chunks(chunks: Iterable) -> list[Passage]:
+    """Passages from stored chunks (``retrieval.models.Chunk``)."""
+    return [Passage(c.chunk_id, c.doc_id, c.title, c.text) for c in chunks]
+
+
+class Occurrences:
+    """Which passages (titles and texts) hold a string, and how often it occurs."""
+
+    def __init__(self, passages: list[Passage]) -> None:
+        self.passages = passages
+        starts: list[int] = []
+        parts: list[str] = []
+        offset = 0
+        for p in passages:
+            starts.append(offset)
+            piece = f"{p.title}\n{p.text}{_SEP}"
+            parts.append(piece)
+            offset += len(piece)
+        self._starts = starts
+        self._joined = "".join(parts)
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    def positions(self, needle: str) -> Iterator[int]:
+        find = self._joined.find
+        at = find(needle)
+        while at >= 0:
+            yield at
+            at = find(needle, at + len(needle))
+
+    def passages_of(self, needle: str) -> tuple[int, ...]:
+        """Indexes of the passages holding ``needle``, in corpus order."""
+        found = self._cache.get(needle)
+        if found is None:
+            seen: dict[int, None] = {}
+            for at in self.positions(needle):
+                seen[bisect.bisect_right(self._starts, at) - 1] = None
+            found = self._cache[needle] = tuple(seen)
+        return found
+
+    def count(self, needle: str) -> int:
+        return sum(1 for _ in self.positions(needle))
+
+    def standalone_count(self, needle: str, longer: Iterable[str]) -> int:
+        """Occurrences of ``needle`` that are not inside an occurrence of a longer name."""
+        covered: set[int] = set()
+        for name in longer:
+            if needle in name and name != needle:
+                shift = name.find(needle)
+                while shift >= 0:
+                    covered.update(at + shift for at in self.positions(name))
+                    shift = name.find(needle, shift + 1)
+        return sum(1 for at in self.positions(needle) if at not in covered)
+
+    def context_after(self, needle: str, width: int) -> Iterator[str]:
+        """The ``width`` characters that follow each occurrence of ``needle``."""
+        for at in self.positions(needle):
+            end = at + len(needle)
+            yield self._joined[end:end + width].split(_SEP, 1)[0]
