@@ -116,8 +116,10 @@ def _forms(core: str) -> set[str]:
     for mask in range(1, 2 ** len(parts) - 1):
         chosen = [w for i, w in enumerate(parts) if mask >> i & 1]
         found.add((" " if latin else "").join(chosen))
-        if not latin and len(chosen) >= 2 and chosen[-1] == parts[-1] and len(parts[-1]) >= 2:
-            found.add("".join(chosen[:-1]) + parts[-1][-1])
+        if not latin:  # one word after the first cut to its last character
+            for i in range(1, len(chosen)):
+                if len(chosen[i]) >= 2:
+                    found.add("".join(chosen[:i]) + chosen[i][-1] + "".join(chosen[i + 1:]))
     return {f for f in found if len(f) >= 2 and f != core and not f.isdigit()
             and (_CJK.search(f) or len(f) >= 3) and f.count("（") == f.count("）")}
 
@@ -132,11 +134,11 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             holders[form].append(entity)
     for form in sorted(holders, key=len, reverse=True):
         owners = holders[form]
-        if form in kinds or (form in names and not any(form in e.aliases for e in owners)):
+        if form in kinds or form in names:  # a name some entity holds already stays its own
             continue
         if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences._joined:
             continue
-        if _common_word(form) or not all(_keeps_head_or_lead(form, _core(e.stem or e.name))
+        if common_word(form) or not all(_keeps_head_or_lead(form, _core(e.stem or e.name))
                                          for e in owners):
             continue
         if not _specific(form, owners, occurrences):
@@ -157,10 +159,10 @@ def _keeps_head_or_lead(form: str, core: str) -> bool:
     if form[-1] == core[-1]:
         return True
     first = _words_of(core)[0]
-    return len(first) >= 2 and form.startswith(first) and form != first
+    return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
 
 
-def _common_word(form: str) -> bool:
+def common_word(form: str) -> bool:
     """A word of everyday language (分期, 标准, 住房) names no one thing: the segmenter's
     dictionary counts it often."""
     import jieba
@@ -176,6 +178,26 @@ def _specific(form: str, owners: list[SuggestedEntity], occurrences: Occurrences
 
     owned = set().union(*(docs(n) for e in owners for n in (e.name, *e.aliases)))
     return len(docs(form)) <= 2 * len(owned) + 2
+
+
+def add_edition_forms(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Every name the editions of one thing share, with the edition run in (2025版收费标准
+    for the 2025 edition when its editions share 收费标准), so that a turn naming the
+    edition links to it alone."""
+    by_stem: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        if entity.stem and entity.edition:
+            by_stem[entity.stem].append(entity)
+    for group in by_stem.values():
+        shared = set.intersection(*(set(e.aliases) for e in group)) if len(group) > 1 else set()
+        for entity in group:
+            ed = entity.edition
+            for alias in shared:
+                if ed in alias:
+                    continue
+                for form in (f"{ed}版{alias}", f"{alias}{ed}版", f"{ed}年版{alias}"):
+                    entity.add_alias(form, Evidence(0.6, {"occurrences": occurrences.count(form)},
+                                                    cite(occurrences, form), f"the edition run into {alias}"))
 
 
 def add_latin_names(suggestion: Suggestion, occurrences: Occurrences) -> None:

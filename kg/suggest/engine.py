@@ -25,6 +25,7 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
     stages: list[tuple[str, Callable[[Suggestion, Occurrences], None]]] = [
         ("names", _names), ("aliases", aliases.add_structural), ("merge", _merge),
         ("types", _types), ("latin names", aliases.add_latin_names),
+        ("edition forms", aliases.add_edition_forms),
         ("attributes", types.add_attributes), ("relations", relations.add_part_of),
         ("editions", relations.add_editions), ("confusables", confusables.add),
         ("descriptions", _describe),
@@ -52,21 +53,24 @@ def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 
 def _merge(suggestion: Suggestion, occurrences: Occurrences) -> None:
-    """A suggested name that is an alias of exactly one other entity is that entity
-    (手机银行 and 澄湖银行手机银行): its aliases join the other's."""
+    """A suggested name that is an alias of one other entity, or of the editions of one
+    thing, is that entity (手机银行 and 澄湖银行手机银行; 个人业务收费标准 and its 2024 and
+    2025 editions): its aliases join theirs."""
     for key in sorted(suggestion.entities, key=len):
         entity = suggestion.entities.get(key)
         if entity is None or entity.stem:
             continue
         owners = [e for e in suggestion.entities.values() if e is not entity and key in e.aliases]
-        if len(owners) == 1 and not owners[0].stem:
-            owner = owners[0]
+        stems = {e.stem for e in owners}
+        if not owners or not (len(owners) == 1 or (len(stems) == 1 and None not in stems)):
+            continue
+        for owner in owners:
             for alias, evidence in entity.aliases.items():
                 owner.add_alias(alias, evidence)
             owner.attribute_words |= entity.attribute_words
             owner.evidence.counts["merged"] = owner.evidence.counts.get("merged", 0) + 1
-            suggestion.skipped[key] = f"merged into {owner.name}"
-            del suggestion.entities[key]
+        suggestion.skipped[key] = f"merged into {', '.join(o.name for o in owners)}"
+        del suggestion.entities[key]
 
 
 def _describe(suggestion: Suggestion, occurrences: Occurrences) -> None:
