@@ -129,17 +129,22 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
     entities = list(suggestion.entities.values())
     names = {e.name for e in entities} | {a for e in entities for a in e.aliases}
     holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    qualifiers: set[str] = set()
     for entity in entities:
         for form in _forms(_core(entity.stem or entity.name)):
             holders[form].append(entity)
+        m = _QUALIFIER_RE.search(entity.name)
+        if m and not entity.stem and len(m.group(1)) >= 2:  # 个人版 alone, for A产品（个人版）
+            holders[m.group(1)].append(entity)
+            qualifiers.add(m.group(1))
     for form in sorted(holders, key=len, reverse=True):
         owners = holders[form]
         if form in kinds or form in names:  # a name some entity holds already stays its own
             continue
         if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences._joined:
             continue
-        if common_word(form) or not all(_keeps_head_or_lead(form, _core(e.stem or e.name))
-                                         for e in owners):
+        if common_word(form) or (form not in qualifiers and not all(
+                _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
             continue
         if not _specific(form, owners, occurrences):
             continue
@@ -214,8 +219,9 @@ def add_latin_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
             seen[(_trim_latin(m.group(2)), m.group(1))] += 1
     for (latin, cjk), n in seen.items():
         owners = by_alias.get(cjk) or by_alias.get(_core(cjk), [])
-        if latin and len(owners) == 1:
-            owners[0].add_alias(latin, Evidence(confidence(0.8 * n), {"occurrences": n},
+        if latin and 0 < len(owners) <= MAX_SHARED:  # shared like the name it stands beside
+            for owner in owners:
+                owner.add_alias(latin, Evidence(confidence(0.8 * n), {"occurrences": n},
                                                 cite(occurrences, latin), f"written beside {cjk}"))
 
 
