@@ -30,11 +30,11 @@ from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, cite, confidence
 from kg.suggest.model import SuggestedEntity, Suggestion
+from kg.suggest.segment import common_word, words_of
 
 MAX_SHARED = 3  # a short form more entities share names a kind
 MIN_STANDALONE = 2
 MAX_WORDS = 6
-COMMON_WORD_FREQ = 100  # jieba's dictionary count above which a word is everyday language
 _QUALIFIER_RE = re.compile(r"[（(]([^（）()]{1,20})[）)]")
 _EDGE_WORDS = "的和与及或是在为之"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -97,20 +97,10 @@ def _org_prefix_alias(entity: SuggestedEntity, prefixes: list[str], occurrences:
             return
 
 
-def _words_of(core: str) -> list[str]:
-    """The words of a name (jieba's dictionary segmentation), spaces dropped."""
-    import logging
-
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    return [w for w in jieba.lcut(core) if w.strip()]
-
-
 def _forms(core: str) -> set[str]:
     """Shorter names made of the name's words in order (畅行标准版, 住房贷款), and the
     same with the head word cut to its last character (畅行卡 for 畅行 … 信用卡)."""
-    parts = _words_of(core)[:MAX_WORDS]
+    parts = words_of(core)[:MAX_WORDS]
     latin = core.isascii()
     found = set()
     for mask in range(1, 2 ** len(parts) - 1):
@@ -137,18 +127,19 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
         if m and not entity.stem and len(m.group(1)) >= 2:  # 个人版 alone, for A产品（个人版）
             holders[m.group(1)].append(entity)
             qualifiers.add(m.group(1))
+    containing = _containing(names)
     for form in sorted(holders, key=len, reverse=True):
         owners = holders[form]
         if form in kinds or form in names:  # a name some entity holds already stays its own
             continue
-        if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences._joined:
+        if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences:
             continue
         if common_word(form) or (form not in qualifiers and not all(
                 _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
             continue
         if not _specific(form, owners, occurrences):
             continue
-        longer = [n for n in names if form in n and n != form]
+        longer = containing.get(form, ())
         alone = occurrences.standalone_count(form, longer)
         if alone < (1 if len(owners) > 1 else MIN_STANDALONE):
             continue
@@ -158,21 +149,24 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             entity.add_alias(form, evidence)
 
 
+def _containing(names: set[str]) -> dict[str, list[str]]:
+    """Each part of a name (2 characters or more) → the names that hold it."""
+    index: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        parts = {name[i:j] for i in range(len(name)) for j in range(i + 2, len(name))}
+        parts |= {name[i:] for i in range(1, len(name) - 1)}
+        for part in parts:
+            index[part].append(name)
+    return index
+
+
 def _keeps_head_or_lead(form: str, core: str) -> bool:
     """A short form keeps what tells the thing apart: the name's last character
     (心内科, 标准版) or its whole first word (畅行卡 for 畅行信用卡标准版)."""
     if form[-1] == core[-1]:
         return True
-    first = _words_of(core)[0]
+    first = words_of(core)[0]
     return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
-
-
-def common_word(form: str) -> bool:
-    """A word of everyday language (分期, 标准, 住房) names no one thing: the segmenter's
-    dictionary counts it often."""
-    import jieba
-
-    return (jieba.dt.FREQ.get(form) or 0) >= COMMON_WORD_FREQ
 
 
 def _specific(form: str, owners: list[SuggestedEntity], occurrences: Occurrences) -> bool:
@@ -200,7 +194,7 @@ def add_edition_forms(suggestion: Suggestion, occurrences: Occurrences) -> None:
             for alias in shared:
                 if ed in alias:
                     continue
-                for form in (f"{ed}版{alias}", f"{alias}{ed}版", f"{ed}年版{alias}"):
+                for form in (f"{ed}版{alias}", f"{alias}{ed}版", f"{ed}年版{alias}", f"{alias}{ed}"):
                     entity.add_alias(form, Evidence(0.6, {"occurrences": occurrences.count(form)},
                                                     cite(occurrences, form), f"the edition run into {alias}"))
 

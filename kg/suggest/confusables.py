@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import defaultdict
 
 from kg.suggest.corpus import Occurrences
 from kg.suggest.evidence import Evidence, confidence
@@ -26,8 +27,13 @@ def add(suggestion: Suggestion, occurrences: Occurrences) -> None:
         if len(keys) <= MAX_HOLDERS:
             for a, b in itertools.combinations(sorted(keys), 2):
                 pairs.setdefault((a, b), f"both called {alias}")
-    for a, b in itertools.combinations(sorted(entities), 2):
-        if len(a) == len(b) >= 2 and sum(x != y for x, y in zip(a, b)) == 1 and not a.isascii():
+    masked: dict[str, list[str]] = defaultdict(list)  # 华?区 → 华东区, 华南区
+    for name in sorted(entities):
+        if len(name) >= 2 and not name.isascii():
+            for i in range(len(name)):
+                masked[name[:i] + "\u0000" + name[i + 1:]].append(name)
+    for names in masked.values():
+        for a, b in itertools.combinations(names, 2):
             pairs.setdefault((a, b), "names differ by one character")
     for (a, b), why in pairs.items():
         fa, fb = _figures(entities[a], occurrences), _figures(entities[b], occurrences)

@@ -9,6 +9,8 @@ passages stays a matter of seconds.
 from __future__ import annotations
 
 import bisect
+import itertools
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -72,13 +74,43 @@ class Occurrences:
         self._starts = starts
         self._joined = "".join(parts)
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._bigrams: dict[str, list[int]] | None = None
+        self._counts: dict[str, int] = {}
+
+    def _bigram_index(self) -> dict[str, list[int]]:
+        if self._bigrams is None:
+            index: dict[str, list[int]] = defaultdict(list)
+            joined = self._joined
+            for i in range(len(joined) - 1):
+                index[joined[i:i + 2]].append(i)
+            self._bigrams = index
+        return self._bigrams
 
     def positions(self, needle: str) -> Iterator[int]:
+        """Where ``needle`` starts, in order, occurrences not overlapping. Looked up from the
+        positions of its rarest two-character piece, not by scanning the whole text."""
+        if len(needle) < 2:
+            yield from self._scan(needle)
+            return
+        index = self._bigram_index()
+        shift, rarest = min(((i, index.get(needle[i:i + 2], ())) for i in range(len(needle) - 1)),
+                            key=lambda pair: len(pair[1]))
+        joined, end = self._joined, -1
+        for at in rarest:
+            start = at - shift
+            if start >= end and joined.startswith(needle, start):
+                yield start
+                end = start + len(needle)
+
+    def _scan(self, needle: str) -> Iterator[int]:
         find = self._joined.find
         at = find(needle)
         while at >= 0:
             yield at
             at = find(needle, at + len(needle))
+
+    def __contains__(self, needle: str) -> bool:
+        return next(iter(self.positions(needle)), None) is not None
 
     def passages_of(self, needle: str) -> tuple[int, ...]:
         """Indexes of the passages holding ``needle``, in corpus order."""
@@ -91,7 +123,10 @@ class Occurrences:
         return found
 
     def count(self, needle: str) -> int:
-        return sum(1 for _ in self.positions(needle))
+        found = self._counts.get(needle)
+        if found is None:
+            found = self._counts[needle] = sum(1 for _ in self.positions(needle))
+        return found
 
     def standalone_count(self, needle: str, longer: Iterable[str]) -> int:
         """Occurrences of ``needle`` that are not inside an occurrence of a longer name."""
@@ -104,8 +139,8 @@ class Occurrences:
                     shift = name.find(needle, shift + 1)
         return sum(1 for at in self.positions(needle) if at not in covered)
 
-    def context_after(self, needle: str, width: int) -> Iterator[str]:
-        """The ``width`` characters that follow each occurrence of ``needle``."""
-        for at in self.positions(needle):
+    def context_after(self, needle: str, width: int, limit: int = 50) -> Iterator[str]:
+        """The ``width`` characters that follow the first ``limit`` occurrences of ``needle``."""
+        for at in itertools.islice(self.positions(needle), limit):
             end = at + len(needle)
             yield self._joined[end:end + width].split(_SEP, 1)[0]

@@ -56,11 +56,15 @@ def _merge(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """A suggested name that is an alias of one other entity, or of the editions of one
     thing, is that entity (手机银行 and 澄湖银行手机银行; 个人业务收费标准 and its 2024 and
     2025 editions): its aliases join theirs."""
+    holders: dict[str, list] = {}
+    for e in suggestion.entities.values():
+        for alias in e.aliases:
+            holders.setdefault(alias, []).append(e)
     for key in sorted(suggestion.entities, key=len):
         entity = suggestion.entities.get(key)
         if entity is None or entity.stem:
             continue
-        owners = [e for e in suggestion.entities.values() if e is not entity and key in e.aliases]
+        owners = [e for e in holders.get(key, ()) if e is not entity and e.key in suggestion.entities]
         stems = {e.stem for e in owners}
         if not owners or not (len(owners) == 1 or (len(stems) == 1 and None not in stems)):
             continue

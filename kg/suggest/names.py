@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kg.suggest import words
 from kg.suggest.corpus import Occurrences, Passage
+from kg.suggest.segment import common_word
 
 _QUOTED_RE = re.compile(r"[“《「『]([^”》」』\s]{2,24})[”》」』]")
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
@@ -112,7 +113,8 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
                 quoted[inner] += 1
     for inner, n in quoted.items():
         stripped, edition = _strip_brackets(inner)
-        if len(stripped) >= MIN_LEN and (n >= 2 or occurrences.count(stripped) >= 3):
+        if len(stripped) >= MIN_LEN and (n >= 2 or occurrences.count(stripped) >= 3) \
+                and not common_word(stripped):
             key = f"{stripped}\u0001{edition or ''}"
             found.setdefault(key, Candidate(stripped, edition=edition)).quoted += n
     return found

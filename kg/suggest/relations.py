@@ -21,13 +21,15 @@ VALID_FROM = "生效日期"
 
 
 def add_part_of(suggestion: Suggestion, occurrences: Occurrences) -> None:
-    entities = list(suggestion.entities.values())
-    for child in entities:
-        names = [(alias, parent) for parent in entities if parent is not child
-                 and not (parent.stem and parent.stem == child.stem)
-                 for alias in (parent.name, *parent.aliases)
-                 if len(alias) >= 2 and child.name.startswith(alias) and len(child.name) > len(alias)
-                 and not _shared(alias, suggestion)]
+    holders: dict[str, list] = {}
+    for entity in suggestion.entities.values():
+        for alias in {entity.name, *entity.aliases}:
+            holders.setdefault(alias, []).append(entity)
+    for child in suggestion.entities.values():
+        names = [(child.name[:n], parent) for n in range(2, len(child.name))
+                 for parent in holders.get(child.name[:n], ())
+                 if parent is not child and not (parent.stem and parent.stem == child.stem)
+                 and len(holders[child.name[:n]]) == 1]
         if not names:
             continue
         alias, parent = max(names, key=lambda ap: (ap[1].type != ORG_TYPE, len(ap[0])))
@@ -35,10 +37,6 @@ def add_part_of(suggestion: Suggestion, occurrences: Occurrences) -> None:
             child.key, "PART_OF", parent.key,
             Evidence(0.6 if parent.type != ORG_TYPE else 0.5, {}, cite(occurrences, child.name, 1),
                      f"the name {child.name} starts with {alias}")))
-
-
-def _shared(alias: str, suggestion: Suggestion) -> bool:
-    return sum(1 for e in suggestion.entities.values() if alias == e.name or alias in e.aliases) > 1
 
 
 def add_editions(suggestion: Suggestion, occurrences: Occurrences) -> None:

@@ -21,6 +21,7 @@ from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, confidence
 from kg.suggest.model import SuggestedEntity, SuggestedType, Suggestion
+from kg.suggest.segment import words_of
 
 DEFAULT_TYPE = "Entity"
 MAX_ATTRIBUTES = 12
@@ -38,9 +39,7 @@ def head_core(entity: SuggestedEntity) -> str:
 def assign(suggestion: Suggestion) -> set[str]:
     """Give each entity a type; returns the head words several names share (the kinds)."""
     entities = [e for e in suggestion.entities.values() if e.type != ORG_TYPE]
-    from kg.suggest.aliases import _words_of
-
-    tails = {e.key: _words_of(head_core(e)) for e in entities}
+    tails = {e.key: words_of(head_core(e)) for e in entities}
     endings: Counter[str] = Counter()
     for parts in {tuple(p) for p in tails.values()}:
         for n in range(1, len(parts)):
