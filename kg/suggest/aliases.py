@@ -127,7 +127,7 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
         if m and not entity.stem and len(m.group(1)) >= 2:  # 个人版 alone, for A产品（个人版）
             holders[m.group(1)].append(entity)
             qualifiers.add(m.group(1))
-    containing = _containing(names)
+    containing = _containing(names, holders)
     for form in sorted(holders, key=len, reverse=True):
         owners = holders[form]
         if form in kinds or form in names:  # a name some entity holds already stays its own
@@ -137,11 +137,9 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
         if common_word(form) or (form not in qualifiers and not all(
                 _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
             continue
-        if not _specific(form, owners, occurrences):
-            continue
         longer = containing.get(form, ())
-        alone = occurrences.standalone_count(form, longer)
-        if alone < (1 if len(owners) > 1 else MIN_STANDALONE):
+        alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
+        if alone < (1 if len(owners) > 1 else MIN_STANDALONE) or not _specific(form, owners, occurrences):
             continue
         evidence = Evidence(confidence(0.25 * alone), {"standalone": alone, "holders": len(owners)},
                             cite(occurrences, form), "a short form the passages use on its own")
@@ -149,14 +147,14 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             entity.add_alias(form, evidence)
 
 
-def _containing(names: set[str]) -> dict[str, list[str]]:
-    """Each part of a name (2 characters or more) → the names that hold it."""
+def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
+    """Each short form → the (longer) names that hold it."""
     index: dict[str, list[str]] = defaultdict(list)
     for name in names:
-        parts = {name[i:j] for i in range(len(name)) for j in range(i + 2, len(name))}
-        parts |= {name[i:] for i in range(1, len(name) - 1)}
+        parts = {name[i:j] for i in range(len(name)) for j in range(i + 2, len(name) + 1)}
         for part in parts:
-            index[part].append(name)
+            if part in forms and part != name:
+                index[part].append(name)
     return index
 
 
@@ -172,11 +170,11 @@ def _keeps_head_or_lead(form: str, core: str) -> bool:
 def _specific(form: str, owners: list[SuggestedEntity], occurrences: Occurrences) -> bool:
     """A word used all over the corpus (住房, 个人) is not a name: the documents holding the
     short form must not be many more than those holding its owners' names."""
-    def docs(text: str) -> set[str]:
-        return {occurrences.passages[i].doc_id for i in occurrences.passages_of(text)}
-
-    owned = set().union(*(docs(n) for e in owners for n in (e.name, *e.aliases)))
-    return len(docs(form)) <= 2 * len(owned) + 2
+    used = len(occurrences.docs_of(form))
+    if used <= 2 * len(owners) + 2:  # each owner is in one document at least
+        return True
+    owned = set().union(*(occurrences.docs_of(n) for e in owners for n in (e.name, *e.aliases)))
+    return used <= 2 * len(owned) + 2
 
 
 def add_edition_forms(suggestion: Suggestion, occurrences: Occurrences) -> None:

@@ -76,13 +76,14 @@ class Occurrences:
         self._cache: dict[str, tuple[int, ...]] = {}
         self._bigrams: dict[str, list[int]] | None = None
         self._counts: dict[str, int] = {}
+        self._docs: dict[str, frozenset[str]] = {}
 
     def _bigram_index(self) -> dict[str, list[int]]:
         if self._bigrams is None:
             index: dict[str, list[int]] = defaultdict(list)
             joined = self._joined
-            for i in range(len(joined) - 1):
-                index[joined[i:i + 2]].append(i)
+            for i, piece in enumerate(map(str.__add__, joined, itertools.islice(joined, 1, None))):
+                index[piece].append(i)
             self._bigrams = index
         return self._bigrams
 
@@ -122,25 +123,42 @@ class Occurrences:
             found = self._cache[needle] = tuple(seen)
         return found
 
+    def docs_of(self, needle: str) -> frozenset[str]:
+        """The ids of the documents holding ``needle``."""
+        found = self._docs.get(needle)
+        if found is None:
+            found = self._docs[needle] = frozenset(self.passages[i].doc_id for i in self.passages_of(needle))
+        return found
+
     def count(self, needle: str) -> int:
         found = self._counts.get(needle)
         if found is None:
             found = self._counts[needle] = sum(1 for _ in self.positions(needle))
         return found
 
-    def standalone_count(self, needle: str, longer: Iterable[str]) -> int:
-        """Occurrences of ``needle`` that are not inside an occurrence of a longer name."""
-        covered: set[int] = set()
-        for name in longer:
-            if needle in name and name != needle:
-                shift = name.find(needle)
-                while shift >= 0:
-                    covered.update(at + shift for at in self.positions(name))
-                    shift = name.find(needle, shift + 1)
-        return sum(1 for at in self.positions(needle) if at not in covered)
+    def standalone_count(self, needle: str, longer: Iterable[str], enough: int | None = None) -> int:
+        """Occurrences of ``needle`` that are not inside an occurrence of a longer name
+        (counting stops at ``enough``)."""
+        shifts = [(name, shift) for name in longer if name != needle
+                  for shift in _offsets(name, needle)]
+        joined, found = self._joined, 0
+        for at in self.positions(needle):
+            if not any(joined.startswith(name, at - shift) for name, shift in shifts if at >= shift):
+                found += 1
+                if enough is not None and found >= enough:
+                    break
+        return found
 
     def context_after(self, needle: str, width: int, limit: int = 50) -> Iterator[str]:
         """The ``width`` characters that follow the first ``limit`` occurrences of ``needle``."""
         for at in itertools.islice(self.positions(needle), limit):
             end = at + len(needle)
             yield self._joined[end:end + width].split(_SEP, 1)[0]
+
+
+def _offsets(name: str, needle: str) -> list[int]:
+    found, at = [], name.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = name.find(needle, at + 1)
+    return found

@@ -123,13 +123,16 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
 def split_attribute_titles(cands: dict[str, Candidate]) -> None:
     """A candidate that is another one followed by a short phrase (A产品（个人版）价格) is
     that one; the phrase's words become its attributes."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for key, cand in cands.items():
+        by_name[cand.name].append(key)
     for key in sorted(cands, key=lambda k: len(cands[k].name)):
         cand = cands[key]
-        others = sorted((c for k, c in cands.items() if k != key and c.name != cand.name
-                         and cand.name.startswith(c.name)), key=lambda c: len(c.name), reverse=True)
-        for target in others:
-            rest = cand.name[len(target.name):]
-            if 2 <= len(rest) <= 8 and _CJK_RE.match(rest) and target.name.endswith(("）", ")")):
+        for n in range(len(cand.name) - 2, 1, -1):
+            targets = [cands[k] for k in by_name.get(cand.name[:n], ()) if k in cands and k != key]
+            rest = cand.name[n:]
+            if targets and len(rest) <= 8 and _CJK_RE.match(rest) and targets[0].name.endswith(("）", ")")):
+                target = targets[0]
                 target.title_docs |= cand.title_docs
                 target.attributes.update(a for a in re.split(r"[与和及、]", rest) if len(a) >= 2)
                 del cands[key]
