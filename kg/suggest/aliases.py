@@ -34,6 +34,7 @@ from kg.suggest.segment import common_word, words_of
 
 MAX_SHARED = 3  # a short form more entities share names a kind
 MIN_STANDALONE = 2
+LONG_FORM = 5  # a short form this long, or shared, is specific enough to count once
 MAX_WORDS = 6
 _QUALIFIER_RE = re.compile(r"[（(]([^（）()]{1,20})[）)]")
 _EDGE_WORDS = "的和与及或是在为之"
@@ -139,7 +140,7 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             continue
         longer = containing.get(form, ())
         alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
-        if alone < (1 if len(owners) > 1 else MIN_STANDALONE) or not _specific(form, owners, occurrences):
+        if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not _specific(form, owners, occurrences):
             continue
         evidence = Evidence(confidence(0.25 * alone), {"standalone": alone, "holders": len(owners)},
                             cite(occurrences, form), "a short form the passages use on its own")
