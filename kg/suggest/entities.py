@@ -10,6 +10,7 @@ from kg.suggest.corpus import Occurrences
 from kg.suggest.evidence import Evidence, cite, confidence
 from kg.suggest.model import SuggestedEntity, Suggestion
 from kg.suggest.names import Candidate, is_organisation
+from kg.suggest.segment import common_word, words_of
 
 ORG_TYPE = "Organization"
 
@@ -29,11 +30,16 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
     """Fill ``suggestion.entities`` from the candidates the corpus supports."""
     by_name: dict[str, list[Candidate]] = defaultdict(list)
     for cand in cands.values():
+        if not cand.edition and not is_organisation(cand.name):
+            cand.name = _without_everyday_tail(cand.name, occurrences)
         by_name[cand.name].append(cand)
     for name, group in sorted(by_name.items(), key=lambda kv: (len(kv[0]), kv[0])):
         used = max(_used(c, occurrences) for c in group)
         docs = set().union(*(c.title_docs for c in group))
         quoted = sum(c.quoted for c in group)
+        if common_word(name):
+            suggestion.skipped[name] = "an everyday word, not a name"
+            continue
         if used < 1 and not quoted and len(editions) < 2 and not any(c.whole_title for c in group):
             suggestion.skipped[name] = "only in titles, never in a passage's text"
             continue
@@ -52,6 +58,17 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
                 for entity in suggestion.entities.values():
                     if entity.stem == name:
                         entity.attribute_words.update(c.attributes)
+
+
+def _without_everyday_tail(name: str, occurrences: Occurrences) -> str:
+    """华东区销售 (from 华东区2025年5月销售月报) → 华东区: a title's last word that is
+    everyday language goes when the passages use the rest more often on its own."""
+    parts = words_of(name)
+    rest = name[: len(name) - len(parts[-1])] if len(parts) >= 2 else ""
+    if len(rest) >= 2 and len(parts[-1]) >= 2 and common_word(parts[-1]) and not common_word(rest) \
+            and occurrences.count(rest) > occurrences.count(name):
+        return rest
+    return name
 
 
 def _edition_key(edition: str) -> tuple[int, ...]:
