@@ -5,22 +5,11 @@ kb with an ontology without touching what an administrator wrote."""
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from api.cli import app
+from tests.integration.test_cli import cli_env, run  # noqa: F401 (cli_env is a fixture)
 from tests.unit.test_suggest import CORPUS, line
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.milvus]
-
-
-@pytest.fixture
-def cli_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("REFERENT_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
-
-
-def run(*args):
-    return CliRunner().invoke(app, list(args))
 
 
 def entities(path):
@@ -84,3 +73,43 @@ def test_a_bad_corpus_line_is_named_and_nothing_is_written(cli_env, kb):
     result = run("ontology", "suggest", "--kb", kb, str(corpus), "--out", str(out))
     assert result.exit_code == 2 and "line 2" in result.output
     assert not out.exists()
+
+
+def test_admin_route_suggest_review_import_then_a_turn_clarifies(runtime, keyring, kb):
+    """The console's flow over the API: suggest from what is ingested, keep the accepted
+    lines, import them (all or nothing), and a turn naming a suggested ambiguous alias asks."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from kg.aliases import AliasSnapshot
+    from kg.ontology import Ontology
+    from retrieval.ingest import ingest_corpus
+    from tests.conftest import ADMIN, QUERY
+
+    ingest_corpus(kb, CORPUS, index=runtime.index, snapshot=AliasSnapshot.from_ontology(kb, 0, Ontology()))
+    with TestClient(create_app(runtime=runtime, keyring=keyring)) as client:
+        url = f"/v1/kbs/{kb}/admin/suggest"
+        assert client.post(url, headers=QUERY).status_code == 403
+        assert client.post("/v1/kbs/t_none_such/admin/suggest", headers=ADMIN).status_code == 404
+        resp = client.post(url, headers=ADMIN)
+        assert resp.status_code == 200, resp.text
+        body = resp.json()
+        lines = body["ontology"].splitlines()
+        ids = {e["id"] for e in body["evidence"] if e["kind"] == "entity"}
+        assert ids and all(e["passages"] for e in body["evidence"] if e["kind"] == "entity")
+        # Review: reject one entity (and what refers to it), accept the rest.
+        rejected = next(e["id"] for e in body["evidence"]
+                        if e["kind"] == "entity" and e["name"] == "家财险")
+        accepted = [x for x in lines if f'"{rejected}"' not in x]
+        imported = client.post(f"/v1/kbs/{kb}/admin/import", headers=ADMIN,
+                               content="\n".join(accepted).encode("utf-8"))
+        assert imported.status_code == 200, imported.text
+        held = {e.name for e in runtime.ontology.export_ontology(kb).entities}
+        assert "安居家财险（基础款）" in held and "家财险" not in held
+        turn = client.post(f"/v1/kbs/{kb}/sessions/s1/turns", headers=QUERY,
+                           json={"text": "安居家财险的保费是多少"})
+        assert turn.status_code == 200, turn.text
+        result = turn.json()
+        assert result["action"] == "clarify", result
+        offered = {o["name"] for o in result["clarification"]["options"]}
+        assert {"安居家财险（基础款）", "安居家财险（尊享款）"} <= offered
