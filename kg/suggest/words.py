@@ -22,7 +22,7 @@ GENRE_SUFFIXES = (
 # Lead words of a title that are not part of its subject (关于X → X).
 TITLE_LEADS = ("关于",)
 # Words that make a title a statement about several things, not a name.
-NOT_A_NAME_RE = re.compile(r"[与及、,，;；:：?？!！。]|\bvs\b|以及|或者")
+NOT_A_NAME_RE = re.compile(r"[与、,，;；:：?？!！。]|\bvs\b|以及|或者")
 # Endings a name does not have (调整收费标准的 is the start of a clause).
 NOT_NAME_ENDINGS = ("的", "了", "在", "和", "与", "及", "或")
 # Head words of an organisation's name.
