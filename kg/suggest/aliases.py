@@ -2,11 +2,11 @@
 
 * the name without its bracketed qualifier (A产品 for A产品（个人版）) and with the
   qualifier run in (A产品个人版);
-* the name without the organisation's name in front (手机银行 for 澄湖银行手机银行),
-  and an organisation's name without its head word (澄湖 for 澄湖银行);
-* an edition's stem and its run-in forms (基础版体检套餐, 基础版体检套餐2025版);
+* the name without the organisation's name in front (微信银行 for 青岚银行微信银行),
+  and an organisation's name without its head word (青岚 for 青岚银行);
+* an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
-  (畅行卡, 畅行标准版 for 畅行信用卡标准版) or a part of it (心内科 for 东院心内科),
+  (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
   counted only where they do not stand inside a longer name;
 * a Latin name the passages give beside the Chinese one, either way round
   (Paid annual leave (年假), 意外险（accident insurance）).
@@ -99,8 +99,8 @@ def _org_prefix_alias(entity: SuggestedEntity, prefixes: list[str], occurrences:
 
 
 def _forms(core: str) -> set[str]:
-    """Shorter names made of the name's words in order (畅行标准版, 住房贷款), and the
-    same with the head word cut to its last character (畅行卡 for 畅行 … 信用卡)."""
+    """Shorter names made of the name's words in order (晨星标准版, 装修贷款), and the
+    same with the head word cut to its last character (晨星卡 for 晨星 … 信用卡)."""
     parts = words_of(core)[:MAX_WORDS]
     latin = core.isascii()
     found = set()
@@ -161,7 +161,7 @@ def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
 
 def _keeps_head_or_lead(form: str, core: str) -> bool:
     """A short form keeps what tells the thing apart: the name's last character
-    (心内科, 标准版) or its whole first word (畅行卡 for 畅行信用卡标准版)."""
+    (皮肤科, 标准版) or its whole first word (晨星卡 for 晨星信用卡标准版)."""
     if form[-1] == core[-1]:
         return True
     first = words_of(core)[0]

@@ -1,7 +1,7 @@
 """Confusable pairs: entities users mix up.
 
 Two entities are proposed as confusable when they share a short form (both
-called 畅行卡) or their names differ by one character (华东区, 华南区), and the
+called 晨星卡) or their names differ by one character (华东区, 华南区), and the
 passages about them state different figures: the note shows the first
 figures one states and the other does not.
 """

@@ -54,7 +54,7 @@ def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 def _merge(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """A suggested name that is an alias of one other entity, or of the editions of one
-    thing, is that entity (手机银行 and 澄湖银行手机银行; 个人业务收费标准 and its 2024 and
+    thing, is that entity (微信银行 and 青岚银行微信银行; 账户服务收费标准 and its 2024 and
     2025 editions): its aliases join theirs."""
     holders: dict[str, list] = {}
     for e in suggestion.entities.values():

@@ -16,7 +16,7 @@ ORG_TYPE = "Organization"
 
 
 def edition_name(stem: str, edition: str) -> str:
-    """基础版体检套餐 + 2025 → 基础版体检套餐（2025版）; a dotted version reads 仁和就医App 6.0版."""
+    """基础版验光套餐 + 2025 → 基础版验光套餐（2025版）; a dotted version reads 康宁就医App 6.0版."""
     return f"{stem}（{edition}版）" if "." not in edition else f"{stem} {edition}版"
 
 

@@ -1,8 +1,8 @@
 """Candidate entity names: what documents are about.
 
 A title says it best once its dates, its kind of document (使用说明, FAQ) and
-its revision note are taken off: 畅行信用卡标准版产品说明（2025年3月修订） is about
-畅行信用卡标准版. Quoted names (“积分商城”, 《个人业务收费标准》) add the things a
+its revision note are taken off: 晨星信用卡标准版产品说明（2025年3月修订） is about
+晨星信用卡标准版. Quoted names (“里程商城”, 《账户服务收费标准》) add the things a
 passage names without a document of their own. A title that is another name
 followed by a few words (A产品（个人版）价格) is about that name, and the words
 are an attribute of it.
@@ -68,7 +68,7 @@ def _strip_genre(name: str) -> str:
 
 
 def _inline_version(name: str) -> tuple[str, str | None]:
-    """仁和就医App 6.0版 → (仁和就医App, 6.0)."""
+    """康宁就医App 6.0版 → (康宁就医App, 6.0)."""
     m = re.search(r"\s*(?:[vV])?(\d+(?:\.\d+)+)版?$", name)
     if m and m.start() > 1:
         return name[: m.start()].strip(), m.group(1)

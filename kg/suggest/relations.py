@@ -1,7 +1,7 @@
 """Relations and editions the names and passages state.
 
 * PART_OF: a name that is another name followed by more words is a part or a
-  kind of it (经济舱标准 of 经济舱, 东院心内科 of 东院); a name that starts with an
+  kind of it (头等舱标准 of 头等舱, 北坪皮肤科 of 北坪); a name that starts with an
   organisation's name belongs to it.
 * SUCCEEDS: of two editions, the later one succeeds the earlier; when a passage
   of the later one says from when (自2025年3月1日起), that date is its 生效日期.

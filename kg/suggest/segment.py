@@ -7,7 +7,7 @@ import logging
 from functools import lru_cache
 
 # A word the dictionary counts this often or more is everyday language (分期, 标准, 住房),
-# not a name (心内科, 日包, 标准版 are counted a few times or not at all).
+# not a name (皮肤科, 周包, 标准版 are counted a few times or not at all).
 COMMON_WORD_FREQ = 100
 
 
