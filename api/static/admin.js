@@ -58,7 +58,7 @@
       colConfidence: "置信度", colEvidence: "证据", dryRun: "试导入（不写入）", importAccepted: "导入已接受的",
       accepted: "接受", rejected: "拒绝", selectRow: "选择 {name}", renameRow: "{name} 的名称",
       suggesting: "正在从已导入的文档生成建议……", suggested: "建议了 {n} 个实体（知识库已有的 {known} 个未列出）。",
-      noSuggestions: "没有新的建议。", decided: "{n} 条已标为“{decision}”。",
+      noSuggestions: "没有新的建议。", noOntologyYet: "知识库 {kb} 还没有本体：可以从已导入的文档生成建议。", decided: "{n} 条已标为“{decision}”。",
       renamed: "已把 {old} 改名为 {name}（原名保留为别名）。", mergeNeedsTwo: "请恰好选择两条再合并。",
       merged: "已把 {b} 合并进 {a}（别名合并）。", nothingAccepted: "没有已接受的实体。",
       dryOk: "试导入通过：将新增 {added} 个实体、修改 {changed} 个，写入 {types} 个类型、{relations} 条关系、{confusables} 对易混淆实体。尚未写入。",
@@ -118,7 +118,7 @@
       colConfidence: "Confidence", colEvidence: "Evidence", dryRun: "Dry run (writes nothing)", importAccepted: "Import the accepted",
       accepted: "accept", rejected: "reject", selectRow: "Select {name}", renameRow: "Name of {name}",
       suggesting: "Suggesting from the ingested documents…", suggested: "{n} entities suggested ({known} the kb already holds are not listed).",
-      noSuggestions: "Nothing new to suggest.", decided: "{n} marked “{decision}”.",
+      noSuggestions: "Nothing new to suggest.", noOntologyYet: "kb {kb} has no ontology yet: suggest one from its ingested documents.", decided: "{n} marked “{decision}”.",
       renamed: "{old} renamed {name} (the old name kept as an alias).", mergeNeedsTwo: "Select exactly two rows to merge.",
       merged: "{b} merged into {a} (aliases united).", nothingAccepted: "No entity is accepted.",
       dryOk: "Dry run passed: {added} entities would be added, {changed} changed, {types} types, {relations} relations, {confusables} confusable pairs written. Nothing written yet.",
@@ -247,14 +247,12 @@
     }
     state.kb = kb; state.key = key;
     try {
-      const { data } = await api("GET", "");
-      state.kbInfo = data;
+      state.kbInfo = await kbState();
       session.setItem("referent.console.kb", kb);
       session.setItem("referent.console.key", key);
       $("login-key").value = "";
       showApp();
-      say(t("signedIn", { kb }));
-      $("search-q").focus();
+      say(t(state.kbInfo.version ? "signedIn" : "noOntologyYet", { kb }));
     } catch (e) {
       state.key = null;
       const status = e instanceof ApiError ? e.status : 0;
@@ -278,11 +276,24 @@
     $("login-key").focus();
   }
 
+  /* The kb's figures; a kb with ingested documents but no ontology yet reads as empty
+     (its first ontology comes from the suggestion screen). */
+  async function kbState() {
+    try {
+      return (await api("GET", "")).data;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) throw e;
+      return { kb: state.kb, version: 0, entities: 0, aliases: 0, types: 0 };
+    }
+  }
+
   function showApp() {
     $("login").hidden = true; $("app").hidden = false;
     $("signout").hidden = false; $("whoami").hidden = false;
     renderSummary();
-    selectTab("search", false);
+    const empty = !state.kbInfo.version;
+    selectTab(empty ? "suggest" : "search", false);
+    $(empty ? "suggest-run" : "search-q").focus();
   }
 
   function renderSummary() {
@@ -877,7 +888,7 @@
     applyLanguage();
     if (state.key && state.kb) {
       $("login").hidden = true;  // signed in earlier in this tab: no login form flash
-      api("GET", "").then(({ data }) => { state.kbInfo = data; showApp(); $("search-q").focus(); })
+      kbState().then((info) => { state.kbInfo = info; showApp(); })
                     .catch((e) => { if (!(e instanceof ApiError && e.status === 401)) { signOut(); fail(e); } });
     } else {
       $("login-kb").value = state.kb || "demo";
