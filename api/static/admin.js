@@ -58,7 +58,7 @@
       colConfidence: "置信度", colEvidence: "证据", dryRun: "试导入（不写入）", importAccepted: "导入已接受的",
       accepted: "接受", rejected: "拒绝", selectRow: "选择 {name}", renameRow: "{name} 的名称",
       suggesting: "正在从已导入的文档生成建议……", suggested: "建议了 {n} 个实体（知识库已有的 {known} 个未列出）。",
-      noSuggestions: "没有新的建议。", noOntologyYet: "知识库 {kb} 还没有本体：可以从已导入的文档生成建议。", decided: "{n} 条已标为“{decision}”。",
+      noSuggestions: "没有新的建议。", sharedAlias: "多义别名：几个已接受的实体共用，提到它时会反问", noOntologyYet: "知识库 {kb} 还没有本体：可以从已导入的文档生成建议。", decided: "{n} 条已标为“{decision}”。",
       renamed: "已把 {old} 改名为 {name}（原名保留为别名）。", mergeNeedsTwo: "请恰好选择两条再合并。",
       merged: "已把 {b} 合并进 {a}（别名合并）。", nothingAccepted: "没有已接受的实体。",
       dryOk: "试导入通过：将新增 {added} 个实体、修改 {changed} 个，写入 {types} 个类型、{relations} 条关系、{confusables} 对易混淆实体。尚未写入。",
@@ -118,7 +118,7 @@
       colConfidence: "Confidence", colEvidence: "Evidence", dryRun: "Dry run (writes nothing)", importAccepted: "Import the accepted",
       accepted: "accept", rejected: "reject", selectRow: "Select {name}", renameRow: "Name of {name}",
       suggesting: "Suggesting from the ingested documents…", suggested: "{n} entities suggested ({known} the kb already holds are not listed).",
-      noSuggestions: "Nothing new to suggest.", noOntologyYet: "kb {kb} has no ontology yet: suggest one from its ingested documents.", decided: "{n} marked “{decision}”.",
+      noSuggestions: "Nothing new to suggest.", sharedAlias: "shared alias: several accepted entities have it, saying it alone gets a question back", noOntologyYet: "kb {kb} has no ontology yet: suggest one from its ingested documents.", decided: "{n} marked “{decision}”.",
       renamed: "{old} renamed {name} (the old name kept as an alias).", mergeNeedsTwo: "Select exactly two rows to merge.",
       merged: "{b} merged into {a} (aliases united).", nothingAccepted: "No entity is accepted.",
       dryOk: "Dry run passed: {added} entities would be added, {changed} changed, {types} types, {relations} relations, {confusables} confusable pairs written. Nothing written yet.",
@@ -252,7 +252,7 @@
       session.setItem("referent.console.key", key);
       $("login-key").value = "";
       showApp();
-      say(t(state.kbInfo.version ? "signedIn" : "noOntologyYet", { kb }));
+      if (state.kbInfo.version) say(t("signedIn", { kb }));
     } catch (e) {
       state.key = null;
       const status = e instanceof ApiError ? e.status : 0;
@@ -293,6 +293,7 @@
     renderSummary();
     const empty = !state.kbInfo.version;
     selectTab(empty ? "suggest" : "search", false);
+    if (empty) say(t("noOntologyYet", { kb: state.kb }));
     $(empty ? "suggest-run" : "search-q").focus();
   }
 
@@ -817,7 +818,7 @@
     return cell;
   }
 
-  function suggestRow(r) {
+  function suggestRow(r, shared) {
     const name = r.line.name;
     const pick = el("input", { type: "checkbox", "aria-label": t("selectRow", { name }) });
     pick.checked = r.selected;
@@ -830,7 +831,8 @@
     field.addEventListener("change", () => rename(r, field.value));
     return el("tr", { "data-id": r.id, class: r.accepted ? "accepted" : "rejected" },
       el("td", {}, pick), el("td", {}, decision), el("td", {}, field, el("div", {}, el("code", {}, r.id))),
-      el("td", {}, el("ul", { class: "chips" }, r.line.aliases.map((a) => el("li", { class: "name" }, a)))),
+      el("td", {}, el("ul", { class: "chips" }, r.line.aliases.map((a) => (shared[a] || 0) > 1
+        ? el("li", { class: "name shared", title: t("sharedAlias") }, a) : el("li", { class: "name" }, a)))),
       el("td", {}, r.line.type),
       el("td", {}, (r.evidence.confidence === undefined ? "—" : r.evidence.confidence.toFixed(2))),
       evidenceCell(r.evidence));
@@ -844,7 +846,10 @@
   function renderSuggest() {
     const body = clear($("suggest-rows"));
     if (!state.suggest) return;
-    for (const r of liveRows()) body.appendChild(suggestRow(r));
+    // An alias two accepted entities share is ambiguous: saying it alone gets a question back.
+    const shared = {};
+    for (const r of liveRows()) if (r.accepted) for (const a of new Set([r.line.name, ...r.line.aliases])) shared[a] = (shared[a] || 0) + 1;
+    for (const r of liveRows()) body.appendChild(suggestRow(r, shared));
     renderSelectAll();
     $("suggest-import").disabled = !state.suggest.checked;
   }
