@@ -13,9 +13,10 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from tests.browser.conftest import serve_kb
 from tests.browser.test_admin_console import Page
 from tests.conftest import ADMIN
-from tests.services import ApiServer, ingest
+from tests.services import ingest
 from tests.unit.test_suggest import CORPUS
 
 pytestmark = [pytest.mark.browser, pytest.mark.neo4j, pytest.mark.milvus]
@@ -29,12 +30,7 @@ def suggest_server(tmp_path_factory, neo4j_store):
     kb = f"t_suggest_{uuid.uuid4().hex[:8]}"
     data_dir = tmp_path_factory.mktemp("suggest-server")
     ingest(data_dir, kb, [json.loads(x) for x in CORPUS])
-    server = ApiServer(data_dir)
-    try:
-        yield kb, server
-    finally:
-        server.stop()
-        neo4j_store.delete_kb(kb)
+    yield from serve_kb(kb, data_dir, neo4j_store)
 
 
 @pytest.fixture
