@@ -339,6 +339,23 @@ def export_ontology(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> Response:
     return Response("".join(line + "\n" for line in lines), media_type="application/x-ndjson")
 
 
+@router.post("/suggest", operation_id="suggestOntology",
+             summary="Suggest an ontology from the kb's ingested passages (docs/ontology-suggest.md)")
+def suggest_ontology(kb: Kb, runtime: RuntimeDep, _: CallerDep) -> dict[str, Any]:
+    """Reads what the kb has ingested and answers the suggested ontology (the import
+    format, only what the kb does not hold yet) with the evidence of every line. Nothing
+    is written: review it, keep the lines you accept and send them to ``/import``, which
+    imports all of them or none."""
+    from kg.suggest import passages_from_chunks, suggest, to_ontology
+
+    if not runtime.index.has_collection(kb):
+        raise NotFoundError(f"knowledge base {kb!r} has no chunks: ingest a corpus first")
+    suggestion = suggest(passages_from_chunks(runtime.index.iter_chunks(kb)))
+    written = to_ontology(suggestion, runtime.ontology.export_ontology(kb, missing_ok=True))
+    return {"ontology": "".join(line + "\n" for line in dump_ontology(written.ontology)),
+            "evidence": written.evidence, "known": written.known}
+
+
 # -- audit and re-tagging ---------------------------------------------------------------------
 
 @router.get("/audit", operation_id="listAudit", summary="The audit log, newest first")

@@ -215,6 +215,74 @@ def ontology_export(kb: KbOption,
         err.print(f"wrote {len(lines)} lines to {out}")
 
 
+@ontology_app.command("suggest")
+def ontology_suggest(
+        kb: KbOption,
+        out: Annotated[Path, typer.Option(help="the ontology file to write (its evidence goes beside "
+                                               "it, in OUT.evidence.jsonl)")],
+        corpus: Annotated[Optional[Path], typer.Argument(
+            exists=True, dir_okay=False, help="a corpus file (default: what the kb has ingested)")] = None,
+) -> None:
+    """Suggest an ontology from a corpus: entities, aliases, types, editions, relations and
+    confusable pairs, each with its evidence. Against a kb that has an ontology, only what
+    it does not hold yet is written; review the file, then `referent ontology import`."""
+    from api.runtime import open_ontology_store
+    from kg.suggest import suggest, to_ontology, write
+
+    with reported_errors():
+        settings = Settings()
+        passages = _suggest_passages(settings, kb, corpus)
+        store = open_ontology_store(settings)
+        try:
+            existing = store.export_ontology(kb, missing_ok=True)
+        finally:
+            store.close()
+        with _progress() as progress:
+            task = progress.add_task(f"suggest from {len(passages)} passages", total=None)
+            suggestion = suggest(passages, progress=lambda stage, done, total: progress.update(
+                task, completed=done, total=total, description=f"suggest: {stage}"))
+        written = to_ontology(suggestion, existing)
+        sidecar = write(written, out)
+    o = written.ontology
+    ambiguous = _count_ambiguous(o)
+    console.print(f"wrote {out}: {len(o.entities)} entities ({ambiguous} ambiguous aliases), "
+                  f"{len(o.types)} types, {len(o.relations)} relations, {len(o.confusables)} "
+                  f"confusable pairs; evidence in {sidecar}")
+    if written.known:
+        console.print(f"{len(written.known)} suggested names {kb!r} already holds were left out")
+    console.print(f"review it, then: referent ontology import --kb {kb} {out}")
+
+
+def _suggest_passages(settings: Settings, kb: str, corpus: Optional[Path]):
+    from common.errors import FormatError, NotFoundError
+    from kg.suggest import passages_from_chunks, read_corpus
+
+    if corpus is not None:
+        try:
+            lines = corpus.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise FormatError("not UTF-8 text; save the file as UTF-8", path=str(corpus)) from exc
+        return read_corpus(lines, path=str(corpus))
+    from api.runtime import open_index
+
+    index = open_index(settings)
+    try:
+        if not index.has_collection(kb):
+            raise NotFoundError(f"knowledge base {kb!r} has no chunks: give a corpus file, or run "
+                                f"`referent ingest --kb {kb} FILE` first")
+        return passages_from_chunks(index.iter_chunks(kb))
+    finally:
+        index.close()
+
+
+def _count_ambiguous(ontology) -> int:
+    holders: dict[str, int] = {}
+    for entity in ontology.entities:
+        for alias in entity.all_aliases:
+            holders[alias] = holders.get(alias, 0) + 1
+    return sum(1 for n in holders.values() if n > 1)
+
+
 # -- ingest -----------------------------------------------------------------------------
 
 @app.command("ingest")

@@ -414,6 +414,17 @@ EXAMPLES: dict[tuple[str, str], Examples] = {
                         "this route takes at most 134217728 bytes "
                         "(REFERENT_LIMITS__MAX_IMPORT_BYTES)")}),
     ("GET", f"{A}/export"): Examples(_ONTOLOGY_LINES),
+    ("POST", f"{A}/suggest"): Examples({
+        "ontology": '{"kind": "type", "name": "套餐", "attributes": ["月费"]}\n'
+                    '{"kind": "entity", "id": "qing-chun-tao-can", "name": "青春套餐", "type": "套餐", '
+                    '"aliases": ["青春卡"], "description": "青春套餐面向在校学生。"}\n',
+        "evidence": [{"kind": "entity", "id": "qing-chun-tao-can", "name": "青春套餐", "confidence": 0.84,
+                      "reason": "the subject of 1 document title(s)",
+                      "counts": {"documents": 1, "passages": 3},
+                      "passages": [{"passage_id": "campus:1", "doc_id": "campus",
+                                    "snippet": "青春套餐面向在校学生，月费39元"}],
+                      "aliases": {}}],
+        "known": []}),
     ("GET", f"{A}/audit"): Examples({"entries": [
         {"seq": 9, "at": "2026-11-29T21:09:11.047Z", "who": "ops", "action": "alias.add",
          "target": "prod.a.personal", "before": None, "after": {"alias": "A个人版"}, "version": 9}],

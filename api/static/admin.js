@@ -50,7 +50,20 @@
       answer_both: "都要", answer_neither: "都不是", answer_new_question: "换了问题", answer_open: "未回答",
       takenFor: "近似匹配“{alias}”", openShort: "打开",
       noAudit: "没有审计记录。", loaded: "已加载 {n} 条。", auditLoaded: "已加载 {n} 条审计记录。",
-      analyticsLoaded: "共 {n} 次反问。", results_n: "{n} 个结果。", signedOut: "已退出。"
+      analyticsLoaded: "共 {n} 次反问。",
+      results_n: "{n} 个结果。", signedOut: "已退出。",
+      tabSuggest: "建议本体", suggestHelp: "从知识库已导入的文档中建议实体、别名和类型（只列出知识库还没有的）。逐条或批量接受、拒绝，改名，合并两条；先试导入检查，再一次性全部导入（全部成功或全部不变）。",
+      suggestRun: "生成建议", selectAll: "全选", acceptSelected: "接受所选", rejectSelected: "拒绝所选",
+      mergeSelected: "合并所选两条", select: "选择", colDecision: "决定", colName: "名称",
+      colConfidence: "置信度", colEvidence: "证据", dryRun: "试导入（不写入）", importAccepted: "导入已接受的",
+      accepted: "接受", rejected: "拒绝", selectRow: "选择 {name}", renameRow: "{name} 的名称",
+      suggesting: "正在从已导入的文档生成建议……", suggested: "建议了 {n} 个实体（知识库已有的 {known} 个未列出）。",
+      noSuggestions: "没有新的建议。", sharedAlias: "多义别名：几个已接受的实体共用，提到它时会反问", noOntologyYet: "知识库 {kb} 还没有本体：可以从已导入的文档生成建议。", decided: "{n} 条已标为“{decision}”。",
+      renamed: "已把 {old} 改名为 {name}（原名保留为别名）。", mergeNeedsTwo: "请恰好选择两条再合并。",
+      merged: "已把 {b} 合并进 {a}（别名合并）。", nothingAccepted: "没有已接受的实体。",
+      dryOk: "试导入通过：将新增 {added} 个实体、修改 {changed} 个，写入 {types} 个类型、{relations} 条关系、{confusables} 对易混淆实体。尚未写入。",
+      imported: "已导入：新增 {added} 个实体、修改 {changed} 个（版本 {version}）。",
+      importError: "第 {line} 行（{what}），字段 {field}：{detail}", dryFirst: "内容改过了，请先再试导入一次。"
     },
     en: {
       skip: "Skip to content", title: "Alias table admin console", langHint: "Switch the interface language",
@@ -98,7 +111,19 @@
       answer_open: "no answer", takenFor: "taken for “{alias}”", openShort: "Open",
       noAudit: "No audit entries.", loaded: "{n} loaded.",
       auditLoaded: "{n} audit entries loaded.", analyticsLoaded: "{n} clarifications in all.",
-      results_n: "{n} results.", signedOut: "Signed out."
+      results_n: "{n} results.", signedOut: "Signed out.",
+      tabSuggest: "Suggestions", suggestHelp: "Entities, aliases and types suggested from what the kb has ingested (only what the kb does not hold yet). Accept or reject one by one or in bulk, rename, merge two; check with a dry run, then import them all at once (all or nothing).",
+      suggestRun: "Suggest", selectAll: "Select all", acceptSelected: "Accept selected", rejectSelected: "Reject selected",
+      mergeSelected: "Merge the two selected", select: "Select", colDecision: "Decision", colName: "Name",
+      colConfidence: "Confidence", colEvidence: "Evidence", dryRun: "Dry run (writes nothing)", importAccepted: "Import the accepted",
+      accepted: "accept", rejected: "reject", selectRow: "Select {name}", renameRow: "Name of {name}",
+      suggesting: "Suggesting from the ingested documents…", suggested: "{n} entities suggested ({known} the kb already holds are not listed).",
+      noSuggestions: "Nothing new to suggest.", sharedAlias: "shared alias: several accepted entities have it, saying it alone gets a question back", noOntologyYet: "kb {kb} has no ontology yet: suggest one from its ingested documents.", decided: "{n} marked “{decision}”.",
+      renamed: "{old} renamed {name} (the old name kept as an alias).", mergeNeedsTwo: "Select exactly two rows to merge.",
+      merged: "{b} merged into {a} (aliases united).", nothingAccepted: "No entity is accepted.",
+      dryOk: "Dry run passed: {added} entities would be added, {changed} changed, {types} types, {relations} relations, {confusables} confusable pairs written. Nothing written yet.",
+      imported: "Imported: {added} entities added, {changed} changed (version {version}).",
+      importError: "Line {line} ({what}), field {field}: {detail}", dryFirst: "The selection changed: run the dry run again first."
     }
   };
 
@@ -152,7 +177,7 @@
     }
   }
 
-  async function api(method, path, { body, query } = {}) {
+  async function api(method, path, { body, query, text } = {}) {
     let url = "v1/kbs/" + encodeURIComponent(state.kb) + "/admin" + path;
     if (query) {
       const params = new URLSearchParams();
@@ -162,8 +187,9 @@
     }
     const headers = { "Authorization": "Bearer " + state.key, "Accept": "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const resp = await fetch(url, { method, headers, credentials: "omit", cache: "no-store",
-                                    body: body === undefined ? undefined : JSON.stringify(body) });
+    if (text !== undefined) headers["Content-Type"] = "application/x-ndjson";
+    const payload = text !== undefined ? text : body === undefined ? undefined : JSON.stringify(body);
+    const resp = await fetch(url, { method, headers, credentials: "omit", cache: "no-store", body: payload });
     let data = null;
     try { data = await resp.json(); } catch (e) { data = null; }
     if (resp.status === 401 && state.key) {
@@ -203,6 +229,7 @@
     if (state.pairs) renderPairs();
     if (state.analytics) renderAnalytics();
     renderAudit();
+    if (state.suggest) renderSuggest();
   }
 
   /* -- sign in and out ---------------------------------------------------------------- */
@@ -220,14 +247,12 @@
     }
     state.kb = kb; state.key = key;
     try {
-      const { data } = await api("GET", "");
-      state.kbInfo = data;
+      state.kbInfo = await kbState();
       session.setItem("referent.console.kb", kb);
       session.setItem("referent.console.key", key);
       $("login-key").value = "";
       showApp();
-      say(t("signedIn", { kb }));
-      $("search-q").focus();
+      if (state.kbInfo.version) say(t("signedIn", { kb }));
     } catch (e) {
       state.key = null;
       const status = e instanceof ApiError ? e.status : 0;
@@ -242,7 +267,8 @@
     session.removeItem("referent.console.key");
     session.removeItem("referent.console.kb");
     Object.assign(state, { key: null, kbInfo: null, hits: null, entity: null, pendingAlias: null,
-                           analytics: null, audit: [], auditBefore: null, pairs: null, names: {} });
+                           analytics: null, audit: [], auditBefore: null, pairs: null, names: {},
+                           suggest: null });
     $("app").hidden = true; $("login").hidden = false;
     $("signout").hidden = true; $("whoami").hidden = true;
     $("login-kb").value = state.kb || "demo";
@@ -250,11 +276,25 @@
     $("login-key").focus();
   }
 
+  /* The kb's figures; a kb with ingested documents but no ontology yet reads as empty
+     (its first ontology comes from the suggestion screen). */
+  async function kbState() {
+    try {
+      return (await api("GET", "")).data;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) throw e;
+      return { kb: state.kb, version: 0, entities: 0, aliases: 0, types: 0 };
+    }
+  }
+
   function showApp() {
     $("login").hidden = true; $("app").hidden = false;
     $("signout").hidden = false; $("whoami").hidden = false;
     renderSummary();
-    selectTab("search", false);
+    const empty = !state.kbInfo.version;
+    selectTab(empty ? "suggest" : "search", false);
+    if (empty) say(t("noOntologyYet", { kb: state.kb }));
+    $(empty ? "suggest-run" : "search-q").focus();
   }
 
   function renderSummary() {
@@ -277,7 +317,7 @@
       if (button.dataset.tab === name) button.setAttribute("aria-current", "page");
       else button.removeAttribute("aria-current");
     }
-    for (const panel of ["search", "confusables", "analytics", "audit"]) {
+    for (const panel of ["search", "confusables", "analytics", "audit", "suggest"]) {
       $("panel-" + panel).hidden = panel !== name;
     }
     if (name === "confusables") loadPairs();
@@ -285,7 +325,7 @@
     if (name === "audit") loadAudit(false);
     if (focus) {
       const first = { search: "search-q", confusables: "pairs-title", analytics: "analytics-days",
-                      audit: "audit-action" }[name];
+                      audit: "audit-action", suggest: "suggest-title" }[name];
       if ($(first)) $(first).focus();
     }
   }
@@ -647,6 +687,186 @@
     $("audit-more").hidden = !state.auditBefore;
   }
 
+  /* -- ontology suggestion: review, then import ---------------------------------------- */
+  /* state.suggest: { rows: [{id, line, evidence, accepted, selected, merged}], others: [lines],
+     known, checked: the file the last passing dry run checked }. A rejected or merged-away
+     entity takes the relations and confusable pairs that name it with it. */
+
+  async function runSuggest() {
+    say(t("suggesting"));
+    $("suggest-run").disabled = true;
+    try {
+      const { data } = await api("POST", "/suggest");
+      const evidence = {};
+      for (const e of data.evidence) if (e.kind === "entity") evidence[e.id] = e;
+      const lines = data.ontology.split("\n").filter((x) => x.trim()).map((x) => JSON.parse(x));
+      state.suggest = { known: data.known.length, checked: null,
+        rows: lines.filter((l) => l.kind === "entity")
+                   .map((l) => ({ id: l.id, line: l, evidence: evidence[l.id] || {}, accepted: true, selected: false })),
+        others: lines.filter((l) => l.kind !== "entity") };
+      state.suggest.rows.sort((a, b) => (b.evidence.confidence || 0) - (a.evidence.confidence || 0));
+      renderSuggest();
+      say(state.suggest.rows.length ? t("suggested", { n: state.suggest.rows.length, known: data.known.length })
+                                    : t("noSuggestions"));
+    } catch (e) { fail(e); } finally { $("suggest-run").disabled = false; }
+  }
+
+  function liveRows() { return state.suggest ? state.suggest.rows.filter((r) => !r.merged) : []; }
+
+  function selectedRows() { return liveRows().filter((r) => r.selected); }
+
+  function changed() { state.suggest.checked = null; renderSuggest(); }
+
+  function decide(accepted) {
+    const rows = selectedRows();
+    for (const r of rows) { r.accepted = accepted; r.selected = false; }
+    changed();
+    say(t("decided", { n: rows.length, decision: t(accepted ? "accepted" : "rejected") }));
+  }
+
+  function rename(row, value) {
+    const name = value.trim();
+    const old = row.line.name;
+    if (!name || name === old) return;
+    const aliases = new Set(row.line.aliases);
+    aliases.delete(name);
+    aliases.add(old);
+    row.line = Object.assign({}, row.line, { name, aliases: Array.from(aliases).sort() });
+    changed();
+    say(t("renamed", { old, name }));
+  }
+
+  function merge() {
+    const rows = selectedRows();
+    if (rows.length !== 2) { say(t("mergeNeedsTwo"), true); return; }
+    const [keep, gone] = rows;  // rows are in confidence order: the surer one stays
+    const aliases = new Set([...keep.line.aliases, ...gone.line.aliases, gone.line.name]);
+    aliases.delete(keep.line.name);
+    keep.line = Object.assign({}, keep.line, { aliases: Array.from(aliases).sort() });
+    keep.mergedFrom = (keep.mergedFrom || []).concat(gone.id, gone.mergedFrom || []);
+    gone.merged = keep.id; keep.selected = false; gone.selected = false;
+    changed();
+    say(t("merged", { a: keep.line.name, b: gone.line.name }));
+  }
+
+  /* The file to import: the accepted entities, their types, and the relations and pairs
+     between accepted entities (a merged-away id read as the one it was merged into). */
+  function acceptedFile() {
+    const into = {};
+    for (const r of state.suggest.rows) into[r.id] = r.merged || r.id;
+    const kept = new Set(liveRows().filter((r) => r.accepted).map((r) => r.id));
+    const lines = liveRows().filter((r) => r.accepted).map((r) => {
+      const parent = r.line.parent && into[r.line.parent];
+      return Object.assign({}, r.line, { parent: parent && kept.has(parent) && parent !== r.id ? parent : null });
+    });
+    const types = new Set(lines.map((l) => l.type));
+    const seen = new Set();
+    for (const l of state.suggest.others) {
+      let line = l;
+      if (l.kind === "type" && !types.has(l.name)) continue;
+      if (l.kind === "relation") line = Object.assign({}, l, { from: into[l.from] || l.from, to: into[l.to] || l.to });
+      if (l.kind === "confusable") line = Object.assign({}, l, { a: into[l.a] || l.a, b: into[l.b] || l.b });
+      const ends = l.kind === "relation" ? [line.from, line.to] : l.kind === "confusable" ? [line.a, line.b] : [];
+      if (ends.some((id) => !kept.has(id)) || (ends.length && ends[0] === ends[1])) continue;
+      const key = JSON.stringify(line);
+      if (!seen.has(key)) { seen.add(key); lines.push(line); }
+    }
+    // Types first, as the import format reads them.
+    lines.sort((a, b) => (a.kind === "type" ? 0 : 1) - (b.kind === "type" ? 0 : 1));
+    return lines;
+  }
+
+  async function sendImport(dry) {
+    const lines = acceptedFile();
+    if (!lines.some((l) => l.kind === "entity")) { say(t("nothingAccepted"), true); return; }
+    const text = lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
+    if (!dry && state.suggest.checked !== text) { say(t("dryFirst"), true); return; }
+    const box = $("suggest-errors");
+    box.hidden = true;
+    try {
+      const { data } = await api("POST", "/import", { text, query: { dry_run: dry ? "true" : "false" } });
+      const figures = { added: data.entities_added, changed: data.entities_changed, types: data.types_written,
+                        relations: data.relations, confusables: data.confusables, version: data.version };
+      $("suggest-report").textContent = t(dry ? "dryOk" : "imported", figures);
+      say(t(dry ? "dryOk" : "imported", figures));
+      state.suggest.checked = dry ? text : null;
+      if (!dry) { state.suggest = null; clear($("suggest-rows")); refreshSummary(); }
+      $("suggest-import").disabled = !(state.suggest && state.suggest.checked);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 422) { fail(err); return; }
+      showImportError(err.data || {}, lines);
+    }
+  }
+
+  function showImportError(data, lines) {
+    const line = lines[(data.line || 0) - 1];
+    const what = line ? (line.name || line.kind + " " + (line.from || line.a || "")) : "—";
+    const box = clear($("suggest-errors"));
+    box.appendChild(el("p", { class: "error" }, t("importError", { line: data.line || "—", what,
+                                                                   field: data.field || "—", detail: data.detail || "" })));
+    box.hidden = false;
+    box.focus();
+    $("suggest-report").textContent = "";
+    say(t("failed", { detail: data.detail || "" }), true);
+  }
+
+  function evidenceCell(ev) {
+    const cell = el("td", { class: "evidence" }, el("div", {}, ev.reason || ""));
+    for (const p of (ev.passages || []).slice(0, 2)) {
+      cell.appendChild(el("blockquote", {}, el("code", {}, p.passage_id || ""), " ", p.snippet || ""));
+    }
+    return cell;
+  }
+
+  function suggestRow(r, shared) {
+    const name = r.line.name;
+    const pick = el("input", { type: "checkbox", "aria-label": t("selectRow", { name }) });
+    pick.checked = r.selected;
+    pick.addEventListener("change", () => { r.selected = pick.checked; renderSelectAll(); });
+    const decision = el("select", { "aria-label": t("colDecision") + " " + name, class: "decision" },
+      el("option", { value: "accept" }, t("accepted")), el("option", { value: "reject" }, t("rejected")));
+    decision.value = r.accepted ? "accept" : "reject";
+    decision.addEventListener("change", () => { r.accepted = decision.value === "accept"; changed(); });
+    const field = el("input", { value: name, maxlength: "128", "aria-label": t("renameRow", { name }), class: "rename" });
+    field.addEventListener("change", () => rename(r, field.value));
+    return el("tr", { "data-id": r.id, class: r.accepted ? "accepted" : "rejected" },
+      el("td", {}, pick), el("td", {}, decision), el("td", {}, field, el("div", {}, el("code", {}, r.id))),
+      el("td", {}, el("ul", { class: "chips" }, r.line.aliases.map((a) => (shared[a] || 0) > 1
+        ? el("li", { class: "name shared", title: t("sharedAlias") }, a) : el("li", { class: "name" }, a)))),
+      el("td", {}, r.line.type),
+      el("td", {}, (r.evidence.confidence === undefined ? "—" : r.evidence.confidence.toFixed(2))),
+      evidenceCell(r.evidence));
+  }
+
+  function renderSelectAll() {
+    const rows = liveRows();
+    $("suggest-all").checked = rows.length > 0 && rows.every((r) => r.selected);
+  }
+
+  function renderSuggest() {
+    const body = clear($("suggest-rows"));
+    if (!state.suggest) return;
+    // An alias two accepted entities share is ambiguous: saying it alone gets a question back.
+    const shared = {};
+    for (const r of liveRows()) if (r.accepted) for (const a of new Set([r.line.name, ...r.line.aliases])) shared[a] = (shared[a] || 0) + 1;
+    for (const r of liveRows()) body.appendChild(suggestRow(r, shared));
+    renderSelectAll();
+    $("suggest-import").disabled = !state.suggest.checked;
+  }
+
+  function wireSuggest() {
+    $("suggest-run").addEventListener("click", runSuggest);
+    $("suggest-all").addEventListener("change", () => {
+      for (const r of liveRows()) r.selected = $("suggest-all").checked;
+      renderSuggest();
+    });
+    $("suggest-accept").addEventListener("click", () => decide(true));
+    $("suggest-reject").addEventListener("click", () => decide(false));
+    $("suggest-merge").addEventListener("click", merge);
+    $("suggest-dry").addEventListener("click", () => sendImport(true));
+    $("suggest-import").addEventListener("click", () => sendImport(false));
+  }
+
   /* -- wiring ------------------------------------------------------------------------ */
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -669,10 +889,11 @@
     $("analytics-form").addEventListener("submit", loadAnalytics);
     $("audit-form").addEventListener("submit", (event) => loadAudit(false, event));
     $("audit-more").addEventListener("click", () => loadAudit(true));
+    wireSuggest();
     applyLanguage();
     if (state.key && state.kb) {
       $("login").hidden = true;  // signed in earlier in this tab: no login form flash
-      api("GET", "").then(({ data }) => { state.kbInfo = data; showApp(); $("search-q").focus(); })
+      kbState().then((info) => { state.kbInfo = info; showApp(); })
                     .catch((e) => { if (!(e instanceof ApiError && e.status === 401)) { signOut(); fail(e); } });
     } else {
       $("login-kb").value = state.kb || "demo";

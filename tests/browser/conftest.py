@@ -77,6 +77,12 @@ def console_server(tmp_path_factory, neo4j_store):
     neo4j_store.import_ontology(kb, lines)
     data_dir = tmp_path_factory.mktemp("console-server")
     ingest(data_dir, kb, DEMO / "corpus.jsonl")
+    yield from serve_kb(kb, data_dir, neo4j_store)
+
+
+def serve_kb(kb: str, data_dir: Path, neo4j_store):
+    """One API server process on ``data_dir``; yields (kb, server), then stops it and
+    deletes the kb from Neo4j."""
     server = ApiServer(data_dir)
     try:
         yield kb, server

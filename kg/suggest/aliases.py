@@ -1,0 +1,226 @@
+"""Aliases: the shorter names users write, each attested by the corpus.
+
+* the name without its bracketed qualifier (A产品 for A产品（个人版）) and with the
+  qualifier run in (A产品个人版);
+* the name without the organisation's name in front (微信银行 for 青岚银行微信银行),
+  and an organisation's name without its head word (青岚 for 青岚银行);
+* an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
+* short forms the passages use on their own: the name with a part left out
+  (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
+  counted only where they do not stand inside a longer name;
+* a Latin name the passages give beside the Chinese one, either way round
+  (Paid annual leave (年假), 意外险（accident insurance）).
+
+An alias several entities get is ambiguous: Referent asks which is meant. A
+short form that more than a few entities share says a kind, not a thing (信用卡),
+and is left out; so is one that is another entity's own name.
+
+Full-width and traditional forms are not listed: the kb's normalisation
+(common/language/normalize.py) already folds them onto these.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+
+from kg.suggest import words
+from kg.suggest.corpus import Occurrences
+from kg.suggest.entities import ORG_TYPE
+from kg.suggest.evidence import Evidence, cite, confidence
+from kg.suggest.model import SuggestedEntity, Suggestion
+from kg.suggest.segment import common_word, words_of
+
+MAX_SHARED = 3  # a short form more entities share names a kind
+MIN_STANDALONE = 2
+LONG_FORM = 5  # a short form this long, or shared, is specific enough to count once
+MAX_WORDS = 6
+_QUALIFIER_RE = re.compile(r"[（(]([^（）()]{1,20})[）)]")
+_EDGE_WORDS = "的和与及或是在为之"
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _core(name: str) -> str:
+    return _QUALIFIER_RE.sub("", name).strip()
+
+
+def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Qualifier, organisation-prefix and edition aliases."""
+    orgs = [e for e in suggestion.entities.values() if e.type == ORG_TYPE]
+    for org in orgs:
+        for head in words.ORG_HEADS:
+            short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
+            if len(short) >= 2 and occurrences.count(short) > occurrences.count(org.name):
+                org.add_alias(short, Evidence(0.7, {"occurrences": occurrences.count(short)},
+                                              cite(occurrences, short), "the name without its head word"))
+    prefixes = sorted({a for o in orgs for a in (o.name, *o.aliases)}, key=len, reverse=True)
+    for entity in suggestion.entities.values():
+        _qualifier_aliases(entity, occurrences)
+        if entity.stem:
+            _edition_aliases(entity, occurrences)
+        if entity.type != ORG_TYPE:
+            _org_prefix_alias(entity, prefixes, occurrences)
+
+
+def _qualifier_aliases(entity: SuggestedEntity, occurrences: Occurrences) -> None:
+    m = _QUALIFIER_RE.search(entity.name)
+    if not m or entity.stem:
+        return
+    base = _core(entity.name)
+    run_in = entity.name[: m.start()] + m.group(1) + entity.name[m.end():]
+    for alias, why in ((base, "the name without its qualifier"), (run_in, "the qualifier run in")):
+        if len(alias) >= 2:
+            n = occurrences.count(alias)
+            entity.add_alias(alias, Evidence(confidence(0.8, 0.2 * math.log1p(n)), {"occurrences": n},
+                                             cite(occurrences, alias), why))
+
+
+def _edition_aliases(entity: SuggestedEntity, occurrences: Occurrences) -> None:
+    stem, ed = entity.stem or "", entity.edition or ""
+    n = occurrences.count(stem)
+    entity.add_alias(stem, Evidence(confidence(0.6, 0.2 * math.log1p(n)), {"occurrences": n},
+                                    cite(occurrences, stem), "the name every edition shares"))
+    for form in (f"{stem}{ed}版", f"{ed}版{stem}"):
+        entity.add_alias(form, Evidence(0.7, {"occurrences": occurrences.count(form)},
+                                        cite(occurrences, form), "the edition run in"))
+
+
+def _org_prefix_alias(entity: SuggestedEntity, prefixes: list[str], occurrences: Occurrences) -> None:
+    for prefix in prefixes:
+        if entity.name.startswith(prefix) and len(entity.name) - len(prefix) >= 2:
+            rest = entity.name[len(prefix):]
+            n = occurrences.count(rest)
+            entity.add_alias(rest, Evidence(confidence(0.6, 0.3 * math.log1p(n)), {"occurrences": n},
+                                            cite(occurrences, rest), "the name without the organisation's"))
+            if entity.stem and entity.stem.startswith(prefix):
+                entity.add_alias(entity.stem[len(prefix):], Evidence(0.5, {}, [], "the shared stem without the organisation's name"))
+            return
+
+
+def _forms(core: str) -> set[str]:
+    """Shorter names made of the name's words in order (晨星标准版, 装修贷款), and the
+    same with the head word cut to its last character (晨星卡 for 晨星 … 信用卡)."""
+    parts = words_of(core)[:MAX_WORDS]
+    latin = core.isascii()
+    found = set()
+    for mask in range(1, 2 ** len(parts) - 1):
+        chosen = [w for i, w in enumerate(parts) if mask >> i & 1]
+        found.add((" " if latin else "").join(chosen))
+        if not latin:  # one word after the first cut to its last character
+            for i in range(1, len(chosen)):
+                if len(chosen[i]) >= 2:
+                    found.add("".join(chosen[:i]) + chosen[i][-1] + "".join(chosen[i + 1:]))
+    return {f for f in found if len(f) >= 2 and f != core and not f.isdigit()
+            and (_CJK.search(f) or len(f) >= 3) and f.count("（") == f.count("）")}
+
+
+def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set[str]) -> None:
+    """Short forms the passages use on their own, for every entity whose name holds them."""
+    entities = list(suggestion.entities.values())
+    names = {e.name for e in entities} | {a for e in entities for a in e.aliases}
+    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    qualifiers: set[str] = set()
+    for entity in entities:
+        for form in _forms(_core(entity.stem or entity.name)):
+            holders[form].append(entity)
+        m = _QUALIFIER_RE.search(entity.name)
+        if m and not entity.stem and len(m.group(1)) >= 2:  # 个人版 alone, for A产品（个人版）
+            holders[m.group(1)].append(entity)
+            qualifiers.add(m.group(1))
+    containing = _containing(names, holders)
+    for form in sorted(holders, key=len, reverse=True):
+        owners = holders[form]
+        if form in kinds or form in names:  # a name some entity holds already stays its own
+            continue
+        if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences:
+            continue
+        if common_word(form) or (form not in qualifiers and not all(
+                _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
+            continue
+        longer = containing.get(form, ())
+        alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
+        if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not _specific(form, owners, occurrences):
+            continue
+        evidence = Evidence(confidence(0.25 * alone), {"standalone": alone, "holders": len(owners)},
+                            cite(occurrences, form), "a short form the passages use on its own")
+        for entity in owners:
+            entity.add_alias(form, evidence)
+
+
+def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
+    """Each short form → the (longer) names that hold it."""
+    index: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        parts = {name[i:j] for i in range(len(name)) for j in range(i + 2, len(name) + 1)}
+        for part in parts:
+            if part in forms and part != name:
+                index[part].append(name)
+    return index
+
+
+def _keeps_head_or_lead(form: str, core: str) -> bool:
+    """A short form keeps what tells the thing apart: the name's last character
+    (皮肤科, 标准版) or its whole first word (晨星卡 for 晨星信用卡标准版)."""
+    if form[-1] == core[-1]:
+        return True
+    first = words_of(core)[0]
+    return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
+
+
+def _specific(form: str, owners: list[SuggestedEntity], occurrences: Occurrences) -> bool:
+    """A word used all over the corpus (住房, 个人) is not a name: the documents holding the
+    short form must not be many more than those holding its owners' names."""
+    used = len(occurrences.docs_of(form))
+    if used <= 2 * len(owners) + 2:  # each owner is in one document at least
+        return True
+    owned = set().union(*(occurrences.docs_of(n) for e in owners for n in (e.name, *e.aliases)))
+    return used <= 2 * len(owned) + 2
+
+
+def add_edition_forms(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Every name the editions of one thing share, with the edition run in (2025版收费标准
+    for the 2025 edition when its editions share 收费标准), so that a turn naming the
+    edition links to it alone."""
+    by_stem: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        if entity.stem and entity.edition:
+            by_stem[entity.stem].append(entity)
+    for group in by_stem.values():
+        shared = set.intersection(*(set(e.aliases) for e in group)) if len(group) > 1 else set()
+        for entity in group:
+            ed = entity.edition
+            for alias in shared:
+                if ed in alias:
+                    continue
+                for form in (f"{ed}版{alias}", f"{alias}{ed}版", f"{ed}年版{alias}", f"{alias}{ed}"):
+                    entity.add_alias(form, Evidence(0.6, {"occurrences": occurrences.count(form)},
+                                                    cite(occurrences, form), f"the edition run into {alias}"))
+
+
+def add_latin_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Latin names the passages give beside a Chinese name or alias."""
+    by_alias: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        for alias in (entity.name, *entity.aliases):
+            by_alias[alias].append(entity)
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for p in occurrences.passages:
+        for m in words.LATIN_BEFORE_CJK_RE.finditer(p.text):
+            seen[(_trim_latin(m.group(1)), m.group(2))] += 1
+        for m in words.CJK_BEFORE_LATIN_RE.finditer(p.text):
+            seen[(_trim_latin(m.group(2)), m.group(1))] += 1
+    for (latin, cjk), n in seen.items():
+        owners = by_alias.get(cjk) or by_alias.get(_core(cjk), [])
+        if latin and 0 < len(owners) <= MAX_SHARED:  # shared like the name it stands beside
+            for owner in owners:
+                owner.add_alias(latin, Evidence(confidence(0.8 * n), {"occurrences": n},
+                                                cite(occurrences, latin), f"written beside {cjk}"))
+
+
+def _trim_latin(text: str) -> str:
+    tokens = text.split()
+    while tokens and tokens[0].lower() in words.LATIN_STOP:
+        tokens.pop(0)
+    result = " ".join(tokens)
+    return result if len(result) >= 2 and len(tokens) <= 5 else ""

@@ -1,0 +1,91 @@
+"""From candidate names to suggested entities: keep the names the corpus uses,
+make editions of names that differ by a year or version, and mark organisations."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from kg.suggest.corpus import Occurrences
+from kg.suggest.evidence import Evidence, cite, confidence
+from kg.suggest.model import SuggestedEntity, Suggestion
+from kg.suggest.names import Candidate, is_organisation
+from kg.suggest.segment import common_word, words_of
+
+ORG_TYPE = "Organization"
+
+
+def edition_name(stem: str, edition: str) -> str:
+    """基础版验光套餐 + 2025 → 基础版验光套餐（2025版）; a dotted version reads 康宁就医App 6.0版."""
+    return f"{stem}（{edition}版）" if "." not in edition else f"{stem} {edition}版"
+
+
+def _used(cand: Candidate, occurrences: Occurrences) -> int:
+    """Passages whose text (not only the title) uses the name."""
+    return sum(1 for i in occurrences.passages_of(cand.name)
+               if cand.name in occurrences.passages[i].text)
+
+
+def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Suggestion) -> None:
+    """Fill ``suggestion.entities`` from the candidates the corpus supports."""
+    by_name: dict[str, list[Candidate]] = defaultdict(list)
+    for cand in cands.values():
+        if not cand.edition and not is_organisation(cand.name):
+            cand.name = _without_everyday_tail(cand.name, occurrences)
+        by_name[cand.name].append(cand)
+    for name, group in sorted(by_name.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        used = max(_used(c, occurrences) for c in group)
+        docs = set().union(*(c.title_docs for c in group))
+        quoted = sum(c.quoted for c in group)
+        if common_word(name):
+            suggestion.skipped[name] = "an everyday word, not a name"
+            continue
+        if used < 1 and not quoted and len(editions) < 2 and not any(c.whole_title for c in group):
+            suggestion.skipped[name] = "only in titles, never in a passage's text"
+            continue
+        editions = sorted({c.edition for c in group if c.edition}, key=_edition_key)
+        plain = [c for c in group if not c.edition]
+        signals = (0.6 * min(len(docs), 3), 0.3 * math.log1p(used), 0.4 * min(quoted, 2))
+        if len(editions) >= 2:
+            for edition in editions:
+                _add(suggestion, occurrences, edition_name(name, edition), docs, used, signals,
+                     edition=edition, stem=name)
+        if plain or len(editions) < 2:
+            _add(suggestion, occurrences, name, docs, used, signals,
+                 attributes=set().union(*(c.attributes for c in group)))
+        else:
+            for c in group:
+                for entity in suggestion.entities.values():
+                    if entity.stem == name:
+                        entity.attribute_words.update(c.attributes)
+
+
+def _without_everyday_tail(name: str, occurrences: Occurrences) -> str:
+    """华东区销售 (from 华东区2025年5月销售月报) → 华东区: a title's last word that is
+    everyday language goes when the passages use the rest more often on its own."""
+    parts = words_of(name)
+    rest = name[: len(name) - len(parts[-1])] if len(parts) >= 2 else ""
+    if len(rest) >= 2 and len(parts[-1]) >= 2 and common_word(parts[-1]) and not common_word(rest) \
+            and occurrences.count(rest) > occurrences.count(name):
+        return rest
+    return name
+
+
+def _edition_key(edition: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in edition.split(".") if p.isdigit())
+
+
+def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[str], used: int,
+         signals: tuple[float, ...], *, edition: str | None = None, stem: str | None = None,
+         attributes: set[str] = frozenset()) -> None:
+    reason = f"the subject of {len(docs)} document title(s)" if docs else "quoted as a name"
+    evidence = Evidence(confidence(*signals), {"documents": len(docs), "passages": used},
+                        cite(occurrences, name) or cite(occurrences, stem or name), reason)
+    entity = SuggestedEntity(key=name, name=name, evidence=evidence, edition=edition, stem=stem)
+    entity.attribute_words.update(attributes)
+    if is_organisation(name) and not any(
+            name.startswith(o.name) for o in suggestion.entities.values() if o.type == ORG_TYPE):
+        entity.type = ORG_TYPE
+    suggestion.entities[name] = entity
+
+

@@ -1,0 +1,101 @@
+"""Types and their attributes.
+
+An entity's type is its name's head word: the longest ending (two to four
+characters, or one) it shares with other names (砚溪女性信用卡 and 青岚鹭岛联名信用卡
+are 信用卡; 乐享关爱套餐 and 青春校园套餐 are 套餐). A trailing variant word
+(标准版, 个人版) is not a head. A head that is itself a suggested name (信用卡
+from 信用卡常见问题) names the kind, so that entity is dropped in favour of the type.
+
+A type's attributes are what the passages say of its members: the word right
+after a member's name (晨星卡年费…, 基础版验光套餐价格为…), kept when it follows two
+members or more, plus the words titles add to a name (A产品（个人版）价格).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+from kg.suggest import words
+from kg.suggest.corpus import Occurrences
+from kg.suggest.entities import ORG_TYPE
+from kg.suggest.evidence import Evidence, confidence
+from kg.suggest.model import SuggestedEntity, SuggestedType, Suggestion
+from kg.suggest.segment import words_of
+
+DEFAULT_TYPE = "Entity"
+MAX_ATTRIBUTES = 12
+MIN_KIND_MEMBERS = 3  # a suggested name that heads this many others is a kind
+_VARIANT_TAIL_RE = re.compile(r"[\u4e00-\u9fff]{1,2}版$")
+_QUALIFIER_RE = re.compile(r"[（(][^（）()]*[）)]")
+
+
+def head_core(entity: SuggestedEntity) -> str:
+    core = _QUALIFIER_RE.sub("", entity.stem or entity.name).strip()
+    trimmed = _VARIANT_TAIL_RE.sub("", core)
+    return trimmed if len(trimmed) >= 2 else core
+
+
+def assign(suggestion: Suggestion) -> set[str]:
+    """Give each entity a type; returns the head words several names share (the kinds)."""
+    entities = [e for e in suggestion.entities.values() if e.type != ORG_TYPE]
+    tails = {e.key: words_of(head_core(e)) for e in entities}
+    endings: Counter[str] = Counter()
+    for parts in {tuple(p) for p in tails.values()}:
+        for n in range(1, len(parts)):
+            endings["".join(parts[-n:])] += 1
+    kinds: set[str] = set()
+    for entity in entities:
+        parts = tails[entity.key]
+        head = next(("".join(parts[-n:]) for n in range(len(parts) - 1, 0, -1)
+                     if endings["".join(parts[-n:])] >= 2 and _wordlike("".join(parts[-n:]))), None)
+        if head:
+            entity.type = head
+            kinds.add(head)
+    kinds = {k for k in kinds if sum(1 for e in entities if e.type == k) >= MIN_KIND_MEMBERS}
+    for kind in kinds & set(suggestion.entities):
+        suggestion.skipped[kind] = "names a kind of thing (the type of several names)"
+        del suggestion.entities[kind]
+    for entity in suggestion.entities.values():
+        suggestion.types.setdefault(entity.type, SuggestedType(entity.type))
+    return kinds
+
+
+def _wordlike(ending: str) -> bool:
+    return (bool(re.fullmatch(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{2,}", ending)) and not ending.endswith("版"))
+
+
+def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Attribute words per type, from what follows its members' names."""
+    entity_names = {a for e in suggestion.entities.values() for a in (e.name, *e.aliases)}
+    followers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for entity in suggestion.entities.values():
+        for word in entity.attribute_words:
+            followers[entity.type][word].add(entity.key)
+        for name in {entity.name, *entity.aliases}:
+            if len(name) < 2:
+                continue
+            for after in occurrences.context_after(name, 8):
+                word = _attribute_word(after)
+                if word and word not in entity_names:
+                    followers[entity.type][word].add(entity.key)
+    for type_name, found in followers.items():
+        members = sum(1 for e in suggestion.entities.values() if e.type == type_name)
+        need = 2 if members >= 2 else 1
+        ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        kept = [(w, keys) for w, keys in ranked if len(keys) >= need][:MAX_ATTRIBUTES]
+        target = suggestion.types.setdefault(type_name, SuggestedType(type_name))
+        for word, keys in kept:
+            target.attributes[word] = Evidence(confidence(0.5 * len(keys)), {"members": len(keys)},
+                                               [], "follows the names of " + "、".join(sorted(keys)[:4]))
+
+
+def _attribute_word(after: str) -> str | None:
+    after = after.lstrip("的之")
+    m = words.PHRASE_END_RE.search(after)
+    phrase = after[: m.start()] if m else after
+    if not 2 <= len(phrase) <= 4 or phrase[0] in words.NOT_ATTRIBUTE_STARTS:
+        return None
+    if phrase in words.NOT_ATTRIBUTES or phrase.endswith(words.GENRE_SUFFIXES):
+        return None
+    return phrase

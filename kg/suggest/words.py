@@ -1,0 +1,63 @@
+"""Word lists the suggestion rules read: what a document's kind, an organisation's
+head word or a date looks like, in Chinese and English.
+
+They describe the languages, not any one corpus: a title word such as 使用说明 or
+FAQ says what kind of document it is, never what the document is about.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The kind of document a title names after its subject (longest first when matched).
+GENRE_SUFFIXES = (
+    "资费及服务说明", "产品说明", "业务说明", "服务说明",
+    "使用说明", "功能说明", "更新说明", "资费说明", "办理说明", "购买说明", "说明书", "说明",
+    "使用指南", "业务指南", "服务指南", "办理指南", "就医指南", "值机指南", "选购指南", "指南",
+    "常见问题汇总", "常见问题", "问答", "简介", "介绍", "概述", "须知", "管理规定", "管理办法",
+    "实施细则", "服务信息", "服务", "公告", "通知", "新闻", "简报", "点评", "月报", "周报",
+    "年报", "宣传页", "手册说明", "营业安排", "安排", "对比", "申请流程", "价格",
+    " FAQ", " Guide", " Manual", " Overview", " Notice", " Summary", " summary", " guide",
+)
+# Lead words of a title that are not part of its subject (关于X → X).
+TITLE_LEADS = ("关于",)
+# Words that make a title a statement about several things, not a name.
+NOT_A_NAME_RE = re.compile(r"[与、,，;；:：?？!！。]|\bvs\b|以及|或者")
+# Endings a name does not have (调整收费标准的 is the start of a clause).
+NOT_NAME_ENDINGS = ("的", "了", "在", "和", "与", "及", "或")
+# Head words of an organisation's name.
+ORG_HEADS = ("银行", "集团", "公司", "通信", "航空", "医院", "保险", "电信", "大学", "学院",
+             "Bank", "Group", "Inc", "Ltd", "Airlines", "Telecom", "Company")
+# A bracketed qualifier: （个人版） (English) [2024].
+BRACKET_RE = re.compile(r"[（(\[【]([^（）()\[\]【】]{1,20})[）)\]】]")
+# A qualifier that dates or describes a document rather than telling things apart.
+REVISION_RE = re.compile(r"\d{4}年\d{1,2}月(?:\d{1,2}日)?|修订|更新|English|英文|中文|Chinese")
+# A year or version inside a name: 2024, 2024版, 2025年版, 7.0版, v2.
+EDITION_RE = re.compile(
+    r"(?<![0-9.])(?:(?:19|20)\d{2}年?版?|\d+(?:\.\d+)+版?|[vV]\d+)(?![0-9])")
+# Dates and periods inside a title (华东区2025年5月销售月报 → 华东区).
+DATE_RE = re.compile(
+    r"(?:19|20)\d{2}年(?:\d{1,2}月(?:\d{1,2}日)?|第[一二三四1-4]季度)?|\d{1,2}月(?:\d{1,2}日)?"
+    r"|第[一二三四1-4]季度|(?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\s+(?:19|20)\d{2}|(?:19|20)\d{2}")
+# Words that open a phrase after a name but are not what is said about it.
+NOT_ATTRIBUTE_STARTS = ("是", "为", "的", "在", "和", "与", "及", "或", "由", "对", "将", "于", "也",
+                        "已", "可", "需", "不", "都", "均", "还", "并", "等", "每", "从", "自", "同",
+                        "向", "按", "如", "中", "上", "下", "内", "时", "后", "前", "用", "以")
+NOT_ATTRIBUTES = frozenset({
+    "位于", "面向", "提供", "支持", "包括", "包含", "适用", "可以", "需要", "用户", "客户", "服务",
+    "办理", "申请", "使用", "相关", "业务", "产品", "问题", "说明", "规定", "情况", "方面", "一般",
+    "目前", "同时", "主要", "如果", "已经", "没有", "全部", "其他", "所有", "每月", "每年", "每天"})
+# Characters that end the phrase following a name.
+PHRASE_END_RE = re.compile(r"[^\u4e00-\u9fff]|[是为的在和与及或可需不都均还并等每按]")
+# A Latin name right before a bracketed Chinese one: Paid annual leave (年假).
+LATIN_BEFORE_CJK_RE = re.compile(
+    r"((?:[A-Z][\w'-]*|[a-z][\w'-]*)(?:[ -](?:[A-Za-z][\w'-]*|\d+[A-Za-z]*)){0,5})\s*[（(]"
+    r"([\u4e00-\u9fff][^（）()]{0,20})[）)]")
+# A Chinese name right before a bracketed Latin one: 意外险（accident insurance）.
+CJK_BEFORE_LATIN_RE = re.compile(
+    r"([\u4e00-\u9fffA-Za-z0-9]{2,20})[（(]([A-Za-z][A-Za-z0-9 '&.-]{1,60})[）)]")
+# English words a bracketed Latin text must not start with to count as a name.
+LATIN_STOP = frozenset({"the", "a", "an", "of", "for", "and", "or", "to", "in", "on", "is", "are",
+                        "what", "how", "which", "when", "why", "do", "does", "can", "my", "your",
+                        "i", "we", "you", "it", "this", "that", "q", "a:", "q:"})

@@ -1,0 +1,112 @@
+"""The ontology suggestion on a small invented corpus: what it proposes, with which
+evidence, and that its file is one the import reads."""
+
+import json
+
+import pytest
+
+from kg.ontology import parse_ontology
+from kg.suggest import read_corpus, suggest, to_ontology, write
+from kg.suggest.names import clean_title
+
+
+def line(doc_id, title, text):
+    return json.dumps({"doc_id": doc_id, "title": title, "text": text}, ensure_ascii=False)
+
+
+CORPUS = [
+    line("org", "关于青禾保险", "青禾保险是一家财产保险公司。青禾保险的客服电话是95500，青禾的总部在苏州。"),
+    line("home-basic", "安居家财险（基础款）产品说明",
+         "安居家财险（基础款）保费每年120元，保额10万元。安居家财险基础款只保火灾。"),
+    line("home-plus", "安居家财险（尊享款）产品说明",
+         "安居家财险（尊享款）保费每年360元，保额50万元。尊享款另保水渍和盗抢。"),
+    line("faq", "家财险常见问题",
+         "问：安居家财险怎么买？答：基础款和尊享款都可以在青禾保险App购买，基础款不保水渍，尊享款保。安居家财险保费按年缴。"),
+    line("terms-2024", "安居家财险条款（2024版）",
+         "安居家财险条款（2024版）的免赔额为500元。安居家财险条款（2024版）保费每年100元。"),
+    line("terms-2025", "安居家财险条款（2025版）",
+         "安居家财险条款（2025版）自2025年3月1日起施行，取代2024版，免赔额降为200元。"),
+    line("en", "Home insurance FAQ (English)",
+         "Anju Home Insurance (安居家财险) covers fire. The Anju Home Insurance premium is paid yearly."),
+]
+
+
+@pytest.fixture(scope="module")
+def result():
+    passages = read_corpus(CORPUS)
+    return suggest(passages)
+
+
+def test_titles_give_names_without_their_kind_of_document_or_date():
+    assert clean_title("安居家财险（基础款）产品说明") == ("安居家财险（基础款）", None)
+    assert clean_title("安居家财险条款（2024版）") == ("安居家财险条款", "2024")
+    assert clean_title("某某卡使用指南（2025年3月修订）") == ("某某卡", None)
+    assert clean_title("甲与乙对比") is None
+
+
+def test_entities_aliases_and_the_shared_short_form(result):
+    names = {e.name for e in result.entities.values()}
+    assert {"青禾保险", "安居家财险（基础款）", "安居家财险（尊享款）"} <= names
+    basic = result.entities["安居家财险（基础款）"]
+    plus = result.entities["安居家财险（尊享款）"]
+    # The name without its qualifier is shared, so it is ambiguous.
+    assert "安居家财险" in basic.aliases and "安居家财险" in plus.aliases
+    assert "安居家财险" in result.ambiguous_aliases()
+    assert "基础款" in basic.aliases and "尊享款" in plus.aliases
+    # The organisation's name without its head word.
+    assert "青禾" in result.entities["青禾保险"].aliases
+    # Every alias carries passages it came from and a confidence.
+    evidence = basic.aliases["安居家财险"]
+    assert evidence.passages and 0 < evidence.confidence <= 1
+
+
+def test_editions_succeed_each_other_from_the_date_a_passage_gives(result):
+    new = result.entities["安居家财险条款（2025版）"]
+    assert new.attributes["生效日期"] == "2025年3月1日"
+    assert ("安居家财险条款（2025版）", "SUCCEEDS", "安居家财险条款（2024版）") in {
+        (r.from_key, r.type, r.to_key) for r in result.relations}
+    # A turn naming the edition links to that edition alone.
+    assert "2025版安居家财险条款" in new.aliases
+
+
+def test_confusable_pairs_state_different_figures(result):
+    pairs = {(c.a, c.b): c.note for c in result.confusables}
+    key = tuple(sorted(("安居家财险（基础款）", "安居家财险（尊享款）")))
+    assert key in pairs and "120" in pairs[key] and "360" in pairs[key]
+
+
+def test_a_latin_name_written_beside_the_chinese_one(result):
+    owners = {e.name for e in result.entities.values() if "Anju Home Insurance" in e.aliases}
+    # Shared like the Chinese name it is written beside.
+    assert owners == {"安居家财险（基础款）", "安居家财险（尊享款）"}
+
+
+def test_the_file_imports_and_the_evidence_sits_beside_it(result, tmp_path):
+    written = to_ontology(result)
+    out = tmp_path / "suggested.jsonl"
+    sidecar = write(written, out)
+    parsed = parse_ontology(out.read_text(encoding="utf-8").splitlines(), path=str(out))
+    assert {e.name for e in parsed.entities} == {e.name for e in written.ontology.entities}
+    evidence = [json.loads(x) for x in sidecar.read_text(encoding="utf-8").splitlines()]
+    ids = {e.id for e in parsed.entities}
+    assert {x["id"] for x in evidence if x["kind"] == "entity"} == ids
+    assert all(x["passages"] for x in evidence if x["kind"] == "entity")
+
+
+def test_only_what_the_kb_lacks_is_written(result):
+    first = to_ontology(result).ontology
+    held = next(e for e in first.entities if e.name == "青禾保险")
+    again = to_ontology(result, first)
+    assert again.ontology.entities == ()
+    assert "青禾保险" in again.known
+    partial = type(first)(entities=(held,))
+    later = to_ontology(result, partial)
+    assert "青禾保险" not in {e.name for e in later.ontology.entities}
+    assert held.id not in {e.id for e in later.ontology.entities}
+
+
+def test_a_bad_corpus_line_is_named():
+    from common.errors import FormatError
+
+    with pytest.raises(FormatError, match="line 2"):
+        read_corpus([CORPUS[0], '{"doc_id": "x"}'])
