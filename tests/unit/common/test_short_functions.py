@@ -14,8 +14,6 @@ LONGER_BEFORE = {
     ("dialogue/policy/clarify_model.py", "extract"): 103,
     ("dialogue/policy/policy.py", "keep_valued_focus"): 79,
     ("dialogue/policy/policy.py", "fit_pronouns"): 124,
-    ("dialogue/rewrite.py", "rewrite"): 116,
-    ("dialogue/rewrite.py", "_swap"): 73,
 }
 
 
