@@ -221,9 +221,20 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
     changes.
     """
     text = turn.text
-    # (start of the value, the attribute it gives): after the attribute and a word that
-    # gives it (地址在…); a turn whose first clause says no attribute answers the one
-    # the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start.
+    given = _values_given(turn, state)
+    if not given or not state.focus:
+        return links
+    inner, keeper = _names_inside_values(links, text, given, state, snapshot, facts)
+    if keeper is None:
+        return links
+    return _focus_for_inner_names(links, inner, keeper)
+
+
+def _values_given(turn: UnderstoodTurn, state: SessionState) -> list[tuple[int, str]]:
+    """(start of the value, the attribute it gives): after the attribute and a word that
+    gives it (地址在…); a turn whose first clause says no attribute answers the one
+    the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start."""
+    text = turn.text
     given = [(start, str(attribute.value)) for start, attribute in values_given(turn.detection)
              if attribute.value]
     asked = state.slots.attribute
@@ -233,8 +244,14 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
             and asked.turn == last.index
             and not any(m.start < first_end for m in turn.detection.of(MentionKind.ATTRIBUTE))):
         given.extend((0, value) for value in asked.values)
-    if not given or not state.focus:
-        return links
+    return given
+
+
+def _names_inside_values(links: LinkResult, text: str, given: Sequence[tuple[int, str]],
+                         state: SessionState, snapshot: AliasSnapshot,
+                         facts: EntityFacts) -> tuple[set[int], str | None]:
+    """The indices of the links of names said inside a value the turn gives for an
+    attribute of a focus entity the turn does not name, and the first such entity."""
     named = [(i, link) for i, link in enumerate(links.links)
              if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
     inner: set[int] = set()
@@ -250,26 +267,37 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
                 continue
             end = next((j for j in range(start, len(text)) if text[j] in _VALUE_END), len(text))
             for i, link in named:
-                mention = link.mention
-                if not (start <= mention.start and mention.end <= end):
-                    continue
-                name = snapshot.normalize(mention.text)
-                rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
-                # What restates the attribute (是李宗盛填的词 after 谁填词的) is no part of
-                # the value: there the name is the whole answer.
-                if attribute.isascii():
-                    rest = rest.replace(snapshot.normalize(attribute), "")
-                content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS
-                                  and (attribute.isascii() or c not in attribute))
-                pairs = [content[j:j + 2] for j in range(len(content) - 1)]
-                quoted = [p for p in passages if name in p]
-                if not pairs or not quoted:
-                    continue
-                if sum(any(pair in p for p in quoted) for pair in pairs) >= 0.8 * len(pairs):
+                if _quoted_inside(text, start, end, link.mention, attribute, passages, snapshot):
                     inner.add(i)
                     keeper = keeper or focus_id
-    if keeper is None:
-        return links
+    return inner, keeper
+
+
+def _quoted_inside(text: str, start: int, end: int, mention: Mention, attribute: str,
+                   passages: Sequence[str], snapshot: AliasSnapshot) -> bool:
+    """Whether the name ``mention`` is said inside the value ``text[start:end]`` and what
+    else the value holds is quoted from one of the ``passages`` that names it (four in
+    five of its character pairs)."""
+    if not (start <= mention.start and mention.end <= end):
+        return False
+    name = snapshot.normalize(mention.text)
+    rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
+    # What restates the attribute (是李宗盛填的词 after 谁填词的) is no part of
+    # the value: there the name is the whole answer.
+    if attribute.isascii():
+        rest = rest.replace(snapshot.normalize(attribute), "")
+    content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS
+                      and (attribute.isascii() or c not in attribute))
+    pairs = [content[j:j + 2] for j in range(len(content) - 1)]
+    quoted = [p for p in passages if name in p]
+    if not pairs or not quoted:
+        return False
+    return sum(any(pair in p for p in quoted) for pair in pairs) >= 0.8 * len(pairs)
+
+
+def _focus_for_inner_names(links: LinkResult, inner: set[int], keeper: str) -> LinkResult:
+    """The links without the ``inner`` names', a pronoun that went to one of them going
+    to ``keeper`` instead, and ``keeper`` the turn's subject."""
     gone = {e for i in inner for e in links.links[i].entity_ids}
     reason = "the turn gives the focus entity's value; the name inside it is part of it"
     out: list[Link] = []
