@@ -41,6 +41,8 @@ _NOUN_POINTERS = cues.NOUN_POINTERS
 # A leading continuation cue in front of a name (那手机银行关怀版…): not part of the question.
 _LEADING_CUE_RE = cues.FOLLOW_UP_LEAD_RE
 _CUE_BEFORE_NAME_RE = cues.CUE_BEFORE_NAME_RE
+# What the turn writes over with canonical names.
+_WRITTEN_KINDS = (MentionKind.ALIAS, MentionKind.PRONOUN, MentionKind.ORDINAL)
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,111 @@ def _with_times_written_out(rewrite: Rewrite, detection: Detection, previous: st
     return out
 
 
+def _with_held_focus(out: str, links: LinkResult, snapshot: AliasSnapshot, lang: str) -> str:
+    """The focus the turn keeps beside what it names (这部电影是奉俊昊导演的), written
+    beside the query when the names put in left it out."""
+    held = [snapshot.name(e) for link in links.links if link.mention.kind is MentionKind.IMPLICIT
+            for e in link.entity_ids]
+    if held and not all(name in out for name in held):
+        return _beside(_join([n for n in held if n not in out], lang), _LEADING_CUE_RE.sub("", out), lang)
+    return out
+
+
+def _pronoun_replaced(text: str, mention, written: str, end: int,
+                      then: str | None) -> tuple[str, int]:
+    """What a pronoun ending at ``end`` becomes, given the names ``written`` for it, and
+    where what it replaces ends: nothing when the name follows it (那个年假 → 年假), the
+    names at the time ``then`` when it is what the turn compares with, else the names
+    without the noun after it that they already say."""
+    if text[end:end + 1] and written.endswith(text[end]):
+        end += 1  # 这个区 → 西南区, not 西南区区
+    if text[end:].lstrip().startswith(written):
+        return "", end  # the pronoun only points at the name that follows
+    if then is not None:
+        return written + then, end
+    return written, end + _noun_echo(text, mention, written, end)
+
+
+def _noun_echo(text: str, mention, written: str, end: int) -> int:
+    """How many characters after a pronoun repeat a noun of the name written for it:
+    这个套餐 → 5G畅享套餐个人版, not 5G畅享套餐个人版套餐; after a measure word the noun
+    inside the name goes too (这张卡 → 畅行信用卡白金版)."""
+    tail = text[end:end + 4]
+    inside = mention.text.lower()[-2:] in _NOUN_POINTERS
+    for cut in range(len(tail), 0, -1):
+        if _cjk(tail[:cut]) and (written.endswith(tail[:cut])
+                                 or (inside and tail[:cut] in written)):
+            return cut
+    return 0
+
+
+def _attribute_left_out(detection: Detection, links: LinkResult, attributes: Sequence[str],
+                        previous: str | None) -> str:
+    """The dialogue's attribute, when a short follow-up that names none asks about it
+    (怎么才能免掉 after 年费…); only one the previous question asked: 要交学费吗 two
+    turns after 几个学分 (and after 分班考试是哪天) leaves out nothing of it."""
+    text = detection.text
+    if (attributes and not detection.of(MentionKind.ATTRIBUTE)
+            and not detection.of(MentionKind.TIME) and _asks_without_object(detection, links)
+            and not any(a in text for a in attributes)
+            and (not previous or any(a in previous for a in attributes))):
+        return "".join(attributes)
+    return ""
+
+
+def _swapped_slots(detection: Detection, turn_aliases, snapshot: AliasSnapshot, out: str,
+                   entities: Sequence[str], spans: Sequence[tuple[int, int]],
+                   lang: str) -> tuple[str, list[str], bool]:
+    """The previous query ``out`` with the turn's attribute and time in place of its own
+    (那价格呢, 那2025版呢), or a time it has none of after its first name (what about the
+    2024 edition?). Returns the query, the attributes and times the turn compares with,
+    and whether anything was put in."""
+    prev_detection = detect_mentions(out, snapshot)
+    # A time said relative to the one asked about (上个月, last year) is written as the
+    # time it stands for, counted from the previous query's (2025年5月 → 2025年4月).
+    previous_query = out
+    said = lambda m: anchored(m.text, previous_query) or m.text  # noqa: E731
+    # What the turn corrects, and an edition said for the counterpart put in, are not a
+    # time to swap in.
+    taken = [*corrected_spans(detection.text),
+             *((link.mention.start, link.mention.end) for link in turn_aliases
+               if is_counterpart(link))]
+    compared_words: list[str] = []
+    swapped = False
+    for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
+        new = [m for m in detection.of(kind) if not _inside(m, spans) and not _inside(m, taken)]
+        old = prev_detection.of(kind)
+        compared_words.extend(said(m) for m in detection.of(kind) if _inside(m, spans))
+        if len(new) == 1 and len(old) == 1 and said(new[0]) != old[0].text:
+            out = out.replace(old[0].text, said(new[0]), 1)
+            swapped = True
+        elif kind is MentionKind.TIME and len(new) == 1 and not old and new[0].text not in out:
+            at = _first_name_end(out, entities, snapshot)
+            if at is not None:
+                out = out[:at] + (" " if lang == "en" else "") + new[0].text + out[at:]
+                swapped = True
+    return out, compared_words, swapped
+
+
+def _counterpart_replaced(out: str, entities: Sequence[str], old_id: str,
+                          where: tuple[int, int], link: Link, snapshot: AliasSnapshot,
+                          lang: str) -> tuple[str, list[str]]:
+    """``out`` with the turn's name in place of ``old_id``, written at ``where``, and the
+    entities with it in ``old_id``'s place."""
+    new_id = link.entity_ids[0]
+    # An edition word (旧版) is said by the name itself, not written beside it.
+    said = (link.mention.text if link.mention.similarity == 100
+            and link.mention.kind is MentionKind.ALIAS else "")
+    written = _written_name(new_id, said, lang, snapshot)
+    entities = list(entities)
+    if old_id in entities:
+        entities[entities.index(old_id)] = new_id
+    elif new_id not in entities:
+        # An earlier mention of the turn already replaced old_id.
+        entities.append(new_id)
+    return out[:where[0]] + written + out[where[1]:], entities
+
+
 class RuleRewriter:
     """Deterministic rewrite constrained by the resolved entities."""
 
@@ -293,69 +400,18 @@ class RuleRewriter:
             earlier_times: the times and versions the conversation has named, most
                 recent first: "the two versions" (两个版本) are the last two of them.
         """
-        text = detection.text
         names = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
-        lang = turn_language(text, names)
-        turn_aliases = [link for link in links.links if link.entity_ids
-                        and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
-        if previous_standalone and (correction or is_ellipsis(detection, links)
-                                    or self._sibling_follow_up(detection, turn_aliases, snapshot,
-                                                               previous_entities)):
-            swapped = self._swap(detection, turn_aliases, snapshot, previous_standalone,
-                                 previous_entities, lang)
+        lang = turn_language(detection.text, names)
+        if previous_standalone:
+            swapped = self._swapped(detection, links, snapshot, previous_standalone,
+                                    previous_entities, lang, correction)
             if swapped is not None:
-                standalone, kept = swapped
-                return Rewrite(standalone, (standalone,), kept,
-                               ("correction" if correction else "ellipsis")
-                               + ": slot substitution on the previous query")
-
-        spans = comparison_spans(text)
-        said_times = [m.text for m in detection.of(MentionKind.TIME)]
-        # Replace resolved spans right to left so offsets stay valid.
-        out = text
-        replaced_any = False
-        for link in sorted(links.links, key=lambda l: l.mention.start, reverse=True):
-            if not link.entity_ids:
-                continue
-            kind = link.mention.kind
-            if kind not in (MentionKind.ALIAS, MentionKind.PRONOUN, MentionKind.ORDINAL):
-                continue
-            start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
-            # A slip (车代) is not written beside the name it was taken for.
-            # Nor are the user's words written beside each of several names they stand for.
-            said = (text[start:end] if kind is MentionKind.ALIAS and link.mention.similarity == 100
-                    and len(link.entity_ids) == 1 else "")
-            names_written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
-            if kind is MentionKind.PRONOUN and link.candidates[0].source == "named before it":
-                continue  # 陆川…，他获得过: the name is written just before it already
-            if kind is MentionKind.PRONOUN and text[end:end + 1] and names_written.endswith(text[end]):
-                end += 1  # 这个区 → 西南区, not 西南区区
-            if kind is MentionKind.PRONOUN and text[end:].lstrip().startswith(names_written):
-                names_written = ""  # 那个年假 → 年假: the pronoun only points at the name that follows
-            elif (kind is MentionKind.PRONOUN and _inside(link.mention, spans) and said_times
-                  and times and not set(times) & set(said_times)):
-                # 2025版比它便宜多少 after 2024版: "it" is the entity as it was, at its time.
-                names_written += "".join(t for t in times if t not in text)
-            elif kind is MentionKind.PRONOUN:
-                # 这个套餐 → 5G畅享套餐个人版, not 5G畅享套餐个人版套餐; after a measure word
-                # the noun inside the name goes too (这张卡 → 畅行信用卡白金版).
-                tail = text[end:end + 4]
-                inside = link.mention.text.lower()[-2:] in _NOUN_POINTERS
-                for cut in range(len(tail), 0, -1):
-                    if _cjk(tail[:cut]) and (names_written.endswith(tail[:cut])
-                                             or (inside and tail[:cut] in names_written)):
-                        end += cut
-                        break
-            out = out[:start] + names_written + out[end:]
-            replaced_any = True
-        held = [snapshot.name(e) for link in links.links if link.mention.kind is MentionKind.IMPLICIT
-                for e in link.entity_ids]
-        if replaced_any and held and not all(name in out for name in held):
-            # The focus the turn keeps beside what it names (这部电影是奉俊昊导演的).
-            out = _beside(_join([n for n in held if n not in out], lang), _LEADING_CUE_RE.sub("", out), lang)
-        versions = _both_versions(out, earlier_times) if replaced_any and not said_times else None
-        if versions:
-            out = versions
+                return swapped
+        out, replaced_any = self._names_written(detection, links, snapshot, lang, times)
+        if replaced_any:
+            out = _with_held_focus(out, links, snapshot, lang)
+            if not detection.of(MentionKind.TIME):
+                out = _both_versions(out, earlier_times) or out
         split = self._split_intents(detection, links, snapshot, out)
         if split is not None:
             return split
@@ -363,21 +419,71 @@ class RuleRewriter:
             return self._carry_context(out, detection, snapshot, entities, previous_standalone,
                                        previous_entities, lang, times, compared)
         if replaced_any or not entities:
-            return Rewrite(_tidy(out, entities, snapshot), (_tidy(out, entities, snapshot),),
-                           tuple(entities), "canonical names substituted" if replaced_any else "as-is")
+            tidy = _tidy(out, entities, snapshot)
+            return Rewrite(tidy, (tidy,), tuple(entities),
+                           "canonical names substituted" if replaced_any else "as-is")
+        asked = (_attribute_left_out(detection, links, attributes, previous_standalone)
+                 if continuation else "")
+        return self._focus_carried(detection, snapshot, entities, lang, asked,
+                                   self._missing_times(detection, previous_standalone, times),
+                                   earlier_times)
 
-        # Nothing in the turn names an entity: it is about the focus, at the dialogue's
-        # time, and (when it is short and asks about nothing else) the same attribute.
-        carried = "".join(t for t in self._missing_times(detection, previous_standalone, times)
-                          if t not in text)
-        asked = ""
-        # Only an attribute the previous question asked: 要交学费吗 two turns after 几个学分
-        # (and after 分班考试是哪天) leaves out nothing of it.
-        if (continuation and attributes and not detection.of(MentionKind.ATTRIBUTE)
-                and not detection.of(MentionKind.TIME) and _asks_without_object(detection, links)
-                and not any(a in text for a in attributes)
-                and (not previous_standalone or any(a in previous_standalone for a in attributes))):
-            asked = "".join(attributes)
+    def _swapped(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
+                 previous: str, previous_entities: Sequence[str], lang: str,
+                 correction: bool) -> Rewrite | None:
+        """A correction, an ellipsis or a sibling follow-up: the previous query asked
+        again with what the turn changes; None when the turn is none of these or
+        nothing could be put in."""
+        turn_aliases = [link for link in links.links if link.entity_ids
+                        and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
+        if not (correction or is_ellipsis(detection, links)
+                or self._sibling_follow_up(detection, turn_aliases, snapshot, previous_entities)):
+            return None
+        swapped = self._swap(detection, turn_aliases, snapshot, previous, previous_entities, lang)
+        if swapped is None:
+            return None
+        standalone, kept = swapped
+        return Rewrite(standalone, (standalone,), kept,
+                       ("correction" if correction else "ellipsis")
+                       + ": slot substitution on the previous query")
+
+    def _names_written(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
+                       lang: str, times: Sequence[str] | None) -> tuple[str, bool]:
+        """The turn with each resolved name, pronoun and ordinal written as the canonical
+        name(s) it stands for, and whether any was. Replaced right to left, so offsets
+        stay valid."""
+        text = detection.text
+        spans = comparison_spans(text)
+        said_times = [m.text for m in detection.of(MentionKind.TIME)]
+        out, replaced_any = text, False
+        for link in sorted(links.links, key=lambda l: l.mention.start, reverse=True):
+            if not link.entity_ids or link.mention.kind not in _WRITTEN_KINDS:
+                continue
+            start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
+            # A slip (车代) is not written beside the name it was taken for.
+            # Nor are the user's words written beside each of several names they stand for.
+            said = (text[start:end] if link.mention.kind is MentionKind.ALIAS
+                    and link.mention.similarity == 100 and len(link.entity_ids) == 1 else "")
+            written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
+            if link.mention.kind is MentionKind.PRONOUN:
+                if link.candidates[0].source == "named before it":
+                    continue  # 陆川…，他获得过: the name is written just before it already
+                # 2025版比它便宜多少 after 2024版: "it" is the entity as it was, at its time.
+                then = ("".join(t for t in times if t not in text)
+                        if _inside(link.mention, spans) and said_times and times
+                        and not set(times) & set(said_times) else None)
+                written, end = _pronoun_replaced(text, link.mention, written, end, then)
+            out = out[:start] + written + out[end:]
+            replaced_any = True
+        return out, replaced_any
+
+    def _focus_carried(self, detection: Detection, snapshot: AliasSnapshot,
+                       entities: Sequence[str], lang: str, asked: str,
+                       missing_times: Sequence[str], earlier_times: Sequence[str]) -> Rewrite:
+        """Nothing in the turn names an entity: it is about the focus, at the dialogue's
+        time (``missing_times``), and about the attribute ``asked`` when it left it out."""
+        text = detection.text
+        carried = "".join(t for t in missing_times if t not in text)
         versions = _both_versions(text, earlier_times)
         if versions:
             text, carried = versions, ""
@@ -532,10 +638,36 @@ class RuleRewriter:
         what the turn compares with added (跟上个月比呢 → …（与上个月相比）), or the
         turn's own words in place of their counterpart (二套呢 after 首套…利率是多少).
         Returns the query and its entities, or None when nothing could be put in."""
-        out, swapped = _tidy(previous, previous_entities, snapshot), False
-        entities = list(previous_entities)
         spans = comparison_spans(detection.text)
+        named = self._swapped_names(turn_aliases, snapshot, _tidy(previous, previous_entities, snapshot),
+                                    previous_entities, spans, lang)
+        if named is None:
+            return None
+        out, entities, compared_words, swapped = named
+        out, compared_slots, slots_swapped = _swapped_slots(detection, turn_aliases, snapshot, out,
+                                                            entities, spans, lang)
+        compared_words.extend(compared_slots)
+        swapped = swapped or slots_swapped
+        if not swapped and not compared_words and not turn_aliases:
+            varied = self._vary(detection, out, entities, snapshot)
+            if varied is not None:
+                out, swapped = varied, True
+        if compared_words:
+            names = _join(compared_words, lang)
+            out = out + cues.wording(lang).compared_with.format(names=names)
+            swapped = True
+        return (out, tuple(dict.fromkeys(entities))) if swapped else None
+
+    def _swapped_names(self, turn_aliases, snapshot: AliasSnapshot, out: str,
+                       previous_entities: Sequence[str], spans: Sequence[tuple[int, int]],
+                       lang: str) -> tuple[str, list[str], list[str], bool] | None:
+        """The previous query ``out`` with the turn's names put in, each in place of the
+        previous entity of its type. Returns the query, its entities, the names the turn
+        compares with (not put in) and whether any was put in; None when a name could not
+        be."""
+        entities = list(previous_entities)
         compared_words: list[str] = []
+        swapped = False
         for link in turn_aliases:
             new_id = link.entity_ids[0]
             if _inside(link.mention, spans):
@@ -547,9 +679,11 @@ class RuleRewriter:
                                 if _same_type(old_id, new_id, snapshot)
                                 and (where := _written_span(out, old_id, snapshot)) is not None),
                                None)
-            if counterpart is None:
-                if new_id in previous_entities:
-                    continue
+            if counterpart is not None:
+                out, entities = _counterpart_replaced(out, entities, *counterpart, link, snapshot, lang)
+            elif new_id in previous_entities:
+                continue
+            else:
                 # A name of a type the previous query has none of (那现在用的条款呢, 那门诊
                 # 附加险呢 after a question about the plan): the previous question is asked
                 # of it, beside the previous subject, and the name is never lost to a swap
@@ -558,52 +692,8 @@ class RuleRewriter:
                 if moved is None:
                     return None
                 out, entities = moved
-                swapped = True
-                continue
-            old_id, where = counterpart
-            # An edition word (旧版) is said by the name itself, not written beside it.
-            said = (link.mention.text if link.mention.similarity == 100
-                    and link.mention.kind is MentionKind.ALIAS else "")
-            written = _written_name(new_id, said, lang, snapshot)
-            out = out[:where[0]] + written + out[where[1]:]
-            if old_id in entities:
-                entities[entities.index(old_id)] = new_id
-            elif new_id not in entities:
-                # An earlier mention of the turn already replaced old_id.
-                entities.append(new_id)
             swapped = True
-        prev_detection = detect_mentions(out, snapshot)
-        # A time said relative to the one asked about (上个月, last year) is written as the
-        # time it stands for, counted from the previous query's (2025年5月 → 2025年4月).
-        previous_query = out
-        said = lambda m: anchored(m.text, previous_query) or m.text  # noqa: E731
-        # What the turn corrects, and an edition said for the counterpart put in above,
-        # are not a time to swap in.
-        taken = [*corrected_spans(detection.text),
-                 *((link.mention.start, link.mention.end) for link in turn_aliases
-                   if is_counterpart(link))]
-        for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
-            new = [m for m in detection.of(kind) if not _inside(m, spans) and not _inside(m, taken)]
-            old = prev_detection.of(kind)
-            compared_words.extend(said(m) for m in detection.of(kind) if _inside(m, spans))
-            if len(new) == 1 and len(old) == 1 and said(new[0]) != old[0].text:
-                out = out.replace(old[0].text, said(new[0]), 1)
-                swapped = True
-            elif kind is MentionKind.TIME and len(new) == 1 and not old and new[0].text not in out:
-                # What about the 2024 edition? → the previous question, at that time.
-                at = _first_name_end(out, entities, snapshot)
-                if at is not None:
-                    out = out[:at] + (" " if lang == "en" else "") + new[0].text + out[at:]
-                    swapped = True
-        if not swapped and not compared_words and not turn_aliases:
-            varied = self._vary(detection, out, entities, snapshot)
-            if varied is not None:
-                out, swapped = varied, True
-        if compared_words:
-            names = _join(compared_words, lang)
-            out = out + cues.wording(lang).compared_with.format(names=names)
-            swapped = True
-        return (out, tuple(dict.fromkeys(entities))) if swapped else None
+        return out, entities, compared_words, swapped
 
     @staticmethod
     def _move_subject(previous: str, entities: Sequence[str], new_id: str, link: Link,

@@ -67,6 +67,29 @@ def _editions_for(time: str, entities: Sequence[str], snapshot: AliasSnapshot) -
             if e in snapshot.entities and edition(snapshot.name(e)) is not None}
 
 
+def _to_keep(turn: str, said: Sequence[Mention], reference: Sequence[str],
+             snapshot: AliasSnapshot) -> list[Mention]:
+    """What the rewrite must keep: the user's mentions, and those of the trusted
+    reference. A negation inside a conversation cue (先不管这个，…) is about the
+    conversation, not the question: the rewrite leaves the cue out, and the negation
+    with it."""
+    cue_spans = [m.span() for m in cues.SWITCH_RE.finditer(turn)]
+    own = [m for m in said if not (m.kind is MentionKind.NEGATION and any(
+        a <= m.start and m.end <= b for a, b in cue_spans))]
+    return [*own, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
+
+
+def _known_numbers(texts: Iterable[str], entities: Iterable[str],
+                   snapshot: AliasSnapshot) -> set[str]:
+    """The numbers a rewrite may write: those of ``texts`` (the turn, the conversation,
+    the forms of its times) and of the names and aliases of ``entities``."""
+    known = set(_NUMBER_RE.findall(" ".join(texts)))
+    known |= {n for e in entities if e in snapshot.entities
+              for alias in snapshot.entities[e].all_aliases
+              for n in _NUMBER_RE.findall(alias)}
+    return known
+
+
 class RewriteValidator:
     """Checks a rewrite against the user's turn and what the dialogue resolved."""
 
@@ -95,23 +118,15 @@ class RewriteValidator:
         named = {e for m in written if m.kind is MentionKind.ALIAS for e in m.entity_ids}
         ambiguous_ok = all(set(m.entity_ids) & allowed_ids for m in written
                            if m.kind is MentionKind.ALIAS)
-        # A negation inside a conversation cue (先不管这个，…) is about the conversation,
-        # not the question: the rewrite leaves the cue out, and the negation with it.
-        cue_spans = [m.span() for m in cues.SWITCH_RE.finditer(turn)]
-        own = [m for m in user.mentions if not (m.kind is MentionKind.NEGATION and any(
-            a <= m.start and m.end <= b for a, b in cue_spans))]
-        kept = [*own, *(m for r in reference for m in detect_mentions(r, snapshot).mentions)]
+        kept = _to_keep(turn, user.mentions, reference, snapshot)
         # A relative time (上个月) may be written as the time it stands for (2025年4月),
         # counted from one the conversation named: that form keeps it, and its numbers
         # are not new.
         anchors = [*context, *reference]
         times = {id(m): _forms(m.text, anchors) | _editions_for(m.text, entities, snapshot)
                  for m in kept if m.kind is MentionKind.TIME}
-        known_numbers = set(_NUMBER_RE.findall(" ".join([turn, *context, *(
-            form for forms in times.values() for form in forms)])))
-        known_numbers |= {n for e in allowed_ids if e in snapshot.entities
-                          for alias in snapshot.entities[e].all_aliases
-                          for n in _NUMBER_RE.findall(alias)}
+        known_numbers = _known_numbers([turn, *context, *(
+            form for forms in times.values() for form in forms)], allowed_ids, snapshot)
         checks = {
             "entities_known": bool(queries) and ambiguous_ok,
             "entities_present": all(e in named or _spelled_inside(e, written, snapshot)

@@ -803,103 +803,72 @@ class FeatureExtractor:
         cache = self._cache(snapshot)
         notes: list[str] = []
         ids = [c for c in item.candidates if c in snapshot.entities]
-        per: dict[str, dict[str, float]] = {c: {} for c in ids}
         ignore = [item.mention] + [n for c in ids for n in snapshot.entities[c].all_aliases]
         skip = set(tokens(" ".join(ignore)))
         q_tokens = {t for t in tokens(item.question) if t not in skip}
         fit = context_fit(snapshot)
-        lexical = fit.scores(item.question, ids, ignore=ignore)
         idf = getattr(fit, "_idf", {})
         asked = [a for a in item.attributes if a]
-        for c in ids:
-            e = snapshot.entities[c]
-            f = per[c]
-            f["attribute_fit"] = (sum(snapshot.has_attribute(c, a) for a in asked) / len(asked)
-                                  if asked else 0.0)
-            rel = cache.relation_tokens(c)
-            f["relation_fit"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in rel))
-            f["lexical_fit"] = math.log1p(max(lexical.get(c, 0.0), 0.0))
-            f["focus"] = (1.0 if item.focus and item.focus[0] == c
-                          else 0.5 if c in item.focus else 0.0)
-            f["recency"] = _recency(c, item)
-            f["corrected_away"] = 1.0 if c in item.negated else 0.0
-            f["chunk_fit"] = 0.0
-            f["chunk_attribute"] = 0.0
-            f["semantic_profile"] = 0.0
-            f["semantic_type"] = 0.0
-            f["semantic_facet"] = 0.0
-            f["semantic_own"] = 0.0
-            f["prior_choice"] = 0.5
-            f["known_facets"] = math.log1p(len(cache.facets(c)))
-            f["known_text"] = math.log1p(len(tokens(e.description or "")))
-            del e
-        # The question's words in what may be asked of every candidate (its facets'
-        # words), and in what only this one has.
-        facet_words = {c: cache.facet_tokens(c) for c in ids}
-        common = frozenset.intersection(*facet_words.values()) if ids else frozenset()
-        words_shared = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in common))
-        for c in ids:
-            per[c]["words_own"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens
-                                                 if t in facet_words[c] and t not in common))
-        # Chunks tagged with each candidate.
-        if self.chunk_search is not None and ids:
-            stripped = _strip(item.question, ignore)
-            try:
-                for c in ids:
-                    hits = self.chunk_search(snapshot.kb, stripped or item.question, c)
-                    if hits:
-                        per[c]["chunk_fit"] = math.log1p(max(0.0, hits[0][0]))
-                        norm_attrs = [snapshot.normalize(a) for a in asked]
-                        per[c]["chunk_attribute"] = float(any(
-                            a and a in snapshot.normalize(text) for _, text in hits for a in norm_attrs))
-            except ReferentError as exc:
-                notes.append(f"chunk features skipped: {exc}")
-        # Semantic similarity with the bundled e5.
-        semantic = False
-        semantic_shared = 0.0
-        if self.embedder is None:
-            notes.append("no e5 configured: the lexical coefficient set decides, without the "
-                         "semantic features")
-        elif ids:
-            try:
-                semantic_shared = self._semantic(item, ids, per, cache, notes)
-                semantic = True
-            except (ReferentError, RuntimeError, ValueError) as exc:
-                notes.append(f"semantic features skipped ({exc}): the lexical coefficient "
-                             f"set decides")
-        prior = Prior()
-        if self.priors is not None:
-            try:
-                prior = self.priors(snapshot.kb)
-            except ReferentError as exc:
-                notes.append(f"prior choices skipped: {exc}")
+        lexical = fit.scores(item.question, ids, ignore=ignore)
+        per = {c: _candidate_features(c, item, snapshot, cache, asked, q_tokens, idf, lexical)
+               for c in ids}
+        words_shared = _word_features(per, ids, q_tokens, cache, idf)
+        self._chunk_features(item, snapshot, ids, per, ignore, asked, notes)
+        semantic, semantic_shared = self._semantic_features(item, ids, per, cache, notes)
+        prior = self._prior(snapshot, notes)
         for c in ids:
             per[c]["prior_choice"] = (prior.chosen.get(c, 0) + 1) / (prior.offered.get(c, 0) + 2)
-        types = [snapshot.entities[c].type for c in ids]
-        sets = {
-            "attributes_asked": 1.0 if asked else 0.0,
-            "same_type": 1.0 if len(set(types)) == 1 else 0.0,
-            "type_overlap": _overlap([cache.ancestry.get(t, frozenset({t})) for t in types]),
-            "confusable": 1.0 if any(b in snapshot.confusable.get(a, ()) for a in ids for b in ids)
-            else 0.0,
-            "profile_similarity": 0.0,
-            "n_candidates": float(len(ids)),
-            "pronoun": 1.0 if item.kind == "pronoun" else 0.0,
-            "implicit": 1.0 if item.kind == "implicit" else 0.0,
-            "fuzzy": 1.0 if item.fuzzy else 0.0,
-            "prior_asked": math.log1p(prior.asked_sets.get(tuple(sorted(ids)), 0)),
-            "semantic_shared": semantic_shared,
-            "words_shared": words_shared,
-            "shared_facets": _shared_facets([cache.own_facets(c) for c in ids]),
-            # Some candidate has no facet of its own: ``shared_facets`` is unknown, not 0.
-            FACETS_UNKNOWN: 1.0 if len(ids) > 1 and not all(cache.own_facets(c) for c in ids)
-            else 0.0,
-        }
+        sets = _set_features(item, snapshot, cache, ids, asked, prior,
+                             semantic_shared=semantic_shared, words_shared=words_shared)
         if semantic and len(ids) > 1:
             sims = [_cos(cache.profile_vectors[a], cache.profile_vectors[b])
                     for i, a in enumerate(ids) for b in ids[i + 1:]]
             sets["profile_similarity"] = max(sims)
         return per, sets, notes, semantic
+
+    def _chunk_features(self, item: DecisionInput, snapshot: AliasSnapshot, ids: list[str],
+                        per: dict[str, dict[str, float]], ignore: list[str], asked: list[str],
+                        notes: list[str]) -> None:
+        """Fills ``chunk_fit`` and ``chunk_attribute`` from the chunks tagged with each
+        candidate that best match the question without the names."""
+        if self.chunk_search is None or not ids:
+            return
+        stripped = _strip(item.question, ignore)
+        try:
+            for c in ids:
+                hits = self.chunk_search(snapshot.kb, stripped or item.question, c)
+                if hits:
+                    per[c]["chunk_fit"] = math.log1p(max(0.0, hits[0][0]))
+                    norm_attrs = [snapshot.normalize(a) for a in asked]
+                    per[c]["chunk_attribute"] = float(any(
+                        a and a in snapshot.normalize(text) for _, text in hits for a in norm_attrs))
+        except ReferentError as exc:
+            notes.append(f"chunk features skipped: {exc}")
+
+    def _semantic_features(self, item: DecisionInput, ids: list[str],
+                           per: dict[str, dict[str, float]], cache: _KbCache,
+                           notes: list[str]) -> tuple[bool, float]:
+        """Semantic similarity with the bundled e5, when it is configured: whether it was
+        used, and ``semantic_shared``."""
+        if self.embedder is None:
+            notes.append("no e5 configured: the lexical coefficient set decides, without the "
+                         "semantic features")
+        elif ids:
+            try:
+                return True, self._semantic(item, ids, per, cache, notes)
+            except (ReferentError, RuntimeError, ValueError) as exc:
+                notes.append(f"semantic features skipped ({exc}): the lexical coefficient "
+                             f"set decides")
+        return False, 0.0
+
+    def _prior(self, snapshot: AliasSnapshot, notes: list[str]) -> Prior:
+        """The kb's record of earlier choices, or none when it cannot be read."""
+        if self.priors is not None:
+            try:
+                return self.priors(snapshot.kb)
+            except ReferentError as exc:
+                notes.append(f"prior choices skipped: {exc}")
+        return Prior()
 
     def _semantic(self, item: DecisionInput, ids: list[str], per: dict[str, dict[str, float]],
                   cache: _KbCache, notes: list[str]) -> float:
@@ -965,6 +934,74 @@ def _value_items(value: Any) -> list[str]:
     else:
         return []
     return [_words(v) for v in raw if 1 < len(v) <= 60][:MAX_FACETS]
+
+
+def _candidate_features(c: str, item: DecisionInput, snapshot: AliasSnapshot, cache: _KbCache,
+                        asked: list[str], q_tokens: set[str], idf: dict[str, float],
+                        lexical: dict[str, float]) -> dict[str, float]:
+    """One candidate's features from the ontology and the dialogue; those the chunks, e5
+    and the prior choices give start at their neutral value."""
+    e = snapshot.entities[c]
+    f: dict[str, float] = {}
+    f["attribute_fit"] = (sum(snapshot.has_attribute(c, a) for a in asked) / len(asked)
+                          if asked else 0.0)
+    rel = cache.relation_tokens(c)
+    f["relation_fit"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in rel))
+    f["lexical_fit"] = math.log1p(max(lexical.get(c, 0.0), 0.0))
+    f["focus"] = (1.0 if item.focus and item.focus[0] == c
+                  else 0.5 if c in item.focus else 0.0)
+    f["recency"] = _recency(c, item)
+    f["corrected_away"] = 1.0 if c in item.negated else 0.0
+    f["chunk_fit"] = 0.0
+    f["chunk_attribute"] = 0.0
+    f["semantic_profile"] = 0.0
+    f["semantic_type"] = 0.0
+    f["semantic_facet"] = 0.0
+    f["semantic_own"] = 0.0
+    f["prior_choice"] = 0.5
+    f["known_facets"] = math.log1p(len(cache.facets(c)))
+    f["known_text"] = math.log1p(len(tokens(e.description or "")))
+    return f
+
+
+def _word_features(per: dict[str, dict[str, float]], ids: list[str], q_tokens: set[str],
+                   cache: _KbCache, idf: dict[str, float]) -> float:
+    """The question's words in what may be asked of every candidate (its facets' words):
+    returned, ``words_shared``; and in what only this one has: each ``words_own``."""
+    facet_words = {c: cache.facet_tokens(c) for c in ids}
+    common = frozenset.intersection(*facet_words.values()) if ids else frozenset()
+    words_shared = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in common))
+    for c in ids:
+        per[c]["words_own"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens
+                                             if t in facet_words[c] and t not in common))
+    return words_shared
+
+
+def _set_features(item: DecisionInput, snapshot: AliasSnapshot, cache: _KbCache,
+                  ids: list[str], asked: list[str], prior: Prior, *,
+                  semantic_shared: float, words_shared: float) -> dict[str, float]:
+    """The features of the candidate set as a whole (``profile_similarity`` at 0: e5
+    fills it)."""
+    types = [snapshot.entities[c].type for c in ids]
+    return {
+        "attributes_asked": 1.0 if asked else 0.0,
+        "same_type": 1.0 if len(set(types)) == 1 else 0.0,
+        "type_overlap": _overlap([cache.ancestry.get(t, frozenset({t})) for t in types]),
+        "confusable": 1.0 if any(b in snapshot.confusable.get(a, ()) for a in ids for b in ids)
+        else 0.0,
+        "profile_similarity": 0.0,
+        "n_candidates": float(len(ids)),
+        "pronoun": 1.0 if item.kind == "pronoun" else 0.0,
+        "implicit": 1.0 if item.kind == "implicit" else 0.0,
+        "fuzzy": 1.0 if item.fuzzy else 0.0,
+        "prior_asked": math.log1p(prior.asked_sets.get(tuple(sorted(ids)), 0)),
+        "semantic_shared": semantic_shared,
+        "words_shared": words_shared,
+        "shared_facets": _shared_facets([cache.own_facets(c) for c in ids]),
+        # Some candidate has no facet of its own: ``shared_facets`` is unknown, not 0.
+        FACETS_UNKNOWN: 1.0 if len(ids) > 1 and not all(cache.own_facets(c) for c in ids)
+        else 0.0,
+    }
 
 
 def _recency(entity_id: str, item: DecisionInput) -> float:

@@ -21,7 +21,7 @@ transition applies the decision, dialogue/transition.py). In order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from common.language import cues
@@ -221,9 +221,20 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
     changes.
     """
     text = turn.text
-    # (start of the value, the attribute it gives): after the attribute and a word that
-    # gives it (地址在…); a turn whose first clause says no attribute answers the one
-    # the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start.
+    given = _values_given(turn, state)
+    if not given or not state.focus:
+        return links
+    inner, keeper = _names_inside_values(links, text, given, state, snapshot, facts)
+    if keeper is None:
+        return links
+    return _focus_for_inner_names(links, inner, keeper)
+
+
+def _values_given(turn: UnderstoodTurn, state: SessionState) -> list[tuple[int, str]]:
+    """(start of the value, the attribute it gives): after the attribute and a word that
+    gives it (地址在…); a turn whose first clause says no attribute answers the one
+    the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start."""
+    text = turn.text
     given = [(start, str(attribute.value)) for start, attribute in values_given(turn.detection)
              if attribute.value]
     asked = state.slots.attribute
@@ -233,8 +244,14 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
             and asked.turn == last.index
             and not any(m.start < first_end for m in turn.detection.of(MentionKind.ATTRIBUTE))):
         given.extend((0, value) for value in asked.values)
-    if not given or not state.focus:
-        return links
+    return given
+
+
+def _names_inside_values(links: LinkResult, text: str, given: Sequence[tuple[int, str]],
+                         state: SessionState, snapshot: AliasSnapshot,
+                         facts: EntityFacts) -> tuple[set[int], str | None]:
+    """The indices of the links of names said inside a value the turn gives for an
+    attribute of a focus entity the turn does not name, and the first such entity."""
     named = [(i, link) for i, link in enumerate(links.links)
              if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
     inner: set[int] = set()
@@ -250,26 +267,37 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
                 continue
             end = next((j for j in range(start, len(text)) if text[j] in _VALUE_END), len(text))
             for i, link in named:
-                mention = link.mention
-                if not (start <= mention.start and mention.end <= end):
-                    continue
-                name = snapshot.normalize(mention.text)
-                rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
-                # What restates the attribute (是李宗盛填的词 after 谁填词的) is no part of
-                # the value: there the name is the whole answer.
-                if attribute.isascii():
-                    rest = rest.replace(snapshot.normalize(attribute), "")
-                content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS
-                                  and (attribute.isascii() or c not in attribute))
-                pairs = [content[j:j + 2] for j in range(len(content) - 1)]
-                quoted = [p for p in passages if name in p]
-                if not pairs or not quoted:
-                    continue
-                if sum(any(pair in p for p in quoted) for pair in pairs) >= 0.8 * len(pairs):
+                if _quoted_inside(text, start, end, link.mention, attribute, passages, snapshot):
                     inner.add(i)
                     keeper = keeper or focus_id
-    if keeper is None:
-        return links
+    return inner, keeper
+
+
+def _quoted_inside(text: str, start: int, end: int, mention: Mention, attribute: str,
+                   passages: Sequence[str], snapshot: AliasSnapshot) -> bool:
+    """Whether the name ``mention`` is said inside the value ``text[start:end]`` and what
+    else the value holds is quoted from one of the ``passages`` that names it (four in
+    five of its character pairs)."""
+    if not (start <= mention.start and mention.end <= end):
+        return False
+    name = snapshot.normalize(mention.text)
+    rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
+    # What restates the attribute (是李宗盛填的词 after 谁填词的) is no part of
+    # the value: there the name is the whole answer.
+    if attribute.isascii():
+        rest = rest.replace(snapshot.normalize(attribute), "")
+    content = "".join(c for c in rest if c.isalnum() and c not in cues.FUNCTION_CHARS
+                      and (attribute.isascii() or c not in attribute))
+    pairs = [content[j:j + 2] for j in range(len(content) - 1)]
+    quoted = [p for p in passages if name in p]
+    if not pairs or not quoted:
+        return False
+    return sum(any(pair in p for p in quoted) for pair in pairs) >= 0.8 * len(pairs)
+
+
+def _focus_for_inner_names(links: LinkResult, inner: set[int], keeper: str) -> LinkResult:
+    """The links without the ``inner`` names', a pronoun that went to one of them going
+    to ``keeper`` instead, and ``keeper`` the turn's subject."""
     gone = {e for i in inner for e in links.links[i].entity_ids}
     reason = "the turn gives the focus entity's value; the name inside it is part of it"
     out: list[Link] = []
@@ -333,95 +361,148 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     named = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in out)
     changed = False
     for i, link in enumerate(out):
-        mention = link.mention
-        word = mention.text.lower()
-        says = None
-        if mention.kind is MentionKind.PRONOUN:
-            says = cues.reference_kind(turn.text, mention.start)
-        elif mention.kind is MentionKind.IMPLICIT and not named:
-            says = cues.reference_kind(turn.text)
-        elif mention.kind is MentionKind.ALIAS and link.ambiguous:
-            # 陈奕迅这个人, 《孙燕姿》这张专辑: a demonstrative right after a shared name
-            # says which kind of its bearers is meant.
-            after = mention.end
-            while after < min(len(turn.text), mention.end + 2) and not turn.text[after].isalnum():
-                after += 1
-            says = cues.reference_kind(turn.text, after)
-        if mention.kind is MentionKind.PRONOUN and (
-                word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
-            want = word in cues.PERSON_PRONOUNS
-        elif mention.kind in _REFERRING and says is not None and (
-                link.ambiguous or len(link.entity_ids) == 1):
-            want = says
-        elif mention.kind is MentionKind.ALIAS and says is not None:
-            want = says
-        elif mention.kind in _REFERRING and link.ambiguous and asked is not None:
-            want = asked
-        else:
+        says = _kind_said(turn.text, link, named)
+        want = _kind_wanted(link, says, asked)
+        if want is None:
             continue
+        word = link.mention.text.lower()
         # 他 / 她: a person of the other sex, as the passages speak of them, clashes too.
         other_sex = ("f" if word in cues.MALE_PRONOUNS else "m" if word in cues.FEMALE_PRONOUNS
-                     else None) if mention.kind is MentionKind.PRONOUN else None
-
-        def fits(entity_id: str, want: bool = want, other_sex: str | None = other_sex) -> bool:
-            return (facts.is_person(entity_id) is want and entity_id not in state.negated
-                    and (other_sex is None or facts.sex(entity_id) != other_sex))
-
-        def clashes(entity_id: str, want: bool = want, other_sex: str | None = other_sex) -> bool:
-            return facts.is_person(entity_id) is (not want) or (
-                other_sex is not None and facts.sex(entity_id) == other_sex)
-
-        kind = "a person" if want else "a thing"
-        if other_sex is not None and any(facts.sex(c.entity_id) == other_sex
-                                         for c in link.candidates):
-            kind = "a man" if other_sex == "f" else "a woman"
-        elif word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS:
-            pass
-        elif says is not None:
-            kind += ", by the words of the turn"
-        else:
-            kind += ", by what is asked"
-        what = f"“{mention.text}”" if mention.text else "the turn"
-        if len(link.entity_ids) == 1 and clashes(link.entity_ids[0]):
-            said = [e for other in out if other.mention.kind is MentionKind.ALIAS
-                    and other.mention.end <= mention.start for e in reversed(other.entity_ids)]
-            order = [*reversed(said), *(c.entity_id for c in link.candidates), *pool]
-            fitting = next((e for e in dict.fromkeys(order) if fits(e)), None)
-            how = "the most recent one in play"
-            if fitting is None:
-                # None in play is known to be of its kind: the pronoun's own candidates or
-                # a name said before it that is not known to be of the other kind (a
-                # director whose passages say neither) beats one that is known to be.
-                near = [*reversed(said), *(c.entity_id for c in link.candidates)]
-                fitting = next((e for e in dict.fromkeys(near)
-                                if facts.is_person(e) is None and not clashes(e)
-                                and e not in state.negated), None)
-                how = "the one beside it not known to be otherwise"
-            if fitting is None:
-                continue
-            out[i] = Link(mention, (Candidate(fitting, 1.0, "focus"), *(
-                c for c in link.candidates if c.entity_id != fitting)), (fitting,),
-                f"{what} means {kind}: {how}")
+                     else None) if link.mention.kind is MentionKind.PRONOUN else None
+        fitted = _fitted(link, out, _Kind(want, other_sex, facts, state.negated), says, pool,
+                         state)
+        if fitted is not None:
+            out[i] = fitted
             changed = True
-        elif len(link.entity_ids) == 1 and fits(link.entity_ids[0]):
-            others = [e for e in state.focus if e != link.entity_ids[0]]
-            if others and all(clashes(e) for e in others):
-                out[i] = Link(mention, link.candidates, link.entity_ids,
-                              f"{what} means {kind}: the one in focus")
-                changed = True
-        elif link.ambiguous:
-            fitting = [c for c in link.candidates if fits(c.entity_id)]
-            if not fitting and (mention.kind is MentionKind.PRONOUN or says is not None):
-                # None is known to be of its kind: those not known to be of the other.
-                fitting = [c for c in link.candidates if not clashes(c.entity_id)
-                           and c.entity_id not in state.negated]
-            if fitting and len(fitting) < len(link.candidates):
-                ids = (fitting[0].entity_id,) if len(fitting) == 1 else ()
-                out[i] = Link(mention, tuple(fitting), ids,
-                              f"{what} means {kind}: "
-                              + ("the one candidate that is" if ids else "only those candidates"))
-                changed = True
     return LinkResult(tuple(out)) if changed else links
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """The kind a reference wants: a person (``want``) or a thing, not of ``other_sex``;
+    judged by what the passages state of each entity (``facts``)."""
+    want: bool
+    other_sex: str | None
+    facts: EntityFacts
+    negated: Any
+
+    def fits(self, entity_id: str) -> bool:
+        return (self.facts.is_person(entity_id) is self.want and entity_id not in self.negated
+                and (self.other_sex is None or self.facts.sex(entity_id) != self.other_sex))
+
+    def clashes(self, entity_id: str) -> bool:
+        return self.facts.is_person(entity_id) is (not self.want) or (
+            self.other_sex is not None and self.facts.sex(entity_id) == self.other_sex)
+
+
+def _kind_said(text: str, link: Link, named: bool) -> bool | None:
+    """The kind a demonstrative's own word says (这个电影 a thing, 这位 a person): for a
+    pronoun, for the turn when it names nothing, and for a shared name right before it."""
+    mention = link.mention
+    if mention.kind is MentionKind.PRONOUN:
+        return cues.reference_kind(text, mention.start)
+    if mention.kind is MentionKind.IMPLICIT and not named:
+        return cues.reference_kind(text)
+    if mention.kind is MentionKind.ALIAS and link.ambiguous:
+        # 陈奕迅这个人, 《孙燕姿》这张专辑: a demonstrative right after a shared name
+        # says which kind of its bearers is meant.
+        after = mention.end
+        while after < min(len(text), mention.end + 2) and not text[after].isalnum():
+            after += 1
+        return cues.reference_kind(text, after)
+    return None
+
+
+def _kind_wanted(link: Link, says: bool | None, asked: bool | None) -> bool | None:
+    """Whether the link's mention means a person (True) or a thing (False): by its own
+    word (他, 它), by a demonstrative's word, or by what the turn asks; None when nothing
+    says."""
+    mention = link.mention
+    word = mention.text.lower()
+    if mention.kind is MentionKind.PRONOUN and (
+            word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS):
+        return word in cues.PERSON_PRONOUNS
+    if mention.kind in _REFERRING and says is not None and (
+            link.ambiguous or len(link.entity_ids) == 1):
+        return says
+    if mention.kind is MentionKind.ALIAS and says is not None:
+        return says
+    if mention.kind in _REFERRING and link.ambiguous and asked is not None:
+        return asked
+    return None
+
+
+def _kind_label(link: Link, kind: _Kind, says: bool | None) -> str:
+    """The kind as the trace says it, and how it is known."""
+    word = link.mention.text.lower()
+    label = "a person" if kind.want else "a thing"
+    if kind.other_sex is not None and any(kind.facts.sex(c.entity_id) == kind.other_sex
+                                          for c in link.candidates):
+        return "a man" if kind.other_sex == "f" else "a woman"
+    if word in cues.PERSON_PRONOUNS or word in cues.THING_PRONOUNS:
+        return label
+    if says is not None:
+        return label + ", by the words of the turn"
+    return label + ", by what is asked"
+
+
+def _fitted(link: Link, out: Sequence[Link], kind: _Kind, says: bool | None,
+            pool: Sequence[str], state: SessionState) -> Link | None:
+    """The link made to fit ``kind``: moved off an entity of the other kind, settled on
+    the one focus entity of its kind, or narrowed to the candidates of its kind; None
+    when nothing changes."""
+    label = _kind_label(link, kind, says)
+    what = f"“{link.mention.text}”" if link.mention.text else "the turn"
+    if len(link.entity_ids) == 1 and kind.clashes(link.entity_ids[0]):
+        return _moved_to_fitting(link, out, kind, pool, f"{what} means {label}")
+    if len(link.entity_ids) == 1 and kind.fits(link.entity_ids[0]):
+        others = [e for e in state.focus if e != link.entity_ids[0]]
+        if others and all(kind.clashes(e) for e in others):
+            return Link(link.mention, link.candidates, link.entity_ids,
+                        f"{what} means {label}: the one in focus")
+        return None
+    if link.ambiguous:
+        return _kept_to_kind(link, kind, says, f"{what} means {label}")
+    return None
+
+
+def _moved_to_fitting(link: Link, out: Sequence[Link], kind: _Kind, pool: Sequence[str],
+                      reason: str) -> Link | None:
+    """A link to an entity of the other kind, moved to the most recent one of its kind:
+    a name said in the turn before it, then its own candidates, then those in play."""
+    mention = link.mention
+    said = [e for other in out if other.mention.kind is MentionKind.ALIAS
+            and other.mention.end <= mention.start for e in reversed(other.entity_ids)]
+    order = [*reversed(said), *(c.entity_id for c in link.candidates), *pool]
+    fitting = next((e for e in dict.fromkeys(order) if kind.fits(e)), None)
+    how = "the most recent one in play"
+    if fitting is None:
+        # None in play is known to be of its kind: the pronoun's own candidates or
+        # a name said before it that is not known to be of the other kind (a
+        # director whose passages say neither) beats one that is known to be.
+        near = [*reversed(said), *(c.entity_id for c in link.candidates)]
+        fitting = next((e for e in dict.fromkeys(near)
+                        if kind.facts.is_person(e) is None and not kind.clashes(e)
+                        and e not in kind.negated), None)
+        how = "the one beside it not known to be otherwise"
+    if fitting is None:
+        return None
+    return Link(mention, (Candidate(fitting, 1.0, "focus"), *(
+        c for c in link.candidates if c.entity_id != fitting)), (fitting,), f"{reason}: {how}")
+
+
+def _kept_to_kind(link: Link, kind: _Kind, says: bool | None, reason: str) -> Link | None:
+    """A link left between candidates, kept to those of its kind when only some are."""
+    fitting = [c for c in link.candidates if kind.fits(c.entity_id)]
+    if not fitting and (link.mention.kind is MentionKind.PRONOUN or says is not None):
+        # None is known to be of its kind: those not known to be of the other.
+        fitting = [c for c in link.candidates if not kind.clashes(c.entity_id)
+                   and c.entity_id not in kind.negated]
+    if fitting and len(fitting) < len(link.candidates):
+        ids = (fitting[0].entity_id,) if len(fitting) == 1 else ()
+        return Link(link.mention, tuple(fitting), ids,
+                    f"{reason}: " + ("the one candidate that is" if ids else "only those candidates"))
+    return None
 
 
 def keep_referred_kind(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
