@@ -129,14 +129,20 @@ def test_features_come_from_the_kb_and_its_chunks(bank, make_runtime):
 
 def test_relations_and_the_dialogue_shape_the_candidates(bank, make_runtime, neo4j_store):
     runtime = make_runtime(threshold=0.001)
-    result = runtime.engine.handle(bank, session(), "Which Gold does Acme Corp use?")
-    per = decision(result)["candidates"]
+    snapshot = runtime.snapshots.get(bank)
+    extractor = runtime.engine._policy.gate.base.model.extractor
+    asked = DecisionInput(question="Which Gold does Acme Corp use?", mention="Gold", kind="alias",
+                          candidates=ALL)
+    per, _, _, _ = extractor.extract(asked, snapshot)
     # Only the business card is ISSUED_TO Acme Corp in the ontology.
     assert per["card.gold.biz"]["relation_fit"] > 0.0
     assert per["card.gold"]["relation_fit"] == per["branch.gold"]["relation_fit"] == 0.0
+    # In a turn, the related name said with the shared one settles it before the gate
+    # (a resolver of dialogue/resolvers/ reads the relation): nothing is asked.
+    result = runtime.engine.handle(bank, session(), "Which Gold does Acme Corp use?")
+    assert result.action == "retrieve" and "card.gold.biz" in result.entities
+    assert "clarify_decisions" not in result.trace
 
-    snapshot = runtime.snapshots.get(bank)
-    extractor = runtime.engine._policy.gate.base.model.extractor
     item = DecisionInput(question="and its annual fee?", mention="", kind="implicit",
                          attributes=("annual fee",),
                          candidates=CARDS, focus=("card.gold",),
