@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from api.settings import Settings
+from common import jsonl
 from common.errors import ConfigurationError, InputError, ReferentError
 
 app = typer.Typer(help="Referent: conversational retrieval that links before it searches.",
@@ -369,9 +370,9 @@ def _check_entity_ids(lines: list[str], snapshot, kb: str, file: Path) -> int:
     naming, unknown = 0, []
     for number, line in enumerate(lines, start=1):
         try:
-            ids = json.loads(line).get("entity_ids") if line.strip()[:1] == "{" else None
+            ids = jsonl.loads(line).get("entity_ids") if line.strip()[:1] == "{" else None
         except (ValueError, AttributeError):
-            continue  # the corpus parser names a malformed line, with its field
+            continue  # the corpus parser names a malformed or too deep line, with its field
         if not isinstance(ids, list) or not ids:
             continue
         naming += 1
