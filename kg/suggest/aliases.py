@@ -25,7 +25,7 @@ import math
 import re
 from collections import defaultdict
 
-from kg.suggest import words
+from common.language import documents as words
 from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, cite, confidence
@@ -37,7 +37,6 @@ MIN_STANDALONE = 2
 LONG_FORM = 5  # a short form this long, or shared, is specific enough to count once
 MAX_WORDS = 6
 _QUALIFIER_RE = re.compile(r"[（(]([^（）()]{1,20})[）)]")
-_EDGE_WORDS = "的和与及或是在为之"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -193,7 +192,7 @@ def add_edition_forms(suggestion: Suggestion, occurrences: Occurrences) -> None:
             for alias in shared:
                 if ed in alias:
                     continue
-                for form in (f"{ed}版{alias}", f"{alias}{ed}版", f"{ed}年版{alias}", f"{alias}{ed}"):
+                for form in (f.format(ed=ed, alias=alias) for f in words.EDITION_ALIAS_FORMS):
                     entity.add_alias(form, Evidence(0.6, {"occurrences": occurrences.count(form)},
                                                     cite(occurrences, form), f"the edition run into {alias}"))
 

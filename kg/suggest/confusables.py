@@ -9,14 +9,13 @@ figures one states and the other does not.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import defaultdict
 
+from common.language import documents
 from kg.suggest.corpus import Occurrences
 from kg.suggest.evidence import Evidence, confidence
 from kg.suggest.model import SuggestedConfusable, SuggestedEntity, Suggestion
 
-_FIGURE_RE = re.compile(r"\d[\d,.]*\s*(?:%|元|天|年|月|个|GB|M|小时|分钟|公里|件|公斤|万元|万)?")
 MAX_HOLDERS = 4
 
 
@@ -52,5 +51,5 @@ def _figures(entity: SuggestedEntity, occurrences: Occurrences) -> set[str]:
         text = occurrences.passages[index].text
         at = text.find(entity.name)
         window = text[max(0, at):at + 200] if at >= 0 else text[:200]
-        found.update(m.group(0).strip() for m in _FIGURE_RE.finditer(window) if len(m.group(0)) > 1)
+        found.update(m.group(0).strip() for m in documents.FIGURE_RE.finditer(window) if len(m.group(0)) > 1)
     return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from common.language import documents
 from kg.suggest.corpus import Occurrences
 from kg.suggest.evidence import Evidence, cite, confidence
 from kg.suggest.model import SuggestedEntity, Suggestion
@@ -17,7 +18,8 @@ ORG_TYPE = "Organization"
 
 def edition_name(stem: str, edition: str) -> str:
     """基础版验光套餐 + 2025 → 基础版验光套餐（2025版）; a dotted version reads 康宁就医App 6.0版."""
-    return f"{stem}（{edition}版）" if "." not in edition else f"{stem} {edition}版"
+    return (documents.EDITION_NAME if "." not in edition
+            else documents.DOTTED_EDITION_NAME).format(stem=stem, edition=edition)
 
 
 def _used(cand: Candidate, occurrences: Occurrences) -> int:

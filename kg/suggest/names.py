@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from kg.suggest import words
+from common.language import documents as words
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.segment import common_word
 
@@ -69,7 +69,7 @@ def _strip_genre(name: str) -> str:
 
 def _inline_version(name: str) -> tuple[str, str | None]:
     """康宁就医App 6.0版 → (康宁就医App, 6.0)."""
-    m = re.search(r"\s*(?:[vV])?(\d+(?:\.\d+)+)版?$", name)
+    m = words.DOTTED_VERSION_TAIL_RE.search(name)
     if m and m.start() > 1:
         return name[: m.start()].strip(), m.group(1)
     return name, None
@@ -134,6 +134,6 @@ def split_attribute_titles(cands: dict[str, Candidate]) -> None:
             if targets and len(rest) <= 8 and _CJK_RE.match(rest) and targets[0].name.endswith(("）", ")")):
                 target = targets[0]
                 target.title_docs |= cand.title_docs
-                target.attributes.update(a for a in re.split(r"[与和及、]", rest) if len(a) >= 2)
+                target.attributes.update(a for a in words.ATTRIBUTE_LIST_SPLIT_RE.split(rest) if len(a) >= 2)
                 del cands[key]
                 break

@@ -9,15 +9,13 @@
 
 from __future__ import annotations
 
-import re
 
+from common.language import documents
 from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, cite
 from kg.suggest.model import SuggestedRelation, Suggestion
 
-_SINCE_RE = re.compile(r"自?((?:19|20)\d{2}年\d{1,2}月\d{1,2}日)(?:（含）)?起")
-VALID_FROM = "生效日期"
 
 
 def add_part_of(suggestion: Suggestion, occurrences: Occurrences) -> None:
@@ -49,7 +47,7 @@ def add_editions(suggestion: Suggestion, occurrences: Occurrences) -> None:
         for older, newer in zip(group, group[1:]):
             since = _valid_from(newer.name, occurrences)
             if since:
-                newer.attributes[VALID_FROM] = since
+                newer.attributes[documents.VALID_FROM] = since
             said = f", in force from {since}" if since else ""
             suggestion.relations.append(SuggestedRelation(
                 newer.key, "SUCCEEDS", older.key,
@@ -61,7 +59,7 @@ def _valid_from(name: str, occurrences: Occurrences) -> str | None:
     for index in occurrences.passages_of(name):
         text = occurrences.passages[index].text
         at = text.find(name)
-        m = _SINCE_RE.search(text, max(0, at), at + len(name) + 40) if at >= 0 else None
+        m = documents.SINCE_RE.search(text, max(0, at), at + len(name) + 40) if at >= 0 else None
         if m:
             return m.group(1)
     return None

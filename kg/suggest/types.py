@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
-from kg.suggest import words
+from common.language import documents as words
 from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, confidence
@@ -26,13 +26,12 @@ from kg.suggest.segment import words_of
 DEFAULT_TYPE = "Entity"
 MAX_ATTRIBUTES = 12
 MIN_KIND_MEMBERS = 3  # a suggested name that heads this many others is a kind
-_VARIANT_TAIL_RE = re.compile(r"[\u4e00-\u9fff]{1,2}版$")
 _QUALIFIER_RE = re.compile(r"[（(][^（）()]*[）)]")
 
 
 def head_core(entity: SuggestedEntity) -> str:
     core = _QUALIFIER_RE.sub("", entity.stem or entity.name).strip()
-    trimmed = _VARIANT_TAIL_RE.sub("", core)
+    trimmed = words.VARIANT_TAIL_RE.sub("", core)
     return trimmed if len(trimmed) >= 2 else core
 
 
@@ -91,7 +90,7 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 
 def _attribute_word(after: str) -> str | None:
-    after = after.lstrip("的之")
+    after = after.lstrip(words.LINKING_PARTICLES)
     m = words.PHRASE_END_RE.search(after)
     phrase = after[: m.start()] if m else after
     if not 2 <= len(phrase) <= 4 or phrase[0] in words.NOT_ATTRIBUTE_STARTS:

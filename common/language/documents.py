@@ -1,4 +1,4 @@
-"""Word lists the suggestion rules read: what a document's kind, an organisation's
+"""Word lists the ontology suggestion (kg/suggest/) reads: what a document's kind, an organisation's
 head word or a date looks like, in Chinese and English.
 
 They describe the languages, not any one corpus: a title word such as 使用说明 or
@@ -61,3 +61,27 @@ CJK_BEFORE_LATIN_RE = re.compile(
 LATIN_STOP = frozenset({"the", "a", "an", "of", "for", "and", "or", "to", "in", "on", "is", "are",
                         "what", "how", "which", "when", "why", "do", "does", "can", "my", "your",
                         "i", "we", "you", "it", "this", "that", "q", "a:", "q:"})
+
+
+# The rules' own marks, in the languages they read.
+# Particles a short form never starts or ends with.
+EDGE_WORDS = "的和与及或是在为之"
+# Particles between a name and the attribute said after it.
+LINKING_PARTICLES = "的之"
+# A figure a passage states about a name: a number and its unit.
+FIGURE_RE = re.compile(r"\d[\d,.]*\s*(?:%|元|天|年|月|个|GB|M|小时|分钟|公里|件|公斤|万元|万)?")
+# The separators of a list of attributes in a title's tail.
+ATTRIBUTE_LIST_SPLIT_RE = re.compile(r"[与和及、]")
+# "from <date> on": when a newer edition takes effect.
+SINCE_RE = re.compile(r"自?((?:19|20)\d{2}年\d{1,2}月\d{1,2}日)(?:（含）)?起")
+# The attribute an edition's start date is kept under.
+VALID_FROM = "生效日期"
+# A one- or two-character variant word before the edition mark at a name's end.
+VARIANT_TAIL_RE = re.compile(r"[\u4e00-\u9fff]{1,2}版$")
+# A dotted version at a name's end (App 6.0版, v2.1).
+DOTTED_VERSION_TAIL_RE = re.compile(r"\s*(?:[vV])?(\d+(?:\.\d+)+)版?$")
+# An edition's canonical name from its stem and its year or version.
+EDITION_NAME = "{stem}（{edition}版）"
+DOTTED_EDITION_NAME = "{stem} {edition}版"
+# How users run an edition into a shared short form.
+EDITION_ALIAS_FORMS = ("{ed}版{alias}", "{alias}{ed}版", "{ed}年版{alias}", "{alias}{ed}")
