@@ -127,6 +127,9 @@ class TurnEngine:
                  clarifier: ClarifyModel | None = None,
                  facts: EntityFactsCache | None = None) -> None:
         self._snapshots = snapshots
+        # The empty snapshot of each kb served without an ontology, built once: building
+        # one builds its mention pipeline, which costs far more than a turn.
+        self._no_ontology: dict[str, AliasSnapshot] = {}
         # What the kb's passages state about each entity (tells apart by what is asked).
         self._facts = facts
         self._retriever = retriever
@@ -431,7 +434,9 @@ class TurnEngine:
             # those of the earlier turns. A kb with neither ontology nor corpus is unknown.
             if not self._retriever.has_kb(kb):
                 raise unknown_kb(kb)
-            snapshot = AliasSnapshot.from_ontology(kb, 0, Ontology())
+            snapshot = self._no_ontology.get(kb)
+            if snapshot is None:
+                snapshot = self._no_ontology[kb] = AliasSnapshot.from_ontology(kb, 0, Ontology())
         return snapshot
 
     def _trace_start(self, kb: str, state: SessionState, snapshot: AliasSnapshot) -> dict[str, Any]:
