@@ -125,7 +125,7 @@ def render(summaries: Sequence[Summary], metrics: Sequence[str] = DEFAULT_METRIC
     for s in summaries:
         overall = s.systems[next(iter(s.systems))]
         counts = ", ".join(f"{b}: {overall['by_turn'][b].get('turns', '—')}" for b in s.buckets)
-        out.append(f"### {s.name}\n\n{overall['overall'].get('turns', '—')} turns "
+        out.append(f"#### {s.name}\n\n{overall['overall'].get('turns', '—')} turns "
                    f"({counts}); k = {s.k}.\n\n{table(s, metrics)}")
     return "\n".join(out)
 

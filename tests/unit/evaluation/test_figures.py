@@ -40,7 +40,7 @@ def summary_file(tmp_path):
 def test_rows_by_turn_index_with_referent_beside_the_baseline(summary_file, capsys):
     assert figures.main([summary_file, "--metric", "action_accuracy"]) == 0
     out = capsys.readouterr().out
-    assert "### demo-suite" in out  # the suite's folder, not the machine's path
+    assert "#### demo-suite" in out  # the suite's folder, not the machine's path
     assert "3 turns (1: 1, 2: 1, 3+: 1); k = 5." in out
     rows = [line for line in out.splitlines() if line.startswith("|")]
     assert rows[0] == "| metric | turn | n | referent | raw |"
@@ -95,7 +95,7 @@ def test_into_a_page_replaces_only_what_stands_between_the_markers(summary_file,
     text = page.read_text(encoding="utf-8")
     assert "old tables" not in text
     assert text.startswith("# Evaluation\n\nprose naming `<!-- figures -->`\n\n<!-- figures -->\n\n"
-                           "### demo-suite\n")
+                           "#### demo-suite\n")
     assert "| action_accuracy | all | 3 | 0.667 | 0.667 |" in text
     assert text.endswith("\n\n<!-- /figures -->\n\n## After\n")
     # Written again from the same summaries, the page does not change.
