@@ -26,7 +26,7 @@ app = typer.Typer(help="Referent: conversational retrieval that links before it 
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
 neo4j_app = typer.Typer(help="The local Neo4j (embedded default for development, demo and tests).",
                         no_args_is_help=True)
-ontology_app = typer.Typer(help="Import and export a knowledge base's ontology.", no_args_is_help=True)
+ontology_app = typer.Typer(help="Import, export, or suggest from the documents, a knowledge base's ontology.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys: stored in Neo4j and scoped to kbs (create, list, revoke), "
                             "or made for REFERENT_AUTH__KEYS (new).", no_args_is_help=True)
 milvus_app = typer.Typer(help="Milvus Lite as a server several API processes share.",
