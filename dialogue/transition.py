@@ -113,16 +113,16 @@ def salience_order(entities: tuple[str, ...], focus: list[str], kind: TurnKind |
 
     A turn that goes on about the talk (a continuation, or a new name with the focus
     kept beside it) keeps what was already in focus ahead of a new name of the same
-    kind: 门票包含在颐和园景区门票内了，开放时间呢 after a street inside the park is still
+    kind: 门票包含在青萝园景区门票里了，营业时间呢 after a street inside the park is still
     about the street, and 它 in the next turn means the street, not the park the turn
     named. ``kinds`` says whether each entity is a person (True), a thing (False) or
     unknown (None), as the entity facts tell; an empty mapping is a kb without people,
     where all are alike; None keeps the turn's own order. A name of another kind, or
-    of an unknown one, keeps its place (是马克·韦布 after a question about the film's
+    of an unknown one, keeps its place (是韩启明 after a question about the film's
     director: the talk often turns to the person), and so does a name given as the value
-    of what was asked (发行公司是华纳兄弟公司: the answer is what comes next). A name the
-    turn introduces under a phrase about an entity in focus (它边上的潭柘寺, 这个景点附近的
-    黑龙潭, the Summer Palace next to it: the old one only says where the new one lies)
+    of what was asked (出品公司是鹿鸣影业: the answer is what comes next). A name the
+    turn introduces under a phrase about an entity in focus (它边上的松鹤寺, 这个景点附近的
+    白鹭湾, Qingluo Garden next to it: the old one only says where the new one lies)
     is what the talk turns to, and leads. A correction, an answer, a revisit or a switch
     puts what the turn says first, as it says it.
     """
@@ -148,7 +148,7 @@ def salience_order(entities: tuple[str, ...], focus: list[str], kind: TurnKind |
 
 def _given_as_value(links: LinkResult, detection: Detection) -> set[str]:
     """Names that are the whole start of the value the turn gives for an attribute
-    (发行公司是华纳兄弟公司, the park is the Summer Palace): the answer to what was asked."""
+    (出品公司是鹿鸣影业, the park is Qingluo Garden): the answer to what was asked."""
     text = detection.text
     leads = [start for start, _ in values_given(detection)]
     return {link.entity_ids[0] for link in links.links
@@ -210,7 +210,7 @@ def _searched(state: SessionState, outcome: TurnOutcome) -> None:
         if len(entities) > 1:
             state.listed = list(entities)
         elif swapped_by_ellipsis(kind, outcome.detection, outcome.links, previous, entities):
-            # 那东院的呢 after 西院口腔科…: both sides were talked about, in that order
+            # 那北校区的呢 after 南校区自习室…: both sides were talked about, in that order
             # (前者 is the one before, 后者 the one the ellipsis put in its place).
             state.listed = [previous[0], entities[0]]
     elif kind is TurnKind.SWITCH:

@@ -25,7 +25,7 @@ from understanding.pieces import pointed_at
 _PLURAL_PRONOUNS = cues.PLURAL_PRONOUNS
 # "The two" / 两者: the focus and the other one of its kind talked about just before.
 _DUAL_PRONOUNS = cues.DUAL_PRONOUNS
-# Demonstratives a piece of a name may stand right before (杭州那家).
+# Demonstratives a piece of a name may stand right before (江北那家).
 _POINTERS = cues.POINTERS
 # Where a clause ends: the words before a demonstrative are looked for inside its clause.
 _CLAUSE_BREAK_RE = re.compile(r"[，,。？?！!；;：:\s]")
@@ -142,7 +142,7 @@ class EntityLinker:
                 the focus and the one before it).
             context_attributes: what the dialogue has been asking about; a turn that
                 asks about no attribute of its own is taken to ask about these
-                (话费 said before 用App在哪里能查到 settles which App).
+                (课时余额 said before 用App在哪看 settles which App).
         """
         text_norm = snapshot.normalize(detection.text)
         attributes = [m.value for m in detection.of(MentionKind.ATTRIBUTE)] or list(context_attributes)
@@ -200,7 +200,7 @@ class EntityLinker:
 
     def _as_determiner(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
                        around: _Around) -> _Reading:
-        # 那张白金卡: the name that follows says what is meant.
+        # 那张星卡: the name that follows says what is meant.
         return None if self._determiner(mention, detection) else _NO_READING
 
     def _as_pointed(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
@@ -239,7 +239,7 @@ class EntityLinker:
     @staticmethod
     def _link_place(mention: Mention, detection: Detection, snapshot: AliasSnapshot,
                     in_play: Sequence[str]) -> Link | None:
-        """那边 / 在那 / there: the place named just before it in the turn (杭州客服中心那边),
+        """那边 / 在那 / there: the place named just before it in the turn (江北客服中心那边),
         else the most salient place in play (the focus, the alternates, the recent
         turns'). A place is an entity whose type has a place's attribute (地址,
         address). None when no place is in play: the word then refers to nothing
@@ -265,7 +265,7 @@ class EntityLinker:
 
     @staticmethod
     def _determiner(mention: Mention, detection: Detection) -> bool:
-        """那张白金卡, 回到刚才那个重疾险: a demonstrative right before a name only marks
+        """那张星卡, 回到刚才那个重疾险: a demonstrative right before a name only marks
         the name as the one talked about; it refers to nothing of its own."""
         return mention.text.lower() in _POINTERS and any(
             m.kind is MentionKind.ALIAS and m.start == mention.end for m in detection.mentions)
@@ -273,7 +273,7 @@ class EntityLinker:
     @staticmethod
     def _pointed(mention: Mention, detection: Detection, snapshot: AliasSnapshot,
                  in_play: Sequence[str]) -> Link | None:
-        """国际学生那个, 杭州那家也能直付吗: the words right before a demonstrative (in its
+        """国际学生那个, 江北那家也能直付吗: the words right before a demonstrative (in its
         clause, after any name) hold a piece of the names of exactly one entity in play
         (the focus, the alternates, the recent turns'): that one is meant, not the focus.
         None when the words point at none of them, or at several."""
@@ -282,7 +282,7 @@ class EntityLinker:
         left = max([0, *(m.end for m in detection.mentions if m.end <= mention.start)])
         words = _CLAUSE_BREAK_RE.split(detection.text[left:mention.start])[-1]
         playing = [e for e in dict.fromkeys(in_play) if e in snapshot.entities]
-        # Besides the entities in play, those sharing a name with them (杭州那家 after
+        # Besides the entities in play, those sharing a name with them (江北那家 after
         # 上海市第一人民医院, both 市一医院) are what such words tell apart.
         pool = list(dict.fromkeys([*playing, *(v for e in playing for v in snapshot.variants(e))]))
         if not words.strip() or len(pool) < 2:
@@ -292,7 +292,7 @@ class EntityLinker:
             return None
         candidates = tuple(sorted((Candidate(e, 1.0 if e == chosen else 0.0, "in play") for e in pool),
                                   key=lambda c: c.entity_id != chosen))
-        # The words belong to the reference: 杭州那家 is replaced whole by the name.
+        # The words belong to the reference: 江北那家 is replaced whole by the name.
         start = mention.start - len(words) + (len(words) - len(words.lstrip()))
         mention = Mention(MentionKind.PRONOUN, detection.text[start:mention.end], start, mention.end)
         return Link(mention, candidates, (chosen,),
@@ -300,10 +300,10 @@ class EntityLinker:
 
     @staticmethod
     def _named_before(pronoun: Mention, detection: Detection) -> str | None:
-        """陆川是个成功的导演，他获得过…: a singular pronoun after the turn named exactly one
+        """沈墨舟是个成功的导演，他拿过…: a singular pronoun after the turn named exactly one
         entity (by a name only it has) means that entity, not the dialogue's focus. Not
-        inside what is compared with (2025版比它便宜多少: 它 is the other one), nor right
-        after a phrase that places the name beside it (the Summer Palace next to it)."""
+        inside what is compared with (2024版比它贵多少: 它 is the other one), nor right
+        after a phrase that places the name beside it (Qingluo Garden next to it)."""
         if pronoun.text.lower() in _PLURAL_PRONOUNS or pronoun.text.lower() in _DUAL_PRONOUNS:
             return None
         if any(m.start("x") <= pronoun.start < m.end("x")
@@ -313,7 +313,7 @@ class EntityLinker:
         if anchored is not None and any(
                 m.end <= pronoun.start and anchored.fullmatch(detection.text[m.end:pronoun.start])
                 for m in detection.of(MentionKind.ALIAS)):
-            return None  # the Summer Palace next to it: it is where the name lies, not the name
+            return None  # Qingluo Garden next to it: it is where the name lies, not the name
         before = {m.entity_ids[0] for m in detection.of(MentionKind.ALIAS)
                   if m.end <= pronoun.start and len(m.entity_ids) == 1 and m.similarity == 100}
         shared = [m for m in detection.of(MentionKind.ALIAS)
@@ -367,7 +367,7 @@ class EntityLinker:
 
     def _link_variant(self, detection: Detection, snapshot: AliasSnapshot,
                       focus: Sequence[str]) -> Link | None:
-        """个人版呢 / 那2025版呢: the turn names only what tells a variant of a focus
+        """个人版呢 / 那2023版呢: the turn names only what tells a variant of a focus
         entity apart (an edition, a version). Resolves when exactly one variant fits."""
         norm = snapshot.normalize_with_offsets(detection.text)
         found: dict[str, tuple[int, int]] = {}
@@ -426,7 +426,7 @@ class EntityLinker:
     def settled_by_words(self, detection: Detection, snapshot: AliasSnapshot,
                          options: Sequence[str]) -> Link | None:
         """The option a turn that names nothing fits clearly best by its words (知道
-        《五月天》吗？ left unanswered, then 那可是台湾著名的摇滚乐团: the band, not the
+        《潮汐》吗？ left unanswered, then 那可是很有名的摇滚乐队: the band, not the
         song); None when its words fit none of them clearly."""
         scores = context_fit(snapshot).scores(detection.text, options)
         chosen = decide(scores, margin=self.fit_margin)
@@ -441,7 +441,7 @@ class EntityLinker:
     @staticmethod
     def kept_focus(links: LinkResult, snapshot: AliasSnapshot, *, focus: Sequence[str],
                    negated: Sequence[str] = ()) -> Link | None:
-        """这部电影是奉俊昊导演的 / the address is next to the Olympic park: a turn that
+        """这部电影是沈墨舟导演的 / the address is next to the riverside park: a turn that
         names what the knowledge base describes the focus with (its director, the park
         it lies in) still talks about the focus. The focus entities whose description
         names one of the turn's names stay, after the named ones; None when nothing
@@ -537,7 +537,7 @@ class EntityLinker:
         if len(marked) == 1:
             return Link(mention, candidates, (marked[0],), "distinguishing word in the turn")
         # The asked attribute exists for only one candidate's type: what the turn asks
-        # outweighs what the dialogue was about (随心 + 年化利率 after the data pack).
+        # outweighs what the dialogue was about (悦享 + 还款期限 after the membership card).
         if attributes:
             fit = [eid for eid in ids if any(snapshot.has_attribute(eid, a) for a in attributes)]
             if len(fit) == 1:
@@ -548,8 +548,8 @@ class EntityLinker:
         others_in_play = self.defer_fit and any(e in recent for e in ids if e not in in_focus)
         if len(in_focus) == 1 and not others_in_play:
             return Link(mention, candidates, (in_focus[0],), "already the dialogue's focus")
-        # One of them is one relation away from what the dialogue is about (中山路支行
-        # after a question about Hangzhou: the branch located there).
+        # One of them is one relation away from what the dialogue is about (滨湖路网点
+        # after a question about 江北: the branch located there).
         near = [eid for eid in ids if snapshot.related.get(eid, frozenset()) & set(focus)]
         if not in_focus and len(near) == 1:
             return Link(mention, candidates, (near[0],), "related to the dialogue's focus")

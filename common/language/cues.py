@@ -65,10 +65,10 @@ NUMBER_KIND_CHARS: frozenset[str] = frozenset("".join(m.NUMBER_KIND_CHARS for m 
 EDITION_RE = re.compile(rf"(?<![0-9.])(?:{_alt('EDITIONS')})") if _all("EDITIONS") else None
 #: A request for the asker's own records (查一下我的…, check my balance).
 OWN_RECORDS_RE = re.compile(_alt("OWN_RECORDS"), re.IGNORECASE)
-#: Whether a thing just named has something, what is asked for as ``x`` (有没有钻石版).
+#: Whether a thing just named has something, what is asked for as ``x`` (有没有青春版).
 EXISTENCE_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE)
                                                    for p in _all("EXISTENCE"))
-#: A question about what will happen (明年会涨价吗, will it go up next year).
+#: A question about what will happen (下学期会涨价吗, will it go up next year).
 FORECAST_RE = re.compile(_alt("FORECAST"), re.IGNORECASE)
 #: The turn means the edition in force now (现在用的条款, the current terms).
 CURRENT_RE = re.compile(_alt("CURRENT"), re.IGNORECASE)
@@ -76,7 +76,7 @@ CURRENT_RE = re.compile(_alt("CURRENT"), re.IGNORECASE)
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
-#: Demonstratives a piece of a name may stand right before (杭州那家: the Hangzhou one).
+#: Demonstratives a piece of a name may stand right before (江北那家: the one in 江北).
 POINTERS: frozenset[str] = frozenset(w.lower() for w in _all("POINTERS"))
 #: Those a noun follows (这张卡): the noun inside the name is part of the reference.
 NOUN_POINTERS: frozenset[str] = frozenset(w.lower() for w in _all("NOUN_POINTERS"))
@@ -121,7 +121,7 @@ PERSON_ATTRIBUTES: frozenset[str] = frozenset(w.lower() for w in _all("PERSON_AT
 VALUE_LEAD_RE = re.compile(rf"\s*(?:{_alt('VALUE_LEADS')})", re.IGNORECASE)
 #: What may stand between such a word and a name that is the whole value (是《X》, is the X).
 VALUE_NAME_GAP_RE = re.compile(rf"(?:{_alt('VALUE_NAME_GAPS')})", re.IGNORECASE)
-#: The gap between a pronoun and a name after it (它边上的潭柘寺, its neighbour X), or
+#: The gap between a pronoun and a name after it (它边上的松鹤寺, its neighbour X), or
 #: between a name and a pronoun after it (X next to it), when the pronoun's phrase only
 #: says where the name lies: the name is what the talk turns to.
 ANCHORED_AFTER_PRONOUN_RE = re.compile(rf"(?:{_alt('ANCHORED_NAME_AFTER_PRONOUN')})",
@@ -148,7 +148,7 @@ ELLIPSIS_RE = re.compile(
     rf"|^\s*(?P<y>.+?)\s*(?:{_alt('ELLIPSIS_FINAL')})\s*[?？]*\s*$", re.IGNORECASE)
 
 
-#: A named variant (钻石版, the Diamond edition); group 1 is its name.
+#: A named variant (青春版, the Youth edition); group 1 is its name.
 VARIANT_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(pattern, re.IGNORECASE) for pattern in _all("VARIANT_NAMES"))
 
@@ -187,7 +187,7 @@ MORE_RE = re.compile(_alt("MORE"), re.IGNORECASE)
 LEADING_CUE_RE = re.compile(
     rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES})[，,：:。.!！\s]*)", re.IGNORECASE)
 
-#: What an ellipsis varies once its cue is gone: 那二套呢 → 二套, what about texting → texting.
+#: What an ellipsis varies once its cue is gone: 那周卡呢 → 周卡, what about texting → texting.
 ELLIPSIS_BODY_RE = re.compile(
     rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})?\s*(?P<x>.+?)\s*"
     rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$", re.IGNORECASE)
@@ -221,7 +221,7 @@ MONEY_RE = re.compile(_alt("MONEY"), re.IGNORECASE)
 ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (re.compile(_alt(f"ASKS_{kind}"), re.IGNORECASE), re.compile(_alt(f"STATES_{kind}"), re.IGNORECASE))
     for kind in ("DURATION", "CLOCK", "COUNT"))
-#: A release number right after a name (手机银行7.0, iOS 17.2), not a quantity (3.5%, 2.5元).
+#: A release number right after a name (掌上课堂7.0, iOS 17.2), not a quantity (3.5%, 2.5元).
 VERSION_AFTER_NAME_RE = re.compile(r"\s?[vV]?\d{1,2}(?:\.\d{1,2}){1,2}(?![\d.%])"
                                    rf"(?!\s*(?:{_alt('QUANTITY_UNITS')}))")
 #: What stands between two names listed side by side (A和B, A还是B, A and B), alone.
@@ -317,7 +317,7 @@ def _plain(name: str) -> str:
 SIDE_GAP_RE = re.compile(rf"^[\s,，]*(?:{_plain('SIDE_JOINERS')})[\s,，]*$", re.IGNORECASE)
 #: What may stand between the last side and the name it qualifies (的, the).
 SIDE_LINK_RE = re.compile(rf"^\s*(?:(?:{_plain('SIDE_LINKS')})\s*)?$", re.IGNORECASE)
-#: The wrong part of a correction, as the group ``x`` (不是东院，是西院; not A but B).
+#: The wrong part of a correction, as the group ``x`` (不是北校区，是南校区; not A but B).
 CORRECTED_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE) for p in _all("CORRECTED"))
 #: An edition before / after the one talked about (旧版, the previous version; 新版, newer).

@@ -20,7 +20,7 @@ PRONOUNS = ["两者", "这两个", "这两张", "这两款", "它们", "他们",
             "该产品", "此产品", "这个产品", "那个产品", "这项", "该", "此", "它", "他", "她",
             "这个", "那个", "这家", "那家", "这张", "那张", "这门", "那门"]
 # Demonstratives a piece of a name may stand right before to say which one is meant
-# (国际学生那个, 杭州那家): that entity in play, not the focus.
+# (国际学生那个, 江北那家): that entity in play, not the focus.
 POINTERS = ["这个", "那个", "这款", "那款", "这种", "那种", "这家", "那家", "这张", "那张", "这门", "那门"]
 # Those of them whose measure word a noun follows (这张卡, 这家医院): the noun, when the name
 # holds it, is part of the reference.
@@ -57,7 +57,7 @@ PERSON_ATTRIBUTES = ["出生日期", "出生地", "出生年月", "职业", "毕
 PLACE_PRONOUNS = [r"(?<![它他她])(?:那边|那里(?!面)|那儿)",
                   r"(?<=[在去到])那(?![个些么样种款家边里儿之时年天次段以后])"]
 # What stands between a pronoun and a name the pronoun's phrase describes (regexes, the
-# whole gap): 它边上的潭柘寺, 这个景点附近的黑龙潭, 它边上还有个温泉 introduce the name beside
+# whole gap): 它边上的松鹤寺, 这个景点附近的白鹭湾, 它边上还有个温泉 introduce the name beside
 # the one talked about, which is only where it lies; the name is what the talk turns to.
 ANCHORED_NAME_AFTER_PRONOUN = [r"[^，,。？?！!；;：:\s]{0,8}的[《“\"「【]?",
                                r"[^，,。？?！!；;：:\s的]{0,6}还?有一?[个座家处]?[《“\"「【]?"]
@@ -89,11 +89,11 @@ NUMBER_KIND_CHARS = "年月日号版期岁元天次个"
 # a date said in passing): a question about an edition no passage of the kb names is
 # about something the kb does not hold.
 EDITIONS = [r"\d+(?:\.\d+)?版", r"\d{4}年"]
-# A request for the asker's own records (查一下我的…, 我的手机号还剩多少话费, 这张卡还欠多少):
+# A request for the asker's own records (查一下我的…, 我的卡里还剩多少课时, 这张卡还欠多少):
 # a knowledge base holds no one's account, so nothing in it answers (regexes).
 OWN_RECORDS = [r"(?:查|看|核对)(?:一下|一查|查|下|看)?我(?:的|这|上|本|那)",
                r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)"]
-# Whether a named thing has something (锦绣卡有没有钻石版, 安和有宠物险吗): what is asked
+# Whether a named thing has something (星卡有没有青春版, 安和有宠物险吗): what is asked
 # for as ``x``, right after the name (regexes; the name is checked by the caller).
 # Not a question about an event (有没有拿过奖: 过, 了) nor one with a question word (有什么奖项).
 EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|什麼|哪|几|幾|多少|怎么|怎麼))"
@@ -103,13 +103,13 @@ EXISTENCE = [r"^(?:也|还|都)?有没有(?![^，,。？?！!]*(?:什么|什麼|
              # How many of a thing it has (那家店有几个车位): none written of, no count.
              r"^(?:一共|总共|大概)?有(?:几|幾|多少)(?:个|個|家|台|间|間|种|種|张|張|条|條|位|首|部|辆|輛|座|所|项|項|款|套|本|名)?"
              r"(?P<x>[^，,。？?！!吗呢啊嘛]{2,10})(?=[，,。？?！!吗呢啊嘛]|$)"]
-# A question about what will happen (明年会涨价吗, 会不会取消): with a later time said
+# A question about what will happen (下学期会涨价吗, 会不会取消): with a later time said
 # relative to now, only a passage that writes of that time answers it (regexes).
 FORECAST = ["会不会", r"(?<![机体学协工社开聚约晚])会(?![员议计话费所场谈])", "将会", "将要"]
 # The turn means the edition in force now (现在用的条款), when a name stands for several.
 CURRENT = ["现在", "目前", "当前", "现行", "如今", "最新"]
 # A question that asks for a price in general words (not a named fee such as 年费): what
-# answers it is an amount of money, whatever the passage calls it (月费119元).
+# answers it is an amount of money, whatever the passage calls it (月费88元).
 PRICE_QUESTION = ["价格", "价钱", "多少钱", "什么价"]
 # An amount of money in a passage.
 MONEY = [r"\d+(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块)"]
@@ -136,9 +136,9 @@ TIME = [r"[vV]?\d{1,2}(?:\.\d{1,2}){1,2}\s*版本?", r"\d{4}\s*年(?:\s*\d{1,2}\
         "上半年", "下半年", "第[一二三四1-4]季度", "[Qq][1-4]", "上周", "本周", "这周", "下周",
         "上个月", "这个月", "本月", "下个月", "上月", "下月", "前一个月", "上一年", "前一年",
         "去年", "今年", "明年", "前年", "新版", "旧版", "最新版", "老版", "现在", "目前"]
-# A named variant of a product (钻石版, 企业版): the name is the group (regex alternatives).
+# A named variant of a product (青春版, 企业版): the name is the group (regex alternatives).
 VARIANT_NAMES = [r"([\u3400-\u9fff]{2})版(?!本)"]
-# Times said relative to the one talked about (跟上个月比呢 after 2025年5月…): unit, offset.
+# Times said relative to the one talked about (和前一个月比呢 after 2023年9月…): unit, offset.
 RELATIVE_TIME = {"上个月": ("month", -1), "上月": ("month", -1), "前一个月": ("month", -1),
                  "下个月": ("month", 1), "下月": ("month", 1), "去年": ("year", -1),
                  "上一年": ("year", -1), "前一年": ("year", -1), "前年": ("year", -2),
@@ -158,7 +158,7 @@ CUE_TAILS = ["呢", "怎么样"]
 SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
           "我想问别的",
           r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
-          # Setting the question at hand aside (先不管这个，…).
+          # Setting the question at hand aside (这个先放一放，…).
           r"先不(?:管|说|问|提)(?:这个|那个)了?", r"(?:这个|那个)先不(?:管|说|问)了?",
           r"不管(?:这个|那个)了", "先放一放", "回头再说"]
 # A correction: "that's wrong", "what I asked was", and 不是A，是B anywhere (regexes).
@@ -191,7 +191,7 @@ QUESTION_WORDS = ["为什么", "为何", "怎么", "如何", "多少", "几", "�
 QUESTION_PARTICLES = ["吗"]
 # The subject of a question that names nothing, where the names go (English only).
 SUBJECT: list[str] = []
-# Particles and modal verbs a short follow-up is made of besides its names (个人版能加吗;
+# Particles and modal verbs a short follow-up is made of besides its names (青春版能加吗;
 # regex alternatives).
 LIGHT_WORDS = ["[吗呢吧啊么的了也还]", "能", "可以", "会", "要", "是", "有", "那个", "这个", "那", "呢"]
 # What in a short follow-up says it has a topic of its own (…的…, 怎么样, 有…吗; regexes).
@@ -200,10 +200,10 @@ OWN_TOPIC = ["的", "怎么样", "如何", "是什么", "什么样", "有.{1,8}�
              r"[\u3400-\u9fff]{3,}是(?:哪|几|多少|什么)"]
 # "Both versions" (两个版本, 两年): the last two versions or times named (regexes).
 BOTH_VERSIONS = ["两个?版本?", "两年", "两期"]
-# A continuation cue in front of a name (那手机银行关怀版…), not part of the question (regexes).
+# A continuation cue in front of a name (那掌上课堂长者版…), not part of the question (regexes).
 FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])"]
 CUES_BEFORE_NAME = ["那么?", "还有"]
-# "The one from before" inside a turn (把刚才…那条再发我一下), and its "again" tail (regexes).
+# "The one from before" inside a turn (把之前…那段再给我看看), and its "again" tail (regexes).
 RECALL = [r"把?(?:刚才|之前|前面|上面)(?:讲|说|问|提到|发)?(?:过)?的?(?:那[条段篇个](?!月))?"]
 AGAIN_TAIL = [r"的?那(?:条|段|篇|些|个)?\s*再(?:给我)?(?:发|看|说|讲)(?:给)?我?(?:一下|一遍|一次|看看)?",
               r"再(?:给我)?发(?:给)?我?一下"]
@@ -276,13 +276,13 @@ INTENT_GROUPS = [["为什么", "为何"], ["怎么", "如何"], ["多少", "几"
 
 # -- the sides a turn names, what it corrects, which edition (dialogue/policy/sides.py) ----
 
-# Words that join the sides a turn names together (东院和西院的心内科, 2024版和2025版).
+# Words that join the sides a turn names together (北校区和南校区的图书馆, 2023版和2024版).
 SIDE_JOINERS = ["以及", "还是", "和", "与", "跟", "及", "或", "同", "、"]
-# What may stand between the last side and the name the sides qualify (东院和西院的心内科).
+# What may stand between the last side and the name the sides qualify (北校区和南校区的图书馆).
 SIDE_LINKS = ["的"]
-# What a correction says was wrong (不是东院，是西院): the wrong part as ``x`` (regexes).
+# What a correction says was wrong (不是北校区，是南校区): the wrong part as ``x`` (regexes).
 CORRECTED = [r"不是(?P<x>[^，,。？?！!]{1,20}?)[，,、\s]*(?:而)?是"]
-# An edition before / after the one talked about (旧版呢, 新版多了什么).
+# An edition before / after the one talked about (老版本呢, 新版改了什么).
 OLDER_EDITION = ["上一版", "上个版本", "之前的版本", "以前的版本", "前一版", "旧版", "老版"]
 NEWER_EDITION = ["最新版", "新版", "下一版", "新的版本"]
 # What follows a year or a version number said as an edition (2026年, 2023版, 7.0版).

@@ -1,17 +1,17 @@
 """A name shared by entities of different types, settled by what the turn asks.
 
-金卡升级要飞多少定级里程: 金卡 is a hospital's prepaid card and an airline's membership
-tier. The tier's type lists 升级条件 among its attributes, the card's type does not:
+星卡晋级要攒多少乘车积分: 星卡 is a gym's prepaid card and a rail operator's membership
+tier. The tier's type lists 晋级条件 among its attributes, the card's type does not:
 the turn asks about the tier. The linker settles a shared name this way when the turn
-says an attribute's whole name; users say a piece of it (升级 for 升级条件, 查报告 for
-报告查询, fee for annual fee).
+says an attribute's whole name; users say a piece of it (晋级 for 晋级条件, 查成绩 for
+成绩查询, fee for annual fee).
 
 A piece is two Chinese characters in a row of an attribute's name, or a word of three
 letters or more of an English one. The turn's words outside its names are matched
 against the pieces of each candidate type's attributes; a piece that the attributes
-of several candidates' types share (条件 in 办理条件 and 升级条件) tells nothing. When
+of several candidates' types share (条件 in 入会条件 and 晋级条件) tells nothing. When
 the pieces found belong to exactly one candidate's type, the name settles on that
-candidate. Candidates of one type are never told apart this way (两个心内科 have the same
+candidate. Candidates of one type are never told apart this way (两个图书馆 have the same
 attributes): that is the clarify gate's question.
 """
 

@@ -3,17 +3,17 @@
 An ellipsis or a correction changes one slot of the previous question and keeps
 the rest. What it says is not always of the focus entity's type:
 
-- 那东院的呢 after 西院口腔科洗牙多少钱, 不是东院，是西院 after a question about 东院心内科,
-  and the West Campus one?: the turn names a campus while the focus is a department.
+- 那北校区的呢 after 南校区自习室几点关, 不是北校区，是南校区 after a question about 北校区图书馆,
+  and the South Campus one?: the turn names a campus while the focus is a department.
   The department meant is the focus's counterpart: of the focus's type, related to
   the campus named the way the focus is related to its own campus (``PART_OF``).
-- 旧版呢, 那2024版呢, 不是2024，是2025版的, the previous version?: the turn names an
+- 老版本呢, 那2023版呢, 不是2023，是2024版的, the previous version?: the turn names an
   edition while the focus is one edition of a thing. The entity meant is the edition
   of the same thing (same canonical name apart from its year or version number) with
   that number, or the one just before / after it.
-- 新版多了什么 while two editions are in focus (after a comparison of both): the newer.
+- 新版改了什么 while two editions are in focus (after a comparison of both): the newer.
 
-A correction also takes what it says was wrong (不是东院, not A) out of the turn:
+A correction also takes what it says was wrong (不是北校区, not A) out of the turn:
 that entity is corrected away, not a subject. Each counterpart link says so in its
 reason and is marked by its candidate's source, so the rewrite writes the new name in
 place of the old one's (dialogue/rewrite.py) instead of pasting both.
@@ -44,7 +44,7 @@ def is_counterpart(link: Link) -> bool:
 
 
 def corrected_spans(text: str) -> list[tuple[int, int]]:
-    """Where a correction says what was wrong (the 东院 of 不是东院，是西院; not A but B)."""
+    """Where a correction says what was wrong (the 北校区 of 不是北校区，是南校区; not A but B)."""
     return [m.span("x") for regex in cues.CORRECTED_RES for m in regex.finditer(text)]
 
 
@@ -70,7 +70,7 @@ def swap_counterparts(kind: TurnKind, links: LinkResult, detection: Detection,
 
 
 def _by_relation(link: Link, focus: Sequence[str], snapshot: AliasSnapshot) -> Link:
-    """A name of another type than the focus's (东院 after 西院口腔科) stands for the focus
+    """A name of another type than the focus's (北校区 after 南校区自习室) stands for the focus
     entity's counterpart related to it."""
     if link.mention.kind is not MentionKind.ALIAS or len(link.entity_ids) != 1:
         return link
@@ -90,7 +90,7 @@ def _by_relation(link: Link, focus: Sequence[str], snapshot: AliasSnapshot) -> L
 def related_counterpart(old: str, named: str, snapshot: AliasSnapshot) -> str | None:
     """The one entity of ``old``'s type related to ``named`` the way ``old`` is related to
     an entity of ``named``'s type (the department of another campus), among several the
-    one that shares an alias with ``old`` (心内科); None when there is none or several."""
+    one that shares an alias with ``old`` (图书馆); None when there is none or several."""
     kind, own = _type(named, snapshot), _type(old, snapshot)
     for relation, other in snapshot.relations.get(old, ()):
         if other == named:
@@ -109,9 +109,9 @@ def related_counterpart(old: str, named: str, snapshot: AliasSnapshot) -> str | 
 
 def _by_edition(out: list[Link], detection: Detection, wrong: list[tuple[int, int]],
                 focus: Sequence[str], snapshot: AliasSnapshot, *, swapping: bool) -> list[Link]:
-    """An edition said (2024版, 旧版, the previous version) stands for that edition of the
+    """An edition said (2023版, 老版本, the previous version) stands for that edition of the
     focus entity: in place of it on an ellipsis or a correction, beside it where the turn
-    compares with it (比上一版贵了多少), alone among several in focus (新版多了什么)."""
+    compares with it (比前一版多收多少), alone among several in focus (新版改了什么)."""
     said = _edition_said(detection, wrong)
     if said is None:
         return out

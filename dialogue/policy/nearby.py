@@ -1,11 +1,11 @@
 """A shared name settled by what the dialogue talked about, through the ontology.
 
-我明天去西院看病 → 心内科在几楼 → 口腔科周六开吗: 口腔科 is shared by both campuses'
-departments, and the focus is now the west campus's cardiology, not the campus. The
+我明天去南校区上课 → 图书馆怎么走 → 自习室周末开放吗: 自习室 is shared by both campuses'
+buildings, and the focus is now the south campus's library, not the campus. The
 linker settles a shared name by the focus itself or by an entity one relation away
 from it; here the department meant is a *sibling* of the focus (part of the same
-campus), and the campus was said two turns ago. 我是金卡，能带老婆一起进去吗 after a
-question about a lounge: the membership tier grants access to it, the hospital's card
+campus), and the campus was said two turns ago. 我是星卡，能带孩子一起进去吗 after a
+question about a waiting lounge: the membership tier grants access to it, the gym's card
 does not.
 
 For each entity the dialogue talked about (the focus, then the entities of the recent

@@ -1,11 +1,11 @@
 """Both sides named: a shared name qualified by two of its readings at once.
 
-东院和西院的心内科哪个周日能看, 退改签2024版和2025版有什么区别, the 2024 and 2025 Basic
-checkup: the name alone (心内科, 退改签) is shared by several entities, but the turn
+北校区和南校区的图书馆哪个周日开放, 选课指南2024版和2025版有什么区别, the 2024 and 2025
+Starter training plan: the name alone (图书馆, 选课指南) is shared by several entities, but the turn
 names right beside it, joined by 和 / 、 / and / or, words that each pick out one of
 them. The user compares them; asking "which one?" would ask what the turn already
 says. The name resolves to every side picked, and the qualifiers that are names of
-their own (东院, 西院) are taken into it: they say which, they are not the subject.
+their own (北校区, 南校区) are taken into it: they say which, they are not the subject.
 
 A qualifier picks a candidate when it is one of the words that tell that candidate
 apart from the others sharing the name (its aliases less the shared part:
@@ -13,8 +13,8 @@ apart from the others sharing the name (its aliases less the shared part:
 candidate is related to in the ontology (the campus a department is part of). It
 must pick exactly one. The sides must stand together (only a joining word between
 them) and right beside the name (的 / the between, or words of the candidates'
-own names: 基础版体检2024版和2025版); a qualifier elsewhere in the turn proves
-nothing. One side alone settles the name the same way (the 2025 Basic checkup, North
+own names: 入门版私教课2024版和2025版); a qualifier elsewhere in the turn proves
+nothing. One side alone settles the name the same way (the 2025 Starter training plan, North
 Campus library), where the linker's own words did not. A name that says its own
 edition and is followed by other edition numbers joined to it (学生手册2023版和2024版)
 means those editions too.
@@ -116,8 +116,8 @@ def _editions_after(link: Link, detection: Detection,
 
 
 def _beside(link: Link, run: list[_Side], text: str, snapshot: AliasSnapshot) -> bool:
-    """The run stands right before the name (东院和西院的心内科) or right after it, with at
-    most words of the picked candidates' names between (基础版体检2024版和2025版)."""
+    """The run stands right before the name (北校区和南校区的图书馆) or right after it, with at
+    most words of the picked candidates' names between (入门版私教课2024版和2025版)."""
     if run[-1].end <= link.mention.start:
         return bool(cues.SIDE_LINK_RE.match(text[run[-1].end:link.mention.start]))
     if run[0].start >= link.mention.end:

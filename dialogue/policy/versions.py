@@ -102,7 +102,7 @@ def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
 
 
 def unknown_edition(links: LinkResult, text: str, snapshot: AliasSnapshot) -> str | None:
-    """2026年的深度版体检多少钱, 基础版2023版多少钱 when the kb holds the 2024 and 2025
+    """2026年的进阶版私教课多少钱, 入门版2023版多少钱 when the kb holds the 2024 and 2025
     editions only: the turn says an edition number that none of the editions a shared
     name stands for has. Asking which of the others is meant would ask about something
     the user did not say; the kb has no answer. Returns the number as said, else None."""

@@ -1,4 +1,4 @@
-"""地址在北京市朝阳区…798艺术区4号路，电话是多少: a name said inside a value the turn gives
+"""地址在江北区…青萝街12号，电话是多少: a name said inside a value the turn gives
 for an attribute of a focus entity (a value that entity's own passage states) is part
 of that value, not what the turn is about; the focus entity stays the subject.
 Needs the kb's entity facts; only for a turn that goes on about the same talk.
