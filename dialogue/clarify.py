@@ -33,7 +33,7 @@ def build_clarification(mention: str, options: list[str], snapshot: AliasSnapsho
     words = cues.wording(lang)
 
     def note(option: ClarifyOption) -> str:
-        # In English, an option's English name tells it apart best (Platinum Card).
+        # In English, an option's English name tells it apart best (Premium Card).
         english = _english_name(option.id, snapshot) if lang != "zh" else ""
         return english or (_short(option.description) if option.description else "")
 
@@ -47,7 +47,7 @@ def build_clarification(mention: str, options: list[str], snapshot: AliasSnapsho
 
 
 def _english_name(entity_id: str, snapshot: AliasSnapshot) -> str:
-    """The entity's longest English alias ("Changxing Platinum Card"), or ""."""
+    """The entity's longest English alias ("Star Card Premium"), or ""."""
     entity = snapshot.entities.get(entity_id)
     if entity is None or entity.name.isascii():
         return ""

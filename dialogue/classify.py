@@ -23,7 +23,7 @@ def is_switch(text: str) -> bool:
 
 def residue(detection: Detection, links: LinkResult) -> str:
     """The user's own words once every mention and ellipsis cue is taken out
-    (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Beatles"."""
+    (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Night Owls"."""
     return normalize(_own_words(detection, links))
 
 
@@ -73,7 +73,7 @@ def values_given(detection: Detection) -> list[tuple[int, Mention]]:
 
 
 def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
-    """A turn that only names one entity, with no cue ("the Beatles", an answer
+    """A turn that only names one entity, with no cue ("the Night Owls", an answer
     said back): it adds that entity without dropping the earlier one. A turn that
     also asks something of it (退货运费谁出: an attribute) is a question, not a bare name."""
     named = [link for link in links.links

@@ -254,7 +254,7 @@ def _noun_echo(text: str, mention, written: str, end: int) -> int:
 def _attribute_left_out(detection: Detection, links: LinkResult, attributes: Sequence[str],
                         previous: str | None) -> str:
     """The dialogue's attribute, when a short follow-up that names none asks about it
-    (怎么才能退掉 after 押金…); only one the previous question asked: 要交学费吗 two
+    (怎么才能退掉 after 定金…); only one the previous question asked: 要交学费吗 two
     turns after 几个学分 (and after 分班考试是哪天) leaves out nothing of it."""
     text = detection.text
     if (attributes and not detection.of(MentionKind.ATTRIBUTE)
@@ -395,7 +395,7 @@ class RuleRewriter:
                 None reads them off ``previous_standalone``.
             compared: the comparison-target slot (华东区和华北区比): on a continuation
                 that does not name them, the query keeps "（与华北区相比）".
-            attributes: the dialogue's attribute slot (押金): a short continuation that
+            attributes: the dialogue's attribute slot (定金): a short continuation that
                 asks about no attribute of its own (怎么才能退掉) asks about this one.
             earlier_times: the times and versions the conversation has named, most
                 recent first: "the two versions" (两个版本) are the last two of them.
@@ -467,7 +467,7 @@ class RuleRewriter:
             written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
             if link.mention.kind is MentionKind.PRONOUN:
                 if link.candidates[0].source == "named before it":
-                    continue  # 陆川…，他获得过: the name is written just before it already
+                    continue  # 程远…，他获得过: the name is written just before it already
                 # 2020版比它便宜多少 after 2019版: "it" is the entity as it was, at its time.
                 then = ("".join(t for t in times if t not in text)
                         if _inside(link.mention, spans) and said_times and times
