@@ -187,7 +187,7 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
 
 # A slip in a name this short is taken only where a name stands on its own: after the
 # start, punctuation or a cue, and before the end, punctuation, a particle, an asked
-# attribute or the question (房带提前还款…, 星咔呢, 年修假有几天), not inside running text
+# attribute or the question (学废怎么交…, 星咔呢, 年修假有几天), not inside running text
 # (时光电影 is not a misspelt singer 石光).
 _SHORT_SLIP = 3
 _LEFT_OK = cues.NAME_LEFT_CHARS
