@@ -33,7 +33,7 @@ def build_clarification(mention: str, options: list[str], snapshot: AliasSnapsho
     words = cues.wording(lang)
 
     def note(option: ClarifyOption) -> str:
-        # In English, an option's English name tells it apart best (Platinum Card).
+        # In English, an option's English name tells it apart best (Premium Card).
         english = _english_name(option.id, snapshot) if lang != "zh" else ""
         return english or (_short(option.description) if option.description else "")
 
@@ -47,7 +47,7 @@ def build_clarification(mention: str, options: list[str], snapshot: AliasSnapsho
 
 
 def _english_name(entity_id: str, snapshot: AliasSnapshot) -> str:
-    """The entity's longest English alias ("Changxing Platinum Card"), or ""."""
+    """The entity's longest English alias ("Star Card Premium"), or ""."""
     entity = snapshot.entities.get(entity_id)
     if entity is None or entity.name.isascii():
         return ""
@@ -98,8 +98,8 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     named = [eid for eid in links.resolved if eid in options]
     if len(named) == 1:
         return Answer(AnswerKind.CHOSEN, (named[0],), "named an option")
-    # The turn names another thing of the options' kind (杭州分行营业部 while 中山路支行
-    # is asked about): a new question, even if a word of it (杭州) tells the options apart.
+    # The turn names another thing of the options' kind (江北分部营业厅 while 滨湖路网点
+    # is asked about): a new question, even if a word of it (江北) tells the options apart.
     kinds = {snapshot.entities[e].type for e in options if e in snapshot.entities}
     if any(link.mention.kind is MentionKind.ALIAS and e not in options and e in snapshot.entities
            and snapshot.entities[e].type in kinds
@@ -115,7 +115,7 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
     digits = cues.OPTION_NUMBER_RE.fullmatch(text)
     if digits and int(digits.group(1)) <= len(options):
         return Answer(AnswerKind.CHOSEN, (options[int(digits.group(1)) - 1],), "option number")
-    # A short reply with a piece of one option's name: 白金那张, 家庭版那个, 云帆的那个,
+    # A short reply with a piece of one option's name: 尊享那张, 家庭版那个, 青禾的那个,
     # "the enterprise one".
     piece = _option_by_piece(text, options, snapshot)
     if piece is not None:

@@ -23,7 +23,7 @@ def is_switch(text: str) -> bool:
 
 def residue(detection: Detection, links: LinkResult) -> str:
     """The user's own words once every mention and ellipsis cue is taken out
-    (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Beatles"."""
+    (normalized: no spaces or punctuation). Empty for 那华南区呢 or "the Night Owls"."""
     return normalize(_own_words(detection, links))
 
 
@@ -49,12 +49,12 @@ def own_size(text: str) -> int:
 
 # A question word in what the user added makes a question of its own (那怎么办呢).
 _ASKS_RE = cues.ASKS_RE
-# How much of its own an ellipsis may add besides names: 那二套呢, 发短信呢, 普通版的…呢.
+# How much of its own an ellipsis may add besides names: 那东馆呢, 打印呢, 普通版的…呢.
 _ELLIPSIS_OWN_CHARS = 6
 
 
 def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
-    """那华南区呢 / 价格呢 / 发短信呢 / what about X: a cue, and little else of the user's
+    """那华南区呢 / 价格呢 / 打印呢 / what about X: a cue, and little else of the user's
     own — a few words that ask nothing by themselves."""
     if not detection.ellipsis:
         return False
@@ -73,7 +73,7 @@ def values_given(detection: Detection) -> list[tuple[int, Mention]]:
 
 
 def is_bare_mention(detection: Detection, links: LinkResult) -> bool:
-    """A turn that only names one entity, with no cue ("the Beatles", an answer
+    """A turn that only names one entity, with no cue ("the Night Owls", an answer
     said back): it adds that entity without dropping the earlier one. A turn that
     also asks something of it (退货运费谁出: an attribute) is a question, not a bare name."""
     named = [link for link in links.links
@@ -100,7 +100,7 @@ def strip_correction_cue(text: str) -> str:
 def is_correction(detection: Detection, links: LinkResult) -> bool:
     """不对，我问的是华北区 / 不是A，是B / I meant B: the user fixes what the last turn was about."""
     names = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in links.links)
-    # 不是2024，是2025版的: an edition names what was meant as well as a name does.
+    # 不是2019，是2020版的: an edition names what was meant as well as a name does.
     return (names or bool(detection.of(MentionKind.TIME))) and bool(
         _CORRECTION_RE.search(detection.text))
 
@@ -121,8 +121,8 @@ _AGAIN_TAIL_RE = cues.AGAIN_TAIL_RE
 
 def strip_conversation_cues(query: str) -> str:
     """换个话题，退货政策是什么 → 退货政策是什么; 回到刚才A产品（个人版），怎么申请 →
-    A产品（个人版），怎么申请; 再给我看看刚才那个年假有几天 → 年假有几天; 把刚才千兆价格
-    那条再发我一下 → 千兆价格: such cues are about the conversation, not something to
+    A产品（个人版），怎么申请; 再给我看看刚才那个年假有几天 → 年假有几天; 把刚才月卡价格
+    那条再发我一下 → 月卡价格: such cues are about the conversation, not something to
     search for."""
     stripped = _LEADING_CUE_RE.sub("", query, count=1) or query
     if _AGAIN_TAIL_RE.search(stripped):
@@ -219,7 +219,7 @@ def side_spans(text: str) -> list[tuple[int, int]]:
 def refers_back(detection: Detection, links: LinkResult, focus: list[str]) -> bool:
     """The turn keeps the focus as its subject while naming something new: a pronoun
     that resolved to a focus entity (它比2024版贵多少), or new names that are only what
-    the focus is compared with (跟港澳台日包比，一天贵多少) or goes with (跟国奖可以同时拿吗),
+    the focus is compared with (跟次卡比，一次贵多少) or goes with (跟国奖可以同时拿吗),
     or a condition of the question (要是已经理赔过一次呢，还退钱吗)."""
     if any(link.mention.kind is MentionKind.PRONOUN and set(link.entity_ids) & set(focus)
            for link in links.links):

@@ -361,8 +361,8 @@ class TurnEngine:
                     facts: EntityFacts | None = None, rival: list[Found] | None = None,
                     ) -> tuple[PlanQueries, _Plan, Any, list[str], list[Found], bool] | None:
         """A turn the similarity check took for a new topic, read again as a continuation
-        of the focus. Similarity alone cannot tell a subjectless follow-up ("怎么才能免掉",
-        "用完以后会额外扣费吗", "how much is colour printing" after a library) from a new
+        of the focus. Similarity alone cannot tell a subjectless follow-up ("怎么才能退掉",
+        "超出以后会另外收费吗", "how much is colour printing" after a library) from a new
         question; the kb can. A new topic the kb has is found without the focus, so a
         switch that finds nothing is more likely a follow-up; and one whose evidence
         (``rival``) holds less of the user's own words than the focus' does is too (the

@@ -28,17 +28,17 @@ from understanding.mentions import Detection, MentionKind, detect_mentions
 
 _SEPARATELY_RE = cues.SEPARATELY_RE
 _LEADING_JOINER_RE = cues.LEADING_JOINER_RE
-# What an ellipsis varies, once its cue is gone: 那二套呢 → 二套, what about texting → texting.
+# What an ellipsis varies, once its cue is gone: 那东馆呢 → 东馆, what about printing → printing.
 _ELLIPSIS_BODY_RE = cues.ELLIPSIS_BODY_RE
 # Where the question of a query starts: its question word.
 _QUESTION_START_RE = cues.QUESTION_START_RE
-# Particles and modal verbs a short follow-up is made of besides its names (个人版能加吗).
+# Particles and modal verbs a short follow-up is made of besides its names (个人版能约吗).
 _LIGHT_RE = cues.LIGHT_RE
-# A continuation shorter than this that names no attribute asks about the last one (怎么才能免掉).
+# A continuation shorter than this that names no attribute asks about the last one (怎么才能退掉).
 _SHORT_FOLLOW_UP = 8
 # Demonstratives a noun follows (这张卡, 这门课).
 _NOUN_POINTERS = cues.NOUN_POINTERS
-# A leading continuation cue in front of a name (那手机银行关怀版…): not part of the question.
+# A leading continuation cue in front of a name (那掌上课堂简洁版…): not part of the question.
 _LEADING_CUE_RE = cues.FOLLOW_UP_LEAD_RE
 _CUE_BEFORE_NAME_RE = cues.CUE_BEFORE_NAME_RE
 # What the turn writes over with canonical names.
@@ -55,7 +55,7 @@ class Rewrite:
 
 def _beside(names: str, text: str, lang: str) -> str:
     """Names the question keeps though it does not say them: in front of a Chinese
-    question (随心贷利率多少), in brackets at the end of an English one, before its mark
+    question (安居贷利率多少), in brackets at the end of an English one, before its mark
     (is there a fine (续保)?), never pasted onto its first word."""
     if lang != "en" or not names:
         return _glue(names, text)
@@ -120,7 +120,7 @@ def _names_it(word: str, entities: Sequence[str], snapshot: AliasSnapshot) -> bo
 
 def _written_span(text: str, entity_id: str, snapshot: AliasSnapshot) -> tuple[int, int] | None:
     """Where ``text`` (an earlier standalone) writes the entity: its canonical name with
-    what stood beside it (畅行信用卡白金版 (Changxing Platinum card), 年假（年休假）), else
+    what stood beside it (星卡尊享版 (Star Card Premium), 年假（年休假）), else
     its longest alias found."""
     entity = snapshot.entities.get(entity_id)
     if entity is None:
@@ -144,15 +144,15 @@ def links_named(detection: Detection):
 
 
 def _tidy(query: str, entities: Sequence[str], snapshot: AliasSnapshot) -> str:
-    """Drop a continuation cue left in front of a name (那手机银行关怀版… → 手机银行关怀版…)."""
+    """Drop a continuation cue left in front of a name (那掌上课堂简洁版… → 掌上课堂简洁版…)."""
     cue = _CUE_BEFORE_NAME_RE.match(query)
     if cue and any(query[cue.end():].startswith(snapshot.name(e)) for e in entities):
         return query[cue.end():]
     return query
 
 
-# A follow-up that asks about a topic of its own (火星上的天气怎么样, 有健身房吗, 退租的时候…)
-# rather than leaving out what it asks about (怎么才能免掉, 输错几次会被锁).
+# A follow-up that asks about a topic of its own (火星上的天气怎么样, 有健身房吗, 退课的时候…)
+# rather than leaving out what it asks about (怎么才能退掉, 连续缺勤几次会被停卡).
 _OWN_TOPIC_RE = cues.OWN_TOPIC_RE
 # "Both versions" / 两个版本 / 两版 / 两年: the last two versions or times named.
 _BOTH_VERSIONS_RE = cues.BOTH_VERSIONS_RE
@@ -214,7 +214,7 @@ def _with_times_written_out(rewrite: Rewrite, detection: Detection, previous: st
 
 
 def _with_held_focus(out: str, links: LinkResult, snapshot: AliasSnapshot, lang: str) -> str:
-    """The focus the turn keeps beside what it names (这部电影是奉俊昊导演的), written
+    """The focus the turn keeps beside what it names (这部电影是韩默导演的), written
     beside the query when the names put in left it out."""
     held = [snapshot.name(e) for link in links.links if link.mention.kind is MentionKind.IMPLICIT
             for e in link.entity_ids]
@@ -240,8 +240,8 @@ def _pronoun_replaced(text: str, mention, written: str, end: int,
 
 def _noun_echo(text: str, mention, written: str, end: int) -> int:
     """How many characters after a pronoun repeat a noun of the name written for it:
-    这个套餐 → 5G畅享套餐个人版, not 5G畅享套餐个人版套餐; after a measure word the noun
-    inside the name goes too (这张卡 → 畅行信用卡白金版)."""
+    这个套餐 → 畅练套餐个人版, not 畅练套餐个人版套餐; after a measure word the noun
+    inside the name goes too (这张卡 → 星卡尊享版)."""
     tail = text[end:end + 4]
     inside = mention.text.lower()[-2:] in _NOUN_POINTERS
     for cut in range(len(tail), 0, -1):
@@ -254,7 +254,7 @@ def _noun_echo(text: str, mention, written: str, end: int) -> int:
 def _attribute_left_out(detection: Detection, links: LinkResult, attributes: Sequence[str],
                         previous: str | None) -> str:
     """The dialogue's attribute, when a short follow-up that names none asks about it
-    (怎么才能免掉 after 年费…); only one the previous question asked: 要交学费吗 two
+    (怎么才能退掉 after 定金…); only one the previous question asked: 要交学费吗 two
     turns after 几个学分 (and after 分班考试是哪天) leaves out nothing of it."""
     text = detection.text
     if (attributes and not detection.of(MentionKind.ATTRIBUTE)
@@ -395,8 +395,8 @@ class RuleRewriter:
                 None reads them off ``previous_standalone``.
             compared: the comparison-target slot (华东区和华北区比): on a continuation
                 that does not name them, the query keeps "（与华北区相比）".
-            attributes: the dialogue's attribute slot (年费): a short continuation that
-                asks about no attribute of its own (怎么才能免掉) asks about this one.
+            attributes: the dialogue's attribute slot (定金): a short continuation that
+                asks about no attribute of its own (怎么才能退掉) asks about this one.
             earlier_times: the times and versions the conversation has named, most
                 recent first: "the two versions" (两个版本) are the last two of them.
         """
@@ -460,15 +460,15 @@ class RuleRewriter:
             if not link.entity_ids or link.mention.kind not in _WRITTEN_KINDS:
                 continue
             start, end = link.mention.start, self._extend_over_marker(text, link, snapshot)
-            # A slip (车代) is not written beside the name it was taken for.
+            # A slip (星咔) is not written beside the name it was taken for.
             # Nor are the user's words written beside each of several names they stand for.
             said = (text[start:end] if link.mention.kind is MentionKind.ALIAS
                     and link.mention.similarity == 100 and len(link.entity_ids) == 1 else "")
             written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
             if link.mention.kind is MentionKind.PRONOUN:
                 if link.candidates[0].source == "named before it":
-                    continue  # 陆川…，他获得过: the name is written just before it already
-                # 2025版比它便宜多少 after 2024版: "it" is the entity as it was, at its time.
+                    continue  # 程远…，他获得过: the name is written just before it already
+                # 2020版比它便宜多少 after 2019版: "it" is the entity as it was, at its time.
                 then = ("".join(t for t in times if t not in text)
                         if _inside(link.mention, spans) and said_times and times
                         and not set(times) & set(said_times) else None)
@@ -500,8 +500,8 @@ class RuleRewriter:
                             snapshot: AliasSnapshot) -> str:
         """An English question that names nothing gets the focus's names where its
         subject is, when "the <word>" there is a word of the focus's own English names
-        or type (How long does the transfer take? → How long does 携号转网 (the
-        transfer) take?, for an entity called "number transfer"), else after the
+        or type (How long does the transfer take? → How long does 跨校区转课 (the
+        transfer) take?, for an entity called "course transfer"), else after the
         question, in brackets (What is the genre (1 vs. 100)?): "the genre" is what
         is asked, not the entity."""
         names = " and ".join(_written_name(e, "", "en", snapshot) for e in entities)
@@ -522,7 +522,7 @@ class RuleRewriter:
     @staticmethod
     def _sibling_follow_up(detection: Detection, turn_aliases, snapshot: AliasSnapshot,
                            previous_entities: Sequence[str]) -> bool:
-        """个人版能加吗 after …家庭版副卡最多能加几张: the turn puts another entity of the same
+        """个人版能约吗 after …家庭版每周最多能约几节: the turn puts another entity of the same
         kind in place of the previous one and adds nothing of its own but particles:
         it asks the previous question about that entity."""
         if not turn_aliases or detection.of(MentionKind.ATTRIBUTE) or detection.of(MentionKind.TIME):
@@ -566,7 +566,7 @@ class RuleRewriter:
         types = {snapshot.entities[e].type for e in entities if e in snapshot.entities}
         carried = [e for e in previous_entities if e not in entities and e in snapshot.entities
                    and snapshot.entities[e].type not in types]
-        # 跟港澳台日包比，一天贵多少: what the turn names is only what the focus is compared
+        # 跟次卡比，一次贵多少: what the turn names is only what the focus is compared
         # with (or a condition of the question: 要是已经理赔过一次呢，还退钱吗); the focus stays
         # the subject.
         spans = side_spans(detection.text)
@@ -636,7 +636,7 @@ class RuleRewriter:
         """Ask the previous query again with what the turn changes: its entity, attribute
         or time in place of the previous one of the same kind (那家庭版呢, 那价格呢, 那2025版呢),
         what the turn compares with added (跟上个月比呢 → …（与上个月相比）), or the
-        turn's own words in place of their counterpart (二套呢 after 首套…利率是多少).
+        turn's own words in place of their counterpart (东馆呢 after 西馆…几点闭馆).
         Returns the query and its entities, or None when nothing could be put in."""
         spans = comparison_spans(detection.text)
         named = self._swapped_names(turn_aliases, snapshot, _tidy(previous, previous_entities, snapshot),
@@ -716,9 +716,9 @@ class RuleRewriter:
     def _vary(detection: Detection, previous: str, entities: Sequence[str],
               snapshot: AliasSnapshot) -> str | None:
         """The previous query with the ellipsis's own words (X of 那X呢) in it: in place of
-        the counterpart that has X's length and head (the last character: 二套 for 首套),
-        else between the previous subject and its question (发短信呢 after 在日本…漫游接电话
-        一分钟多少钱 → 在日本…漫游发短信多少钱)."""
+        the counterpart that has X's length and head (the last character: 东馆 for 西馆),
+        else between the previous subject and its question (打印呢 after 在北校区…图书馆复印
+        一页多少钱 → 在北校区…图书馆打印多少钱)."""
         body = _ELLIPSIS_BODY_RE.match(detection.text)
         if (body is None or detection.of(MentionKind.ALIAS) or detection.of(MentionKind.PRONOUN)
                 or asks_for_more(detection.text)):

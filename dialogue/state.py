@@ -167,7 +167,7 @@ class SessionState(BaseModel):
     turn_count: int = 0
     recent: list[TurnRecord] = Field(default_factory=list)
     focus: list[str] = Field(default_factory=list)  # most salient first
-    # Earlier entities still in play after a bare name ("the Beatles"): a pronoun
+    # Earlier entities still in play after a bare name ("the Night Owls"): a pronoun
     # may mean them as well as the focus.
     alternates: list[str] = Field(default_factory=list)
     listed: list[str] = Field(default_factory=list)  # entities last mentioned together

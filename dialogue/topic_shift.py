@@ -54,8 +54,8 @@ def _latin_tokens(text: str) -> set[str]:
 
 def shares_name_word(text: str, snapshot: AliasSnapshot, focus: Sequence[str]) -> bool:
     """The turn uses a content word (an English stem, stop words left out) of one of the
-    focus entities' names: "Do I need an appointment to exchange dollars?" after "foreign
-    currency exchange". Such a turn talks about the focus in its own words; e5's
+    focus entities' names: "Do I need an appointment to rent a locker?" after "gym
+    locker rental". Such a turn talks about the focus in its own words; e5's
     similarity, calibrated on Chinese turns, puts any two short English questions near
     the switch threshold (0.81–0.84 for follow-ups and unrelated questions alike), so it
     cannot tell them apart. Chinese names are left to the alias match and the similarity."""

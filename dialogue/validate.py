@@ -70,7 +70,7 @@ def _editions_for(time: str, entities: Sequence[str], snapshot: AliasSnapshot) -
 def _to_keep(turn: str, said: Sequence[Mention], reference: Sequence[str],
              snapshot: AliasSnapshot) -> list[Mention]:
     """What the rewrite must keep: the user's mentions, and those of the trusted
-    reference. A negation inside a conversation cue (先不管这个，…) is about the
+    reference. A negation inside a conversation cue (先别管这个，…) is about the
     conversation, not the question: the rewrite leaves the cue out, and the negation
     with it."""
     cue_spans = [m.span() for m in cues.SWITCH_RE.finditer(turn)]

@@ -393,8 +393,8 @@ class EntityLinker:
     @staticmethod
     def _english_variant(text: str, snapshot: AliasSnapshot,
                          focus: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """"And the Standard one?" after the Platinum card: an English word that only the
-        English names of one variant of a focus entity have (Standard, not Changxing)."""
+        """"And the Standard one?" after the Premium card: an English word that only the
+        English names of one variant of a focus entity have (Standard, not Star)."""
         def words(entity_id: str) -> set[str]:
             entity = snapshot.entities.get(entity_id)
             return {w.lower() for a in (entity.all_aliases if entity else ()) if a.isascii()

@@ -112,7 +112,7 @@ def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: boo
     for n_start, n_end, key in snapshot.alias_matcher.find(norm):
         start, end = norm.span(n_start, n_end)
         if key.isdigit() and _inside_number(found.text, start, end):
-            continue  # the 21 of 6月21日 or 1921 is no album called 21
+            continue  # the 12 of 6月12日 or 1912 is no album called 12
         names.append((start, end, snapshot.by_norm[key]))
     asked = []
     if attributes:
@@ -187,8 +187,8 @@ def _find_fuzzy_aliases(found: _Collector, snapshot: AliasSnapshot) -> None:
 
 # A slip in a name this short is taken only where a name stands on its own: after the
 # start, punctuation or a cue, and before the end, punctuation, a particle, an asked
-# attribute or the question (房带提前还款…, 车代呢, 年修假有几天), not inside running text
-# (励志电影 is not a misspelt singer 李志).
+# attribute or the question (学废怎么交…, 星咔呢, 年修假有几天), not inside running text
+# (时光电影 is not a misspelt singer 石光).
 _SHORT_SLIP = 3
 _LEFT_OK = cues.NAME_LEFT_CHARS
 _RIGHT_OK = cues.NAME_RIGHT_CHARS
@@ -226,7 +226,7 @@ def _sound_slip(fragment: str, sound, snapshot: AliasSnapshot) -> str | None:
     return keys[0]
 
 
-# A release number written right after a name: 手机银行7.0, iOS 17.2 (not 3.5%, 2.5元).
+# A release number written right after a name: 掌上课堂7.0, iOS 17.2 (not 3.5%, 2.5元).
 _VERSION_AFTER_NAME_RE = cues.VERSION_AFTER_NAME_RE
 
 

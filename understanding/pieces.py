@@ -1,4 +1,4 @@
-"""Pointing at an entity by a piece of its name: 白金那张, 杭州那家也能直付吗, the enterprise one.
+"""Pointing at an entity by a piece of its name: 尊享那张, 江北那家也能刷卡吗, the enterprise one.
 
 A piece is two Chinese characters in a row or an English word (longer than two letters,
 not a filler such as "the" or "card"). Among a few entities (the options of a

@@ -124,12 +124,12 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
       focus entity while another focus entity of the same type fits the question as
       well (both have the asked attribute) and the user last named the two side by
       side (A和B, A还是B, A、B, A and B; ``said``: the user's words of the recent
-      turns, most recent first, see :func:`said_side_by_side`): 车贷和随心贷… →
-      这个能随时提前还款吗. Two things of one type named otherwise (X主演的Y) leave the
+      turns, most recent first, see :func:`said_side_by_side`): 安居贷和易学贷… →
+      这个能随时提前结清吗. Two things of one type named otherwise (X主演的Y) leave the
       pronoun to the most salient one, and a pronoun right after the one name the turn
-      said (南锣鼓巷这个景点, 张曼玉，她的…) means that name: nothing to ask.
+      said (清溪古镇这个景点, 林晚秋，她的…) means that name: nothing to ask.
     - A shared alias settled only because one reading is the current focus, while
-      another reading was also talked about in the last turns (乐享 after both the
+      another reading was also talked about in the last turns (悦享 after both the
       plan and the installment service).
     """
     if len(link.entity_ids) != 1 or link.entity_ids[0] not in snapshot.entities:
@@ -149,7 +149,7 @@ def ask_which_antecedent(link: Link, detection: Detection, links: LinkResult,
                         if snapshot.has_attribute(chosen, a)))
 
     if link.mention.kind is MentionKind.PRONOUN and link.reason == NAMED_BEFORE_REASON:
-        return ()  # 南锣鼓巷这个景点, 张曼玉，她…: the turn said which one it means
+        return ()  # 清溪古镇这个景点, 林晚秋，她…: the turn said which one it means
     if link.mention.kind is MentionKind.PRONOUN and link.reason.startswith("pronoun"):
         rivals = [e for e in focus if e != chosen and fits(e)
                   and said_side_by_side(chosen, e, said, snapshot)]
@@ -172,11 +172,11 @@ def said_by_user(state: SessionState) -> list[str]:
 def said_side_by_side(a: str, b: str, said: Sequence[str], snapshot: AliasSnapshot) -> bool:
     """Whether the user last named ``a`` and ``b`` side by side: the most recent of the
     turns ``said`` (the user's own words, most recent first) that names either of them
-    decides. A turn that named neither goes on about what was said before it (车贷和
-    随心贷有什么区别 → 利率呢 → 它能提前还吗 still has both side by side). What the
+    decides. A turn that named neither goes on about what was said before it (安居贷和
+    易学贷有什么区别 → 利率呢 → 它能提前还吗 still has both side by side). What the
     rewrite wrote for such a turn is not the user's: a turn without a name is written
     with every focus entity in front (门票多少 after a sight and the park it lies in
-    becomes 云佛山大溶洞和云佛山门票多少), which names them side by side though the user
+    becomes 翠屏山溶洞和翠屏山门票多少), which names them side by side though the user
     never did."""
     for text in said:
         if listed_together(a, b, text, snapshot):

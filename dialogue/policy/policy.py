@@ -164,7 +164,7 @@ def not_asked_again(verdict: ClarifyVerdict, link: Link, state: SessionState) ->
     """A question the user left unanswered on the last turn is not asked again about a
     reference: when the gate would ask between the same options about a pronoun or a
     turn that names nothing, the user has gone on talking without saying which (KdConv's
-    是李宗盛 → 哦，原来是金曲奖最佳制作人… → 而且还获得了…, each turn asked again), so the
+    是周牧之 → 哦，原来是青穗奖最佳制作人… → 而且还拿过…, each turn asked again), so the
     option the gate would have chosen stands (the model's best supported, else the
     first offered, the most salient). A new question that says the shared name again
     (A产品多少钱 left for A产品怎么申请) is asked about as before. Returns ``verdict``
@@ -184,7 +184,7 @@ def settle_by_salience(links: LinkResult, state: SessionState,
     """它, 这个景点 while several entities are in focus that the user did not last name side
     by side (a sight's neighbour, or the park it lies in, came with the sight): the most
     salient one, as without a clarify model (the antecedent gate's rule). Two the user
-    named side by side (车贷和随心贷, A and B) stay for the clarify-or-resolve decision
+    named side by side (安居贷和易学贷, A and B) stay for the clarify-or-resolve decision
     (see :func:`said_side_by_side`). Returns ``links`` itself when nothing changes."""
     said = said_by_user(state)
     out = list(links.links)
@@ -206,14 +206,14 @@ def settle_by_salience(links: LinkResult, state: SessionState,
 
 def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                       snapshot: AliasSnapshot, facts: EntityFacts) -> LinkResult:
-    """地址在北京市朝阳区…798艺术区4号路，电话是多少: a name said inside a value the turn
+    """地址在北京市朝阳区…青柳艺术区4号路，电话是多少: a name said inside a value the turn
     gives for an attribute of a focus entity, a value that entity's own passage
     states, is part of that value (where the focus lies), not what the turn is about.
 
     The value is what follows the attribute and a word that gives it (在, 是, is) up to
     the next punctuation; right after a turn that asked an attribute, also the turn's
-    first clause when it names no attribute (地址是哪 → 北京市海淀区香山公园北侧，这里门票
-    多少钱). It must hold more than the name, and what else it holds
+    first clause when it names no attribute (地址是哪 → 北京市海淀区松岭公园北侧，这里停车
+    收费吗). It must hold more than the name, and what else it holds
     must be quoted from the focus entity's passage that states the attribute and
     names the same name (four in five of its character pairs), so that 导演是林默 (the value is the name) still moves the talk to the director. The
     inner name's link is dropped, a pronoun that went to it goes to the focus entity,
@@ -233,7 +233,7 @@ def keep_valued_focus(links: LinkResult, turn: UnderstoodTurn, state: SessionSta
 def _values_given(turn: UnderstoodTurn, state: SessionState) -> list[tuple[int, str]]:
     """(start of the value, the attribute it gives): after the attribute and a word that
     gives it (地址在…); a turn whose first clause says no attribute answers the one
-    the last turn asked (北京市海淀区香山公园北侧，… after 地址是哪) from its start."""
+    the last turn asked (北京市海淀区松岭公园北侧，… after 地址是哪) from its start."""
     text = turn.text
     given = [(start, str(attribute.value)) for start, attribute in values_given(turn.detection)
              if attribute.value]
@@ -282,7 +282,7 @@ def _quoted_inside(text: str, start: int, end: int, mention: Mention, attribute:
         return False
     name = snapshot.normalize(mention.text)
     rest = snapshot.normalize(text[start:mention.start] + text[mention.end:end])
-    # What restates the attribute (是李宗盛填的词 after 谁填词的) is no part of
+    # What restates the attribute (是周牧之填的词 after 谁填词的) is no part of
     # the value: there the name is the whole answer.
     if attribute.isascii():
         rest = rest.replace(snapshot.normalize(attribute), "")
@@ -348,7 +348,7 @@ def fit_pronouns(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     demonstrative's own word says the kind as 他 and 它 do (这个电影, 此片, 这张专辑 a
     thing; 这位, 这个演员 a person; this album, this singer), for its pronoun, for the
     turn when the turn names nothing, and for a name that a singer and an album share
-    when it stands right before it (陈奕迅这个人). Entities the kb has no passage about alone
+    when it stands right before it (程远这个人). Entities the kb has no passage about alone
     decide nothing. Returns ``links`` itself when
     nothing changes.
     """
@@ -404,7 +404,7 @@ def _kind_said(text: str, link: Link, named: bool) -> bool | None:
     if mention.kind is MentionKind.IMPLICIT and not named:
         return cues.reference_kind(text)
     if mention.kind is MentionKind.ALIAS and link.ambiguous:
-        # 陈奕迅这个人, 《孙燕姿》这张专辑: a demonstrative right after a shared name
+        # 程远这个人, 《苏晴》这张专辑: a demonstrative right after a shared name
         # says which kind of its bearers is meant.
         after = mention.end
         while after < min(len(text), mention.end + 2) and not text[after].isalnum():
@@ -507,7 +507,7 @@ def _kept_to_kind(link: Link, kind: _Kind, says: bool | None, reason: str) -> Li
 
 def keep_referred_kind(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
                        facts: EntityFacts) -> LinkResult:
-    """这部电影的导演是林默, 这张专辑的制作人是谁 (after the album and then its singer), the
+    """这部电影的导演是林默, 这张专辑的编曲是谁 (after the album and then its singer), the
     director of this film is …: a demonstrative whose word says what it points at (a
     thing, a person), in a turn whose resolved entities are all known to be of the
     other kind, points at the most recent one of its kind still in play (the focus,
@@ -593,7 +593,7 @@ def _narrowed(out: list[Link], verdicts: list[bool | None], asked: list[str],
     film and its director were both in focus): when the passages of some of them
     state what it asks and those of the others, known to be of the other kind (a
     person beside a thing), do not, it is about the former. Entities of one kind
-    stay together (哪张的免息期更长 after two cards asks about both). None when that
+    stay together (哪张的可约课时更多 after two cards asks about both). None when that
     does not apply."""
     if len(out) != 1 or out[0].mention.kind is not MentionKind.IMPLICIT:
         return None

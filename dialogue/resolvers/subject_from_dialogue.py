@@ -4,7 +4,7 @@
 - with nothing in focus, after a question about a name left unanswered, the options are
   still what the talk is about, and the turn's words may say which;
 - a turn that names what the focus is described with (its director, the park it lies
-  in) keeps the focus beside that name; a bare name ("the Beatles") keeps the earlier
+  in) keeps the focus beside that name; a bare name ("the Night Owls") keeps the earlier
   focus its own way, as an alternate a pronoun may mean.
 """
 
