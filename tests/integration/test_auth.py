@@ -29,7 +29,7 @@ ADMIN_ROUTES = [
     ("put", "/types/T"), ("delete", "/types/T"), ("post", "/import"), ("get", "/export"),
     ("get", "/audit"), ("get", "/retag"), ("post", "/retag"), ("get", "/clarifications"),
     ("delete", "/sessions?subject=u1"), ("get", "/clarify"), ("post", "/clarify/recalibrate"),
-    ("delete", "/clarify"),
+    ("delete", "/clarify"), ("post", "/suggest"),
 ]
 
 
