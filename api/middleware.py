@@ -8,6 +8,8 @@
   before it is read to the end (at once when ``Content-Length`` says so).
 - **Access log and HTTP metrics**: one line and one observation per request,
   by route template.
+- **HEAD**: a HEAD request is answered as the GET of the same path would be, with
+  the same status and headers and no body (load balancers and ``curl -I`` use it).
 - **Last resort**: an exception nothing else handled becomes a problem+json
   500 that names the request id (the traceback goes to the log, not to the
   caller).
@@ -109,6 +111,8 @@ class RequestMiddleware:
                 response_started = True
             await send(message)
 
+        if scope["method"] == "HEAD":
+            scope, send_tracked = _as_get(scope, send_tracked)
         try:
             await self.app(scope, self._limited(scope, receive, headers), send_tracked)
         except Exception:  # the last resort: whatever nothing else handled
@@ -157,6 +161,20 @@ class RequestMiddleware:
         access.info("%s %s %s", context.method, context.path, status,
                     extra={"status": status, "latency_ms": round(seconds * 1000, 2),
                            **context.extra})
+
+
+def _as_get(scope: Scope, send: Send) -> tuple[Scope, Send]:
+    """A HEAD request routed as its GET, whose body is not sent (headers, including
+    ``Content-Length``, are those of the GET)."""
+
+    async def headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            if message.get("more_body", False):
+                return
+            message = {"type": "http.response.body", "body": b"", "more_body": False}
+        await send(message)
+
+    return {**scope, "method": "GET"}, headers_only
 
 
 def _content_length(headers: Headers) -> int | None:

@@ -237,6 +237,24 @@ def test_healthz_and_readyz_answer_without_a_key(client):
     assert body["checks"]["milvus"]["required"] and not body["checks"]["neo4j"]["required"]
 
 
+def test_head_answers_as_get_without_a_body(client, demo_kb):
+    """HEAD (load balancers, ``curl -I``) gets the GET's status and headers, no body,
+    and goes through the same key check."""
+    for path, headers in (("/healthz", {}), ("/readyz", {}),
+                          (f"/v1/kbs/{demo_kb}/admin", ADMIN)):
+        get, head = client.get(path, headers=headers), client.head(path, headers=headers)
+        assert head.status_code == get.status_code == 200, (path, head.status_code)
+        assert head.content == b""
+        assert head.headers["content-type"] == get.headers["content-type"]
+        assert int(head.headers["content-length"]) > 0
+        if path != "/readyz":  # its body carries each check's milliseconds
+            assert int(head.headers["content-length"]) == len(get.content)
+    refused = client.head(f"/v1/kbs/{demo_kb}/admin")
+    assert refused.status_code == 401 and refused.content == b""
+    not_get = client.head(turn_url(demo_kb))
+    assert not_get.status_code == 405 and not_get.headers["allow"] == "POST"
+
+
 def probe(name: str, required: bool, run) -> Probe:
     return Probe(name, required, run, {})
 
