@@ -9,7 +9,9 @@ turns come with the session: each turn record keeps what was read of its own tex
 nothing a conversation said is parsed twice while the alias snapshot stays the same.
 
 A reading is bound to one snapshot (its kb, uid and version): after an alias refresh
-the earlier texts are read again against the new aliases.
+the earlier texts are read again against the new aliases. It is bound as well to the
+detection's own vocabulary (the cue words and the code that reads them): a session
+saved before an upgrade that changed them is read again, not trusted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
+from hashlib import sha256
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,6 +33,22 @@ if TYPE_CHECKING:  # pragma: no cover
 READING_FORMAT = 1
 
 _CURRENT: ContextVar[Reading | None] = ContextVar("referent_reading", default=None)
+
+
+@cache
+def vocabulary() -> str:
+    """A fingerprint of what mention detection reads with: its module and the language
+    data (``common/language``). Computed once per process."""
+    import common.language
+    import understanding.mentions
+
+    digest = sha256()
+    files = [Path(understanding.mentions.__file__),
+             *sorted(Path(common.language.__file__).parent.iterdir())]
+    for path in files:
+        if path.is_file() and path.suffix in {".py", ".json", ".txt", ".tsv"}:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def snapshot_key(snapshot: AliasSnapshot) -> list[Any]:
@@ -82,7 +103,8 @@ def reading(snapshot: AliasSnapshot, kept: Iterable[dict[str, Any]] = ()) -> Ite
 
 def stored(detection: Detection, aliased: bool, key: list[Any]) -> dict[str, Any]:
     """A detection as the session keeps it (JSON)."""
-    return {"format": READING_FORMAT, "snapshot": key if aliased else None,
+    return {"format": READING_FORMAT, "vocabulary": vocabulary(),
+            "snapshot": key if aliased else None,
             "text": detection.text, "ellipsis": detection.ellipsis,
             "mentions": mention_rows(detection.mentions)}
 
@@ -105,11 +127,13 @@ def mentions_from_rows(rows: Iterable[Sequence[Any]]) -> tuple[Mention, ...]:
 
 
 def _loaded(item: dict[str, Any], key: list[Any]) -> tuple[Detection, bool] | None:
-    """A stored detection, when its format is this one and it was made against ``key``
-    (or without aliases); None otherwise, and for anything malformed."""
+    """A stored detection, when its format and vocabulary are this process's and it was
+    made against ``key`` (or without aliases); None otherwise, and for anything
+    malformed."""
     from understanding.mentions import Detection
 
-    if not isinstance(item, dict) or item.get("format") != READING_FORMAT:
+    if not isinstance(item, dict) or item.get("format") != READING_FORMAT \
+            or item.get("vocabulary") != vocabulary():
         return None
     aliased = item.get("snapshot") is not None
     if aliased and item["snapshot"] != key:

@@ -112,3 +112,24 @@ def test_a_session_stored_before_frames_loads_and_plays_on(tmp_path, parses):
     # again, once.
     assert max(Counter(parses[start:]).values()) == 1
     assert TurnFrame.from_stored(store.load(KB, session).recent[-1].frame).subjects == ("region.south",)
+
+
+def _earlier_texts_read_again(engine, parses, monkeypatch, vocabulary: str | None) -> set[str]:
+    """The texts of an earlier turn read (with aliases) again by the turn that answers
+    its clarification."""
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    asked, answer = CONVERSATION[4], CONVERSATION[5]
+    assert engine.handle(KB, session, asked).action == "clarify"
+    if vocabulary is not None:
+        import understanding.reading as reading
+        monkeypatch.setattr(reading, "vocabulary", lambda: vocabulary)
+    start = len(parses)
+    engine.handle(KB, session, answer)
+    return {text for text, aliased in parses[start:] if aliased} - {answer}
+
+
+def test_stored_readings_of_another_vocabulary_are_read_again(engine, parses, monkeypatch):
+    # The same code resumes the question from its kept reading; after an upgrade that
+    # changed the cue words (another fingerprint) the question is read again instead.
+    assert CONVERSATION[4] not in _earlier_texts_read_again(engine, parses, monkeypatch, None)
+    assert CONVERSATION[4] in _earlier_texts_read_again(engine, parses, monkeypatch, "upgraded")
