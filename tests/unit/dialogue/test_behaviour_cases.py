@@ -1,7 +1,8 @@
-"""Dialogue behaviours as data: each file of cases/ holds an ontology, a corpus and
-conversations whose turns say what is expected (or ``ontology_file`` and
-``corpus_file``, JSON lines relative to the repository, instead of the records) (the action, the entities, the
-standalone query, the evidence first shown, the links' reasons, the turn's frame).
+"""Dialogue behaviours as data: each file of cases/ holds an ``about`` (the behaviour
+family, and which integration test runs it end to end), an ontology and a corpus (the
+records, or ``ontology_file`` and ``corpus_file``: JSON lines relative to the
+repository), and conversations whose turns say what is expected: the action, the
+entities, the standalone query, the evidence, the links' reasons, the turn's frame.
 They run against the in-memory ontology store, index and session store, with the
 entity facts the server reads (what the corpus states of each entity).
 
@@ -124,5 +125,6 @@ def test_case(path: Path, case: dict[str, Any]):
         frame = engine._sessions.load(KB, session).recent[-1].frame or {}
         failed = {key: want for key, want in turn.get("expect", {}).items()
                   if not _CHECKS[key](result, want, frame)}
-        assert failed == {}, (turn["user"], result.action, result.entities, result.standalone,
-                              [e.chunk_id for e in result.evidence], frame)
+        assert failed == {}, (turn["user"], result.action, result.entities, sorted(_options(result)),
+                              result.standalone, [e.chunk_id for e in result.evidence],
+                              _reasons(result), _no_answer(result), frame)
