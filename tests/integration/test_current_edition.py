@@ -6,6 +6,11 @@ confusable pair, and an add-on. "那现在用的条款呢" means the terms in fo
 question which, and the deductible asked about the plan is asked of those terms. Without
 a word for "current" the name stays ambiguous and Referent asks. "那门诊附加险呢" asks
 the previous question of the add-on, beside the plan, instead of pasting the words.
+
+Each behaviour of this family is a case of tests/unit/dialogue/cases/editions.json, run
+on the in-memory stores, in both languages where the behaviour exists in both. One turn
+runs here end to end: the edition in force, found in Milvus among editions imported into
+Neo4j.
 """
 
 import pytest
@@ -60,23 +65,3 @@ def test_the_terms_in_use_now_are_the_latest_edition(runtime, terms_kb):
     # The question asked of the plan is asked of its terms.
     assert "安心医疗险条款（2024版）" in now.standalone and "免赔额" in now.standalone
     assert now.evidence[0].chunk_id == "terms-2024-1"
-
-
-def test_the_current_terms_in_english(runtime, terms_kb):
-    (current,) = play(runtime, terms_kb, "What is the deductible in the current terms?")
-    assert current.action == "retrieve"
-    assert current.entities == ["terms.2024"]
-
-
-def test_without_a_word_for_now_the_terms_are_asked_about(runtime, terms_kb):
-    (which,) = play(runtime, terms_kb, "条款里的免赔额是多少")
-    assert which.action == "clarify"
-    assert {o.id for o in which.clarification.options} == {"terms.2023", "terms.2024"}
-
-
-def test_an_ellipsis_naming_an_add_on_asks_the_question_of_it(runtime, terms_kb):
-    _, rider = play(runtime, terms_kb, "安心医疗险免赔额多少", "那门诊附加险呢")
-    assert rider.action == "retrieve"
-    assert rider.entities[0] == "rider.clinic"
-    # The previous question, of the add-on, beside the plan: not the words pasted on.
-    assert rider.standalone == "安心医疗险门诊医疗附加险免赔额多少"

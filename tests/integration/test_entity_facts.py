@@ -13,6 +13,11 @@ birthday:
   whose passages do not, keeps that entity beside the name;
 - what nothing in play states, or what the subject's own passages state, moves
   nothing.
+
+Each turn-level behaviour of this family is a case of
+tests/unit/dialogue/cases/entity_facts.json, run on the in-memory stores, in both
+languages. Here run end to end: how the facts are read from Milvus (a later ingest, a
+page titled with an entity's name, a page that makes no entity known), and one turn.
 """
 
 import json
@@ -95,60 +100,6 @@ def test_a_pronoun_question_goes_to_the_entity_whose_passages_state_it(runtime, 
     assert "passages state 出生日期" in reasons(born)
 
 
-def test_an_english_pronoun_question_goes_to_the_entity_whose_passages_state_it(runtime, film_kb):
-    _, film, born = play(runtime, film_kb, "Who is Lin Mo?", "What about the film Harbor Fog?",
-                         "What is his birthday?")
-    assert film.entities == ["film.fog"]
-    assert born.entities == ["person.linmo"]
-    assert "Lin Mo" in born.standalone or "林默" in born.standalone
-    assert "passages state birthday" in reasons(born)
-
-
-def test_a_question_beside_a_name_whose_passages_do_not_state_it_keeps_the_entity_that_does(
-        runtime, film_kb):
-    # 沈青's passages state a birthday, not a director; the film's state its director.
-    _, both = play(runtime, film_kb, "雾港这部电影怎么样？", "沈青演得真好，导演是谁？")
-    assert both.entities == ["person.shenqing", "film.fog"]
-    assert "雾港" in both.standalone and "沈青" in both.standalone
-    _, both_en = play(runtime, film_kb, "What about the film Harbor Fog?",
-                      "Shen Qing acts so well. Who is the director?")
-    assert both_en.entities == ["person.shenqing", "film.fog"]
-    # What the named one's passages state keeps the turn on it alone.
-    _, born = play(runtime, film_kb, "雾港这部电影怎么样？", "沈青的出生日期是哪天？")
-    assert born.entities == ["person.shenqing"]
-
-
-def test_a_new_name_asked_nothing_in_play_fits_still_replaces_the_focus(runtime, film_kb):
-    _, song = play(runtime, film_kb, "你看过雾港这部电影吗？", "那你听过晨光这首歌吗？")
-    assert song.entities == ["song.dawn"]
-    _, song_en = play(runtime, film_kb, "Have you seen Harbor Fog?", "Have you heard Morning Light?")
-    assert song_en.entities == ["song.dawn"]
-
-
-def test_what_the_subjects_own_passages_state_moves_nothing(runtime, film_kb):
-    # The film's passages state its runtime: the question stays on the film.
-    _, film, length = play(runtime, film_kb, "林默是谁？", "雾港这部电影怎么样？", "它的片长多久？")
-    assert length.entities == ["film.fog"]
-    assert "passages state" not in reasons(length)
-    # The song's passages state no director and nothing in play has one: it stays too.
-    only, asked = play(runtime, film_kb, "你听过晨光这首歌吗？", "它的导演是谁？")
-    assert asked.entities == ["song.dawn"]
-    _, _, en = play(runtime, film_kb, "Who is Lin Mo?", "What about the film Harbor Fog?",
-                 "What is its runtime?")
-    assert en.entities == ["film.fog"]
-
-
-def test_a_pronoun_between_two_entities_in_play_is_still_asked_about(runtime, film_kb):
-    # Both were named side by side; only the film's passages state a director, but which
-    # one "it" means is the user's to say (the clarify gate asks, as before).
-    _, asked = play(runtime, film_kb, "雾港和晨光哪个更早？", "它的导演是谁？")
-    assert asked.action == "clarify"
-    assert {o.id for o in asked.clarification.options} == {"film.fog", "song.dawn"}
-    _, asked_en = play(runtime, film_kb, "Which came first, Harbor Fog or Morning Light?",
-                       "Who is its director?")
-    assert asked_en.action == "clarify"
-
-
 # A film's own page names its director in a passage tagged with both (the linker tags
 # every name it finds): the page's title says whose facts those are.
 PAGED_ONTOLOGY = [
@@ -196,19 +147,6 @@ def test_a_passage_titled_with_an_entitys_name_states_its_facts(paged_kb, neo4j_
     assert facts.states("person.gu", ["片长"]) is False
     # What a person or a thing is still comes from passages about it alone.
     assert facts.is_person("person.gu") is True
-
-
-def test_a_question_the_films_own_page_answers_stays_on_the_film(runtime, paged_kb):
-    # The director was talked about before; his page names 导演 (his occupation). The film's
-    # page states its director in a passage that names him too: the film it stays.
-    _, film, asked = play(runtime, paged_kb, "顾原是谁？", "潮汐这部电影怎么样？", "导演是谁？")
-    assert film.entities == ["film.tide"]
-    assert asked.entities == ["film.tide"]
-    assert "passages state" not in reasons(asked)
-    _, film_en, asked_en = play(runtime, paged_kb, "Who is Gu Yuan?", "What about the film Tides?",
-                                "Who is the director?")
-    assert film_en.entities == ["film.tide"]
-    assert asked_en.entities == ["film.tide"]
 
 
 def test_a_page_makes_no_entity_known_that_has_no_passage_of_its_own(paged_kb, neo4j_store,

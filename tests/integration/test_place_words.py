@@ -8,6 +8,10 @@ branch*: the branch stays among the turn's entities and is written into the
 standalone question, and the branch's own passage about the boxes is found. A place
 word with no place in play refers to nothing the kb knows and links nothing; 那里面
 ("in it") and "is there" are not place words.
+
+Each behaviour of this family is a case of tests/unit/dialogue/cases/place_words.json,
+run on the in-memory stores, in both languages where the behaviour exists in both. One
+test runs here end to end: the branch's own passage is found in Milvus.
 """
 
 import pytest
@@ -60,25 +64,3 @@ def test_a_place_word_means_the_place_in_play(runtime, branch_kb):
 
     _, again = play(runtime, branch_kb, "月光路支行周六营业吗", "那边能租保管箱吗")
     assert set(again.entities) == {"branch.yg", "svc.box"} and "月光路支行" in again.standalone
-
-
-def test_there_means_the_place_in_play_in_english(runtime, branch_kb):
-    _, there = play(runtime, branch_kb, "Is the Xinghe Road branch open on Saturday?",
-                    "Can I rent a safe deposit box there?")
-    assert set(there.entities) == {"branch.xh", "svc.box"}
-    assert [link["resolved"] for link in place_links(there)] == [["branch.xh"]]
-    assert there.evidence[0].chunk_id == "xh-2"
-
-    # "Is there" asks whether something exists: no place word.
-    _, exists = play(runtime, branch_kb, "Is the Xinghe Road branch open on Saturday?",
-                     "Is there a safe deposit box?")
-    assert place_links(exists) == []
-
-
-def test_a_place_word_with_no_place_in_play_links_nothing(runtime, branch_kb):
-    _, nowhere = play(runtime, branch_kb, "保管箱押金多少", "那边要带身份证吗")
-    assert place_links(nowhere) == []
-    assert nowhere.entities == ["svc.box"]
-    # 那里面 is "in it", not a place.
-    _, inside = play(runtime, branch_kb, "星河路支行周六营业吗", "那里面有保管箱吗")
-    assert place_links(inside) == []

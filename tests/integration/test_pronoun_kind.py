@@ -10,6 +10,10 @@ people's state a birth date or an occupation, the film's and the song's do not.
 - a pronoun after a person and a film named side by side means the one of its kind
   (nothing to ask), while after two people it is still asked about;
 - an entity the corpus says nothing about alone decides nothing.
+
+Each behaviour of this family is a case of tests/unit/dialogue/cases/pronoun_kind.json,
+run on the in-memory stores, in both languages where the behaviour exists in both. One
+test runs here end to end: the kinds come from the entity facts read from Milvus.
 """
 
 import pytest
@@ -82,70 +86,3 @@ def test_he_while_a_film_is_the_focus_means_the_person_talked_about_before(runti
                               "Has he made other films?")
     assert film_en.entities == ["film.fog"]
     assert he_en.entities == ["person.linmo"]
-
-
-def test_it_while_a_person_is_the_focus_means_the_film_talked_about_before(runtime, film_kb):
-    _, person, it = play(runtime, film_kb, "雾港这部电影怎么样？", "林默是谁？", "它获过奖吗？")
-    assert person.entities == ["person.linmo"]
-    assert it.entities == ["film.fog"]
-    assert "雾港" in it.standalone
-    _, person_en, it_en = play(runtime, film_kb, "What about the film Harbor Fog?",
-                               "Who is Lin Mo?", "Did it win any award?")
-    assert person_en.entities == ["person.linmo"]
-    assert it_en.entities == ["film.fog"]
-
-
-def test_a_pronoun_after_a_person_and_a_film_side_by_side_means_the_one_of_its_kind(
-        runtime, film_kb):
-    _, he = play(runtime, film_kb, "雾港和林默你都知道吗？", "他是哪里人？")
-    assert he.action != "clarify"
-    assert he.entities == ["person.linmo"]
-    _, he_en = play(runtime, film_kb, "Do you know Harbor Fog and Lin Mo?", "Where is he from?")
-    assert he_en.action != "clarify"
-    assert he_en.entities == ["person.linmo"]
-
-
-def test_a_pronoun_after_two_people_side_by_side_is_still_asked_about(runtime, film_kb):
-    _, asked = play(runtime, film_kb, "林默和沈青你更喜欢谁？", "他是哪里人？")
-    assert asked.action == "clarify"
-    assert {o.id for o in asked.clarification.options} == {"person.linmo", "person.shenqing"}
-    _, asked_en = play(runtime, film_kb, "Who do you like more, Lin Mo or Shen Qing?",
-                       "Where is he from?")
-    assert asked_en.action == "clarify"
-    assert {o.id for o in asked_en.clarification.options} == {"person.linmo", "person.shenqing"}
-
-
-def test_an_entity_without_passages_of_its_own_decides_nothing(runtime, film_kb):
-    # The documentary has no passage about it alone: 他 keeps the linker's pick.
-    _, _, he = play(runtime, film_kb, "林默是谁？", "潮汐这部纪录片怎么样？", "他拍得好吗？")
-    assert he.entities == ["film.tide"]
-    assert "means a person" not in reasons(he)
-
-
-def test_what_is_asked_says_which_of_a_person_and_a_film_a_turn_means(runtime, film_kb):
-    # After the director and then the film said bare, a turn that names nothing could
-    # mean either; a runtime is stated of films only here, so it means the film.
-    _, bare, runtime_q = play(runtime, film_kb, "林默是谁？", "雾港。", "片长多久？")
-    assert bare.entities == ["film.fog"]
-    assert runtime_q.action != "clarify"
-    assert runtime_q.entities == ["film.fog"]
-    assert "by what is asked" in reasons(runtime_q)
-    _, bare_en, runtime_en = play(runtime, film_kb, "Who is Lin Mo?", "Harbor Fog.",
-                                  "What is the runtime?")
-    assert bare_en.entities == ["film.fog"]
-    assert runtime_en.action != "clarify"
-    assert runtime_en.entities == ["film.fog"]
-
-
-def test_he_goes_to_the_one_not_known_to_be_a_thing(runtime, film_kb):
-    # The corpus says nothing of 周远 (no birth date, no occupation): not known to be a
-    # person, but not known to be a thing either, as the film is; 他 means him.
-    _, named, he = play(runtime, film_kb, "你看过海岸线吗？", "海岸线是周远导演的。",
-                        "他还拍过别的电影吗？")
-    assert named.entities == ["film.coast", "person.zhouyuan"]
-    assert he.entities == ["person.zhouyuan"]
-    assert "not known to be otherwise" in reasons(he)
-    _, named_en, he_en = play(runtime, film_kb, "Have you seen The Coastline?",
-                              "The Coastline was directed by Zhou Yuan.",
-                              "Has he made other films?")
-    assert he_en.entities == ["person.zhouyuan"]

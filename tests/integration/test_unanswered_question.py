@@ -7,6 +7,11 @@ on real Neo4j, Milvus Lite and SQLite, in Chinese and English.
 the next turn fit neither, nothing is linked and nothing asked again, and a later turn
 whose words or question fit one option settles it. A turn that names something else
 leaves the options behind.
+
+Each behaviour of this family is a case of
+tests/unit/dialogue/cases/unanswered_question.json, run on the in-memory stores, in both
+languages where the behaviour exists in both. One test runs here end to end, in both
+languages.
 """
 
 import pytest
@@ -54,27 +59,3 @@ def test_the_words_after_an_unanswered_question_say_which_option_is_meant(runtim
     assert asked_en.action == "clarify"
     assert on_en.action != "clarify"
     assert on_en.entities == ["band.north"]
-
-
-def test_the_options_stay_in_play_until_a_later_turn_says_which(runtime, music_kb):
-    asked, vague, later = play(runtime, music_kb, "你知道北岸吗？", "知道啊。",
-                               "歌词写的是海边的离别吧？")
-    assert asked.action == "clarify"
-    assert vague.action != "clarify"
-    assert vague.entities == []
-    assert later.action != "clarify"
-    assert later.entities == ["song.north"]
-    asked_en, vague_en, later_en = play(runtime, music_kb, "Do you know North Shore?", "Sure.",
-                                        "The lyrics are about a farewell by the sea, right?")
-    assert asked_en.action == "clarify"
-    assert vague_en.entities == []
-    assert later_en.action != "clarify"
-    assert later_en.entities == ["song.north"]
-
-
-def test_a_turn_naming_something_else_leaves_the_options_behind(runtime, music_kb):
-    _, other, vague = play(runtime, music_kb, "你知道北岸吗？", "海风是哪年发行的？",
-                           "一支摇滚乐队吗？")
-    assert other.entities == ["album.sea"]
-    assert vague.entities in ([], ["album.sea"])
-    assert "band.north" not in vague.entities

@@ -1,14 +1,20 @@
-"""Dialogue behaviours as data: each file of cases/ holds an ontology, a corpus and
-conversations whose turns say what is expected (or ``ontology_file`` and
-``corpus_file``, JSON lines relative to the repository, instead of the records) (the action, the entities, the
-standalone query, the evidence first shown, the links' reasons, the turn's frame).
-They run against the in-memory ontology store, index and session store.
+"""Dialogue behaviours as data: each file of cases/ holds an ``about`` (the behaviour
+family, and which integration test runs it end to end), an ontology and a corpus (the
+records, or ``ontology_file`` and ``corpus_file``: JSON lines relative to the
+repository), and conversations whose turns say what is expected: the action, the
+entities, the standalone query, the evidence, the links' reasons, the turn's frame.
+They run against the in-memory ontology store, index and session store, with the
+entity facts the server reads (what the corpus states of each entity).
 
 Expectation keys (all optional, per turn):
-  action, classification (the trace's), queries (exact), entities (exact, in order), entities_set, entities_first, entities_include,
-  entities_exclude, standalone (exact), standalone_starts, standalone_has,
-  standalone_lacks, standalone_lacks_pattern (a regex), first_evidence (a chunk id),
-  reason_has, reason_lacks (in the links' reasons), frame (a subset of the turn's
+  action, action_not, classification (the trace's), queries (exact), entities (exact,
+  in order), entities_set, entities_first, entities_include, entities_exclude,
+  options (the clarification's option ids, as a set), standalone (exact),
+  standalone_starts, standalone_has, standalone_lacks, standalone_lacks_pattern (a
+  regex), evidence (the chunk ids shown, exact, in order), first_evidence (a chunk id),
+  reason_has, reason_lacks (in the links' reasons), no_answer (a subset of the
+  retrieval trace's ``no_answer``: why a question is judged unanswerable),
+  no_answer_has, no_answer_lacks (a key of it), frame (a subset of the turn's
   TurnFrame as stored: subjects, intent, language, times, attribute, corrected_away,
   question_words).
 """
@@ -49,7 +55,8 @@ def _engine(path: Path) -> TurnEngine:
     if engine is None:
         data = json.loads(path.read_text(encoding="utf-8"))
         engine = _ENGINES[path] = in_memory_engine(KB, _lines(data, "ontology"),
-                                                   _lines(data, "corpus"), InMemorySessionStore())
+                                                   _lines(data, "corpus"), InMemorySessionStore(),
+                                                   facts=True)
     return engine
 
 
@@ -63,13 +70,23 @@ def _reasons(result) -> str:
     return " ".join(link["reason"] for link in result.trace.get("links", []))
 
 
+def _options(result) -> set[str]:
+    return {o.id for o in result.clarification.options} if result.clarification else set()
+
+
+def _no_answer(result) -> dict[str, Any]:
+    return (result.trace.get("retrieval") or {}).get("no_answer") or {}
+
+
 _CHECKS = {
     "action": lambda r, want, frame: r.action == want,
+    "action_not": lambda r, want, frame: r.action != want,
     "entities": lambda r, want, frame: r.entities == want,
     "entities_set": lambda r, want, frame: set(r.entities) == set(want),
     "entities_first": lambda r, want, frame: r.entities[:1] == [want],
     "entities_include": lambda r, want, frame: set(want) <= set(r.entities),
     "entities_exclude": lambda r, want, frame: not set(want) & set(r.entities),
+    "options": lambda r, want, frame: _options(r) == set(want),
     "queries": lambda r, want, frame: r.queries == want,
     "classification": lambda r, want, frame: r.trace.get("classification") == want,
     "standalone": lambda r, want, frame: r.standalone == want,
@@ -77,9 +94,13 @@ _CHECKS = {
     "standalone_has": lambda r, want, frame: all(w in r.standalone for w in want),
     "standalone_lacks": lambda r, want, frame: not any(w in r.standalone for w in want),
     "standalone_lacks_pattern": lambda r, want, frame: re.search(want, r.standalone) is None,
+    "evidence": lambda r, want, frame: [e.chunk_id for e in r.evidence] == want,
     "first_evidence": lambda r, want, frame: bool(r.evidence) and r.evidence[0].chunk_id == want,
     "reason_has": lambda r, want, frame: want in _reasons(r),
     "reason_lacks": lambda r, want, frame: want not in _reasons(r),
+    "no_answer": lambda r, want, frame: {k: _no_answer(r).get(k) for k in want} == want,
+    "no_answer_has": lambda r, want, frame: bool(_no_answer(r).get(want)),
+    "no_answer_lacks": lambda r, want, frame: want not in _no_answer(r),
     "frame": lambda r, want, frame: {k: frame.get(k) for k in want} == want,
 }
 
@@ -104,5 +125,6 @@ def test_case(path: Path, case: dict[str, Any]):
         frame = engine._sessions.load(KB, session).recent[-1].frame or {}
         failed = {key: want for key, want in turn.get("expect", {}).items()
                   if not _CHECKS[key](result, want, frame)}
-        assert failed == {}, (turn["user"], result.action, result.entities, result.standalone,
-                              [e.chunk_id for e in result.evidence], frame)
+        assert failed == {}, (turn["user"], result.action, result.entities, sorted(_options(result)),
+                              result.standalone, [e.chunk_id for e in result.evidence],
+                              _reasons(result), _no_answer(result), frame)
