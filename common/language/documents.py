@@ -76,6 +76,8 @@ ATTRIBUTE_LIST_SPLIT_RE = re.compile(r"[与和及、]")
 SINCE_RE = re.compile(r"自?((?:19|20)\d{2}年\d{1,2}月\d{1,2}日)(?:（含）)?起")
 # The attribute an edition's start date is kept under.
 VALID_FROM = "生效日期"
+# The attribute listing the editions of the documents about one thing.
+EDITIONS = "版本"
 # A one- or two-character variant word before the edition mark at a name's end.
 VARIANT_TAIL_RE = re.compile(r"[\u4e00-\u9fff]{1,2}版$")
 # A dotted version at a name's end (App 6.0版, v2.1).

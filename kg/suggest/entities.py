@@ -1,5 +1,9 @@
 """From candidate names to suggested entities: keep the names the corpus uses,
-make editions of names that differ by a year or version, and mark organisations."""
+make editions of names that differ by a year or version, and mark organisations.
+
+The editions of the documents about a thing (its price sheet of 2024 and of 2025)
+are not editions of the thing: it stays one entity, whose 版本 attribute lists them,
+so that a turn naming it is not asked which edition."""
 
 from __future__ import annotations
 
@@ -42,10 +46,10 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
         if common_word(name):
             suggestion.skipped[name] = "an everyday word, not a name"
             continue
+        editions = sorted({c.edition for c in group if c.edition}, key=_edition_key)
         if used < 1 and not quoted and len(editions) < 2 and not any(c.whole_title for c in group):
             suggestion.skipped[name] = "only in titles, never in a passage's text"
             continue
-        editions = sorted({c.edition for c in group if c.edition}, key=_edition_key)
         plain = [c for c in group if not c.edition]
         signals = (0.6 * min(len(docs), 3), 0.3 * math.log1p(used), 0.4 * min(quoted, 2))
         if len(editions) >= 2:
@@ -53,8 +57,11 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
                 _add(suggestion, occurrences, edition_name(name, edition), docs, used, signals,
                      edition=edition, stem=name)
         if plain or len(editions) < 2:
-            _add(suggestion, occurrences, name, docs, used, signals,
-                 attributes=set().union(*(c.attributes for c in group)))
+            entity = _add(suggestion, occurrences, name, docs, used, signals,
+                          attributes=set().union(*(c.attributes for c in group)))
+            documented = set().union(*(c.documented_editions for c in group))
+            if documented:
+                entity.attributes[documents.EDITIONS] = "、".join(sorted(documented, key=_edition_key))
         else:
             for c in group:
                 for entity in suggestion.entities.values():
@@ -79,7 +86,7 @@ def _edition_key(edition: str) -> tuple[int, ...]:
 
 def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[str], used: int,
          signals: tuple[float, ...], *, edition: str | None = None, stem: str | None = None,
-         attributes: set[str] = frozenset()) -> None:
+         attributes: set[str] = frozenset()) -> SuggestedEntity:
     reason = f"the subject of {len(docs)} document title(s)" if docs else "quoted as a name"
     evidence = Evidence(confidence(*signals), {"documents": len(docs), "passages": used},
                         cite(occurrences, name) or cite(occurrences, stem or name), reason)
@@ -89,5 +96,6 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
             name.startswith(o.name) for o in suggestion.entities.values() if o.type == ORG_TYPE):
         entity.type = ORG_TYPE
     suggestion.entities[name] = entity
+    return entity
 
 

@@ -110,3 +110,17 @@ def test_a_bad_corpus_line_is_named():
 
     with pytest.raises(FormatError, match="line 2"):
         read_corpus([CORPUS[0], '{"doc_id": "x"}'])
+
+
+def test_editions_of_a_document_about_a_thing_keep_the_thing_one_entity():
+    # A price sheet of 2024 and of 2025 date the sheet, not the card: a turn naming the
+    # card must not be asked which edition; the terms of 2024 and 2025 stay editions.
+    corpus = [line("card-2024", "星途流量卡资费说明（2024版）", "星途流量卡月费29元，含流量20GB。"),
+              line("card-2025", "星途流量卡资费说明（2025版）", "星途流量卡月费39元，含流量40GB。"),
+              CORPUS[4], CORPUS[5]]
+    found = suggest(read_corpus(corpus))
+    card = found.entities["星途流量卡"]
+    assert card.attributes["版本"] == "2024、2025"
+    assert not any(e.stem == "星途流量卡" for e in found.entities.values())
+    assert "星途流量卡" not in found.ambiguous_aliases()
+    assert {"安居家财险条款（2024版）", "安居家财险条款（2025版）"} <= set(found.entities)
