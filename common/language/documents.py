@@ -16,8 +16,8 @@ GENRE_SUFFIXES = (
     "使用指南", "业务指南", "服务指南", "办理指南", "就医指南", "值机指南", "选购指南", "指南",
     "常见问题汇总", "常见问题", "问答", "简介", "介绍", "概述", "须知", "管理规定", "管理办法",
     "实施细则", "服务信息", "服务", "公告", "通知", "新闻", "简报", "点评", "月报", "周报",
-    "年报", "宣传页", "手册说明", "营业安排", "安排", "对比", "申请流程", "价格",
-    " FAQ", " Guide", " Manual", " Overview", " Notice", " Summary", " summary", " guide",
+    "年报", "宣传页", "手册说明", "营业安排", "安排", "对比", "申请流程", "价格", "保险条款", "条款",
+    " FAQ", " Terms", " terms", " Guide", " Manual", " Overview", " Notice", " Summary", " summary", " guide",
 )
 # Lead words of a title that are not part of its subject (关于X → X).
 TITLE_LEADS = ("关于",)

@@ -50,7 +50,7 @@ def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
     for org in orgs:
         for head in words.ORG_HEADS:
             short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
-            if len(short) >= 2 and occurrences.count(short) > occurrences.count(org.name):
+            if len(short) >= 2 and not common_word(short) and occurrences.count(short) > occurrences.count(org.name):
                 org.add_alias(short, Evidence(0.7, {"occurrences": occurrences.count(short)},
                                               cite(occurrences, short), "the name without its head word"))
     prefixes = sorted({a for o in orgs for a in (o.name, *o.aliases)}, key=len, reverse=True)
@@ -137,6 +137,8 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
         if common_word(form) or (form not in qualifiers and not all(
                 _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
             continue
+        if _variant_of_several(form, owners, qualifiers):
+            continue
         longer = containing.get(form, ())
         alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
         if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not _specific(form, owners, occurrences):
@@ -145,6 +147,13 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
                             cite(occurrences, form), "a short form the passages use on its own")
         for entity in owners:
             entity.add_alias(form, evidence)
+
+
+def _variant_of_several(form: str, owners: list[SuggestedEntity], qualifiers: set[str]) -> bool:
+    """个人版 said alone, when A产品 and B云盘 both have one, names a variant, not a thing:
+    the dialogue reads it as that variant of the thing in focus, so it is no alias."""
+    variant = form in qualifiers or words.VARIANT_TAIL_RE.fullmatch(form) is not None
+    return variant and len({_core(e.stem or e.name).removesuffix(form) for e in owners}) > 1
 
 
 def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:

@@ -7,7 +7,7 @@ import pytest
 
 from kg.ontology import parse_ontology
 from kg.suggest import read_corpus, suggest, to_ontology, write
-from kg.suggest.names import clean_title
+from kg.suggest.names import clean_title, read_title
 
 
 def line(doc_id, title, text):
@@ -22,10 +22,10 @@ CORPUS = [
          "安居家财险（尊享款）保费每年360元，保额50万元。尊享款另保水渍和盗抢。"),
     line("faq", "家财险常见问题",
          "问：安居家财险怎么买？答：基础款和尊享款都可以在青禾保险App购买，基础款不保水渍，尊享款保。安居家财险保费按年缴。"),
-    line("terms-2024", "安居家财险条款（2024版）",
-         "安居家财险条款（2024版）的免赔额为500元。安居家财险条款（2024版）保费每年100元。"),
-    line("terms-2025", "安居家财险条款（2025版）",
-         "安居家财险条款（2025版）自2025年3月1日起施行，取代2024版，免赔额降为200元。"),
+    line("terms-2024", "安居家财险费率表（2024版）",
+         "安居家财险费率表（2024版）的免赔额为500元。安居家财险费率表（2024版）保费每年100元。"),
+    line("terms-2025", "安居家财险费率表（2025版）",
+         "安居家财险费率表（2025版）自2025年3月1日起施行，取代2024版，免赔额降为200元。"),
     line("en", "Home insurance FAQ (English)",
          "Anju Home Insurance (安居家财险) covers fire. The Anju Home Insurance premium is paid yearly."),
 ]
@@ -39,9 +39,12 @@ def result():
 
 def test_titles_give_names_without_their_kind_of_document_or_date():
     assert clean_title("安居家财险（基础款）产品说明") == ("安居家财险（基础款）", None)
-    assert clean_title("安居家财险条款（2024版）") == ("安居家财险条款", "2024")
+    assert clean_title("安居家财险费率表（2024版）") == ("安居家财险费率表", "2024")
     assert clean_title("某某卡使用指南（2025年3月修订）") == ("某某卡", None)
     assert clean_title("甲与乙对比") is None
+    # The terms of a product are a document about it: their edition dates the document.
+    assert read_title("安居家财险条款（2024版）") == ("安居家财险", "2024", True)
+    assert read_title("安居家财险费率表（2024版）") == ("安居家财险费率表", "2024", False)
 
 
 def test_entities_aliases_and_the_shared_short_form(result):
@@ -61,12 +64,12 @@ def test_entities_aliases_and_the_shared_short_form(result):
 
 
 def test_editions_succeed_each_other_from_the_date_a_passage_gives(result):
-    new = result.entities["安居家财险条款（2025版）"]
+    new = result.entities["安居家财险费率表（2025版）"]
     assert new.attributes["生效日期"] == "2025年3月1日"
-    assert ("安居家财险条款（2025版）", "SUCCEEDS", "安居家财险条款（2024版）") in {
+    assert ("安居家财险费率表（2025版）", "SUCCEEDS", "安居家财险费率表（2024版）") in {
         (r.from_key, r.type, r.to_key) for r in result.relations}
     # A turn naming the edition links to that edition alone.
-    assert "2025版安居家财险条款" in new.aliases
+    assert "2025版安居家财险费率表" in new.aliases
 
 
 def test_confusable_pairs_state_different_figures(result):
@@ -114,7 +117,7 @@ def test_a_bad_corpus_line_is_named():
 
 def test_editions_of_a_document_about_a_thing_keep_the_thing_one_entity():
     # A price sheet of 2024 and of 2025 date the sheet, not the card: a turn naming the
-    # card must not be asked which edition; the terms of 2024 and 2025 stay editions.
+    # card must not be asked which edition; the rate tables of 2024 and 2025 stay editions.
     corpus = [line("card-2024", "星途流量卡资费说明（2024版）", "星途流量卡月费29元，含流量20GB。"),
               line("card-2025", "星途流量卡资费说明（2025版）", "星途流量卡月费39元，含流量40GB。"),
               CORPUS[4], CORPUS[5]]
@@ -123,4 +126,22 @@ def test_editions_of_a_document_about_a_thing_keep_the_thing_one_entity():
     assert card.attributes["版本"] == "2024、2025"
     assert not any(e.stem == "星途流量卡" for e in found.entities.values())
     assert "星途流量卡" not in found.ambiguous_aliases()
-    assert {"安居家财险条款（2024版）", "安居家财险条款（2025版）"} <= set(found.entities)
+    assert {"安居家财险费率表（2024版）", "安居家财险费率表（2025版）"} <= set(found.entities)
+
+
+def test_a_variant_several_things_have_is_no_alias_one_thing_has_is():
+    corpus = [line("cam-pro", "星河相机（专业版）产品说明", "星河相机（专业版）售价5999元。专业版支持外接麦克风，专业版另送电池。"),
+              line("cam-entry", "星河相机（入门版）产品说明", "星河相机（入门版）售价1999元。入门版不支持外接麦克风，入门版无赠品。"),
+              line("ear-pro", "云舟耳机（专业版）产品说明", "云舟耳机（专业版）售价899元。专业版支持降噪。")]
+    found = suggest(read_corpus(corpus))
+    assert "入门版" in found.entities["星河相机（入门版）"].aliases
+    # 专业版 alone means the professional variant of whatever is being talked about.
+    assert not any("专业版" in e.aliases for e in found.entities.values())
+
+
+def test_an_organisations_name_without_its_head_word_is_no_alias_when_an_everyday_word():
+    corpus = [line("app", "手机银行使用指南", "手机银行可以转账。用手机登录手机银行，手机号即账号；换手机后重新绑定手机。"),
+              line("org", "关于青岚银行", "青岚银行成立于1998年。青岚的客服电话是95500，青岚在全省有80家网点。")]
+    found = suggest(read_corpus(corpus))
+    assert "青岚" in found.entities["青岚银行"].aliases
+    assert not any("手机" in e.aliases for e in found.entities.values())
