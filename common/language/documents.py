@@ -70,6 +70,14 @@ EDGE_WORDS = "的和与及或是在为之"
 LINKING_PARTICLES = "的之"
 # A figure a passage states about a name: a number and its unit.
 FIGURE_RE = re.compile(r"\d[\d,.]*\s*(?:%|元|天|年|月|个|GB|M|小时|分钟|公里|件|公斤|万元|万)?")
+# The label of a listed item at a line's or sentence's start: "千兆宽带：", "2. 东院停车:".
+ITEM_LABEL_RE = re.compile(
+    r"(?:^|(?<=[。；;！？!?]))[ \t]*(?:[-•*·][ \t]*|\d{1,2}[.、)）][ \t]*)?"
+    r"([\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9（）()]{1,15})[：:]", re.M)
+# Words of a clause, never of a name (以下情况不能办理…: what a list is about, not a thing).
+CLAUSE_RE = re.compile(r"以下|以上|不能|不可|无法|可以|如何|怎么|是否|what|how|which", re.I)
+# A figure with its unit or currency: what a passage states of a thing (25元/天, 1GB, ¥30).
+PRICE_RE = re.compile(r"\d[\d,.]*\s*(?:元|万元|%|GB|MB|G|M|分钟|小时|天|公斤|kg|公里|km|张|次|项)|[¥$€£]\s?\d")
 # The separators of a list of attributes in a title's tail.
 ATTRIBUTE_LIST_SPLIT_RE = re.compile(r"[与和及、]")
 # "from <date> on": when a newer edition takes effect.

@@ -36,13 +36,14 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
     """Fill ``suggestion.entities`` from the candidates the corpus supports."""
     by_name: dict[str, list[Candidate]] = defaultdict(list)
     for cand in cands.values():
-        if not cand.edition and not is_organisation(cand.name):
+        if cand.title_docs and not cand.edition and not is_organisation(cand.name):
             cand.name = _without_everyday_tail(cand.name, occurrences)
         by_name[cand.name].append(cand)
     for name, group in sorted(by_name.items(), key=lambda kv: (len(kv[0]), kv[0])):
         used = max(_used(c, occurrences) for c in group)
         docs = set().union(*(c.title_docs for c in group))
         quoted = sum(c.quoted for c in group)
+        labelled = sum(c.labelled for c in group)
         if common_word(name):
             suggestion.skipped[name] = "an everyday word, not a name"
             continue
@@ -51,7 +52,8 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
             suggestion.skipped[name] = "only in titles, never in a passage's text"
             continue
         plain = [c for c in group if not c.edition]
-        signals = (0.6 * min(len(docs), 3), 0.3 * math.log1p(used), 0.4 * min(quoted, 2))
+        signals = (0.6 * min(len(docs), 3), 0.3 * math.log1p(used), 0.4 * min(quoted, 2),
+                   0.3 * min(labelled, 2))
         if len(editions) >= 2:
             for edition in editions:
                 _add(suggestion, occurrences, edition_name(name, edition), docs, used, signals,
@@ -87,7 +89,8 @@ def _edition_key(edition: str) -> tuple[int, ...]:
 def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[str], used: int,
          signals: tuple[float, ...], *, edition: str | None = None, stem: str | None = None,
          attributes: set[str] = frozenset()) -> SuggestedEntity:
-    reason = f"the subject of {len(docs)} document title(s)" if docs else "quoted as a name"
+    reason = (f"the subject of {len(docs)} document title(s)" if docs
+              else "quoted as a name" if signals[2] else "the label of listed items")
     evidence = Evidence(confidence(*signals), {"documents": len(docs), "passages": used},
                         cite(occurrences, name) or cite(occurrences, stem or name), reason)
     entity = SuggestedEntity(key=name, name=name, evidence=evidence, edition=edition, stem=stem)

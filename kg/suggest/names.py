@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from common.language import documents as words
+from kg.suggest import labels
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.segment import common_word
 
@@ -36,6 +37,7 @@ class Candidate:
     title_docs: set[str] = field(default_factory=set)
     whole_title: bool = False  # some title is this name and nothing else
     quoted: int = 0
+    labelled: int = 0  # passages that label a listed item with it
     edition: str | None = None  # the edition number the title gave (2024), if any
     attributes: set[str] = field(default_factory=set)
     documented_editions: set[str] = field(default_factory=set)  # editions of documents about it
@@ -143,6 +145,9 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
                 and not common_word(stripped):
             key = f"{stripped}\u0001{edition or ''}"
             found.setdefault(key, Candidate(stripped, edition=edition)).quoted += n
+    known = {c.name for c in found.values()}
+    for name, n in labels.names(passages, occurrences, known).items():
+        found.setdefault(f"{name}\u0001", Candidate(name)).labelled += n
     return found
 
 

@@ -145,3 +145,19 @@ def test_an_organisations_name_without_its_head_word_is_no_alias_when_an_everyda
     found = suggest(read_corpus(corpus))
     assert "青岚" in found.entities["青岚银行"].aliases
     assert not any("手机" in e.aliases for e in found.entities.values())
+
+
+def test_names_a_list_labels_without_a_title_of_their_own():
+    corpus = [line("branches", "网点服务信息",
+                   "北门营业厅地址：江南路1号。\n北门营业厅停车：免费2小时。\n"
+                   "以下情况不能办理开户：未成年。\n以下情况不能办理销户：有欠费。"),
+              line("roam", "出境通信指南",
+                   "星辰流量日包：15元/天，含1GB。\n转账限额：单日5万元。\n"
+                   "出境推荐星辰流量日包，星辰流量日包可随时退订。转账限额可在柜台调整，转账限额每日重置。")]
+    found = suggest(read_corpus(corpus))
+    names = set(found.entities)
+    # The part two labels start with, and a label that states a price and is used elsewhere.
+    assert {"北门营业厅", "星辰流量日包"} <= names
+    assert found.entities["星辰流量日包"].evidence.reason == "the label of listed items"
+    # A label made of dictionary words only describes; a clause is no name.
+    assert not any(n.startswith(("转账", "以下")) for n in names)
