@@ -66,6 +66,8 @@ LATIN_STOP = frozenset({"the", "a", "an", "of", "for", "and", "or", "to", "in", 
 # The rules' own marks, in the languages they read.
 # Particles a short form never starts or ends with.
 EDGE_WORDS = "的和与及或是在为之"
+# Characters that may follow a name where it ends (青岚的…, 青岚在…), not more of a name.
+AFTER_NAME = frozenset("的之是在为和与及或也都已将把对向从于自等")
 # Particles between a name and the attribute said after it.
 LINKING_PARTICLES = "的之"
 # A figure a passage states about a name: a number and its unit.

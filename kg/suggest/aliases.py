@@ -3,7 +3,8 @@
 * the name without its bracketed qualifier (A产品 for A产品（个人版）) and with the
   qualifier run in (A产品个人版);
 * the name without the organisation's name in front (微信银行 for 青岚银行微信银行),
-  and an organisation's name without its head word (青岚 for 青岚银行);
+  and an organisation's name without its head word (青岚 for 青岚银行) when the
+  passages say it alone, not only as the brand in front of its products' names;
 * an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
   (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
@@ -48,11 +49,7 @@ def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """Qualifier, organisation-prefix and edition aliases."""
     orgs = [e for e in suggestion.entities.values() if e.type == ORG_TYPE]
     for org in orgs:
-        for head in words.ORG_HEADS:
-            short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
-            if len(short) >= 2 and not common_word(short) and occurrences.count(short) > occurrences.count(org.name):
-                org.add_alias(short, Evidence(0.7, {"occurrences": occurrences.count(short)},
-                                              cite(occurrences, short), "the name without its head word"))
+        _organisation_short_name(org, occurrences)
     prefixes = sorted({a for o in orgs for a in (o.name, *o.aliases)}, key=len, reverse=True)
     for entity in suggestion.entities.values():
         _qualifier_aliases(entity, occurrences)
@@ -60,6 +57,32 @@ def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
             _edition_aliases(entity, occurrences)
         if entity.type != ORG_TYPE:
             _org_prefix_alias(entity, prefixes, occurrences)
+
+
+def _organisation_short_name(org: SuggestedEntity, occurrences: Occurrences) -> None:
+    """青岚 for 青岚银行, when the passages say it alone (青岚的客服电话, 青岚在…). A short
+    name the passages write only in front of other names (澄湖借记卡, 云栖贵宾休息室) is
+    the brand of the organisation's products: as an alias it would pull the turns about
+    them (云栖休息室) onto the organisation."""
+    for head in words.ORG_HEADS:
+        short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
+        if len(short) < 2 or common_word(short):
+            continue
+        alone = _said_alone(short, org.name, occurrences)
+        if alone >= MIN_STANDALONE:
+            org.add_alias(short, Evidence(confidence(0.7, 0.2 * alone), {"alone": alone},
+                                          cite(occurrences, short), "the name without its head word"))
+
+
+def _said_alone(short: str, full: str, occurrences: Occurrences) -> int:
+    """Uses of ``short`` outside ``full`` that end where a name ends: before a particle,
+    punctuation or a non-Chinese character, not before more of a name."""
+    text, alone = occurrences.text, 0
+    for at in occurrences.positions(short):
+        after = text[at + len(short):at + len(short) + 1]
+        if not text.startswith(full, at) and (not _CJK.match(after) or after in words.AFTER_NAME):
+            alone += 1
+    return alone
 
 
 def _qualifier_aliases(entity: SuggestedEntity, occurrences: Occurrences) -> None:

@@ -15,7 +15,7 @@ def line(doc_id, title, text):
 
 
 CORPUS = [
-    line("org", "关于青禾保险", "青禾保险是一家财产保险公司。青禾保险的客服电话是95500，青禾的总部在苏州。"),
+    line("org", "关于青禾保险", "青禾保险是一家财产保险公司。青禾保险的客服电话是95500，青禾的总部在苏州，青禾在全省有网点。"),
     line("home-basic", "安居家财险（基础款）产品说明",
          "安居家财险（基础款）保费每年120元，保额10万元。安居家财险基础款只保火灾。"),
     line("home-plus", "安居家财险（尊享款）产品说明",
@@ -161,3 +161,13 @@ def test_names_a_list_labels_without_a_title_of_their_own():
     assert found.entities["星辰流量日包"].evidence.reason == "the label of listed items"
     # A label made of dictionary words only describes; a clause is no name.
     assert not any(n.startswith(("转账", "以下")) for n in names)
+
+
+def test_an_organisations_short_name_written_only_as_its_products_brand_is_no_alias():
+    # 云岭 is written only in front of its products' names: said alone in a turn
+    # (云岭休息室) it means one of them, not the company.
+    corpus = [line("org", "关于云岭航空", "云岭航空成立于2001年，总部在昆明。云岭航空有40架飞机。"),
+              line("lounge", "云岭贵宾休息室说明", "云岭贵宾休息室位于T2航站楼。云岭贵宾休息室6:00开放。"),
+              line("club", "云岭会员计划说明", "云岭会员计划免费入会。云岭会员计划积分三年有效。")]
+    found = suggest(read_corpus(corpus))
+    assert found.entities["云岭航空"].aliases.keys().isdisjoint({"云岭"})
