@@ -172,6 +172,26 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             entity.add_alias(form, evidence)
 
 
+def add_family_variant_forms(suggestion: Suggestion) -> None:
+    """畅行卡标准版 for 畅行信用卡标准版 when 畅行卡 is shared by the family and 标准版 is its own:
+    users name one member by the family's short name and the member's variant word. Said
+    apart, the shared form would ask which card, though the variant word settles it."""
+    owners_of: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        for alias in (entity.name, *entity.aliases):
+            owners_of[alias].append(entity)
+    for shared, owners in list(owners_of.items()):
+        if not 2 <= len(owners) <= MAX_SHARED:
+            continue
+        for entity in owners:
+            for variant in [a for a in entity.aliases if len(owners_of[a]) == 1
+                            and words.VARIANT_TAIL_RE.fullmatch(a) and _core(entity.name).endswith(a)]:
+                form = shared + variant
+                if form not in owners_of:
+                    entity.add_alias(form, Evidence(0.5, {"holders": len(owners)}, [],
+                                                    f"{shared}, which its family shares, with its own {variant}"))
+
+
 def _variant_of_several(form: str, owners: list[SuggestedEntity], qualifiers: set[str]) -> bool:
     """个人版 said alone, when A产品 and B云盘 both have one, names a variant, not a thing:
     the dialogue reads it as that variant of the thing in focus, so it is no alias."""

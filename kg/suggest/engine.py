@@ -50,6 +50,7 @@ def _names(suggestion: Suggestion, occurrences: Occurrences) -> None:
 def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     kinds = types.assign(suggestion)
     aliases.add_short_forms(suggestion, occurrences, kinds)
+    aliases.add_family_variant_forms(suggestion)
 
 
 def _merge(suggestion: Suggestion, occurrences: Occurrences) -> None:

@@ -171,3 +171,14 @@ def test_an_organisations_short_name_written_only_as_its_products_brand_is_no_al
               line("club", "云岭会员计划说明", "云岭会员计划免费入会。云岭会员计划积分三年有效。")]
     found = suggest(read_corpus(corpus))
     assert found.entities["云岭航空"].aliases.keys().isdisjoint({"云岭"})
+
+
+def test_a_family_short_name_with_a_members_own_variant_word_names_that_member():
+    corpus = [line("std", "晨星信用卡标准版产品说明", "晨星信用卡标准版年费100元。标准版额度5万元，标准版免年费条件为刷卡6笔。"),
+              line("plat", "晨星信用卡白金版产品说明", "晨星信用卡白金版年费800元。白金版额度30万元，白金版含贵宾厅。"),
+              line("faq", "信用卡常见问题", "问：晨星卡怎么激活？答：晨星卡可在App激活。")]
+    found = suggest(read_corpus(corpus))
+    std, plat = found.entities["晨星信用卡标准版"], found.entities["晨星信用卡白金版"]
+    assert "晨星卡" in found.ambiguous_aliases()
+    assert "晨星卡标准版" in std.aliases and "晨星卡白金版" in plat.aliases
+    assert "晨星卡标准版" not in plat.aliases
