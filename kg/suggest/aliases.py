@@ -172,6 +172,38 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             entity.add_alias(form, evidence)
 
 
+def add_contractions(suggestion: Suggestion) -> None:
+    """千兆宽带 for 千兆光纤宽带, 多国日包 for 多国流量日包: the name with describing words left out
+    of its middle (everyday words such as 光纤, 流量), its first and last words kept. Users
+    write these without the documents doing so; one is kept only when it is this entity's
+    alone and no other name holds it (住房贷款 stays out while 个人住房贷款 is a name)."""
+    entities = [e for e in suggestion.entities.values() if e.type != ORG_TYPE and not e.stem]
+    names = [a for e in suggestion.entities.values() for a in (e.name, *e.aliases)]
+    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in entities:
+        for form in _contracted(_core(entity.name)):
+            holders[form].append(entity)
+    for form, owners in holders.items():
+        if len(owners) == 1 and not common_word(form) and not any(form in n for n in names):
+            owners[0].add_alias(form, Evidence(0.4, {}, [], "the name without the describing words in its middle"))
+
+
+def _contracted(core: str) -> set[str]:
+    parts = words_of(core)[:MAX_WORDS]
+    if len(parts) < 3 or len(parts[-1]) < 2:  # the head must stay a word: not 手机版
+        return set()
+    droppable = [i for i in range(1, len(parts) - 1) if len(parts[i]) >= 2 and common_word(parts[i])]
+    found = set()
+    for mask in range(1, 2 ** len(droppable)):
+        dropped = {i for n, i in enumerate(droppable) if mask >> n & 1}
+        kept = [p for i, p in enumerate(parts) if i not in dropped]
+        if len(set(kept)) == len(kept) and not any(p in words.EDGE_WORDS for p in kept):
+            form = "".join(kept)
+            if len(form) >= 3 and _CJK.search(form):
+                found.add(form)
+    return found
+
+
 def add_family_variant_forms(suggestion: Suggestion) -> None:
     """畅行卡标准版 for 畅行信用卡标准版 when 畅行卡 is shared by the family and 标准版 is its own:
     users name one member by the family's short name and the member's variant word. Said

@@ -45,11 +45,13 @@ def _names(suggestion: Suggestion, occurrences: Occurrences) -> None:
     cands = names.collect(occurrences.passages, occurrences)
     names.split_attribute_titles(cands)
     entities.build(cands, occurrences, suggestion)
+    entities.fold_label_abbreviations(suggestion)
 
 
 def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     kinds = types.assign(suggestion)
     aliases.add_short_forms(suggestion, occurrences, kinds)
+    aliases.add_contractions(suggestion)
     aliases.add_family_variant_forms(suggestion)
 
 

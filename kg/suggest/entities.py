@@ -18,6 +18,7 @@ from kg.suggest.names import Candidate, is_organisation
 from kg.suggest.segment import common_word, words_of
 
 ORG_TYPE = "Organization"
+LABEL_REASON = "the label of listed items"
 
 
 def edition_name(stem: str, edition: str) -> str:
@@ -90,7 +91,7 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
          signals: tuple[float, ...], *, edition: str | None = None, stem: str | None = None,
          attributes: set[str] = frozenset()) -> SuggestedEntity:
     reason = (f"the subject of {len(docs)} document title(s)" if docs
-              else "quoted as a name" if signals[2] else "the label of listed items")
+              else "quoted as a name" if signals[2] else LABEL_REASON)
     evidence = Evidence(confidence(*signals), {"documents": len(docs), "passages": used},
                         cite(occurrences, name) or cite(occurrences, stem or name), reason)
     entity = SuggestedEntity(key=name, name=name, evidence=evidence, edition=edition, stem=stem)
@@ -102,3 +103,31 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
     return entity
 
 
+
+
+def fold_label_abbreviations(suggestion: Suggestion) -> None:
+    """A name only labels gave that shortens one other name (车贷 of 个人汽车贷款, 千兆 of
+    千兆光纤宽带) is that entity's alias; one that shortens several (a brand word in front of
+    a family's names) is none of them and no thing of its own."""
+    labelled = sorted((k for k, e in suggestion.entities.items() if e.evidence.reason == LABEL_REASON), key=len)
+    for key in labelled:
+        entity = suggestion.entities[key]
+        longer = [o for o in suggestion.entities.values()
+                  if len(o.name) > len(entity.name) and _shortens(entity.name, o.name)]
+        if len(longer) == 1:
+            longer[0].add_alias(entity.name, entity.evidence)
+            suggestion.skipped[key] = f"an abbreviation of {longer[0].name}"
+        elif longer:
+            suggestion.skipped[key] = "the start of several names, no thing of its own"
+        if longer:
+            del suggestion.entities[key]
+
+
+def _shortens(short: str, name: str) -> bool:
+    """Its characters occur in order in ``name`` and it starts it or ends in its last word."""
+    if name.startswith(short):
+        return True
+    it = iter(name)
+    if not all(ch in it for ch in short):
+        return False
+    return short[-1] in words_of(name)[-1]

@@ -182,3 +182,26 @@ def test_a_family_short_name_with_a_members_own_variant_word_names_that_member()
     assert "晨星卡" in found.ambiguous_aliases()
     assert "晨星卡标准版" in std.aliases and "晨星卡白金版" in plat.aliases
     assert "晨星卡标准版" not in plat.aliases
+
+
+def test_a_name_without_the_describing_words_in_its_middle_is_an_alias_when_its_own():
+    corpus = [line("a", "星辰流量日包说明", "星辰流量日包15元/天。星辰流量日包含1GB。"),
+              line("b", "云海流量日包说明", "云海流量日包25元/天。云海流量日包含2GB。"),
+              line("c", "个人住房贷款说明", "个人住房贷款利率3.1%。个人住房贷款最长30年。"),
+              line("d", "公积金组合住房贷款说明", "公积金组合住房贷款由两部分组成。公积金组合住房贷款需先审批公积金。")]
+    found = suggest(read_corpus(corpus))
+    assert "星辰日包" in found.entities["星辰流量日包"].aliases
+    assert "云海日包" in found.entities["云海流量日包"].aliases
+    # 公积金住房贷款 would do, 住房贷款 is inside another name: never a contraction.
+    assert not any("住房贷款" in e.aliases for e in found.entities.values())
+
+
+def test_a_label_that_shortens_one_name_is_its_alias_one_that_starts_several_is_nothing():
+    corpus = [line("car", "个人汽车贷款产品说明", "个人汽车贷款最长5年。个人汽车贷款首付20%。"),
+              line("faq", "贷款常见问题", "车贷利率：3.5%起。\n车贷申请材料：身份证。\n车贷提前还款：免违约金。"),
+              line("gold", "逸程金卡说明", "逸程金卡年费0元。逸程金卡含休息室。"),
+              line("silver", "逸程银卡说明", "逸程银卡年费0元。逸程银卡无休息室。"),
+              line("tiers", "会员等级", "逸程金卡权益：休息室。\n逸程银卡权益：优先值机。")]
+    found = suggest(read_corpus(corpus))
+    assert "车贷" in found.entities["个人汽车贷款"].aliases and "车贷" not in found.entities
+    assert "逸程" not in found.entities
