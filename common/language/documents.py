@@ -57,6 +57,10 @@ LATIN_BEFORE_CJK_RE = re.compile(
 # A Chinese name right before a bracketed Latin one: 意外险（accident insurance）.
 CJK_BEFORE_LATIN_RE = re.compile(
     r"([\u4e00-\u9fffA-Za-z0-9]{2,20})[（(]([A-Za-z][A-Za-z0-9 '&.-]{1,60})[）)]")
+# Another Chinese name in brackets after a name: 手机银行关怀版（大字版）.
+CJK_BRACKETED_NAME_RE = re.compile(r"[（(]([\u4e00-\u9fff][\u4e00-\u9fffA-Za-z]{1,5})[）)]")
+# First characters of a bracketed note that says something, not another name (（含宽带）, （仅限新用户）).
+BRACKET_NOTE_STARTS = frozenset("含仅即包除限另非请见注约共")
 # English words a bracketed Latin text must not start with to count as a name.
 LATIN_STOP = frozenset({"the", "a", "an", "of", "for", "and", "or", "to", "in", "on", "is", "are",
                         "what", "how", "which", "when", "why", "do", "does", "can", "my", "your",
@@ -77,7 +81,7 @@ ITEM_LABEL_RE = re.compile(
     r"(?:^|(?<=[。；;！？!?]))[ \t]*(?:[-•*·][ \t]*|\d{1,2}[.、)）][ \t]*)?"
     r"([\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9（）()]{1,15})[：:]", re.M)
 # Words of a clause, never of a name (以下情况不能办理…: what a list is about, not a thing).
-CLAUSE_RE = re.compile(r"以下|以上|不能|不可|无法|可以|如何|怎么|是否|what|how|which", re.I)
+CLAUSE_RE = re.compile(r"以下|以上|不能|不可|无法|可以|如何|怎么|是否|除外|为准|what|how|which", re.I)
 # A figure with its unit or currency: what a passage states of a thing (25元/天, 1GB, ¥30).
 PRICE_RE = re.compile(r"\d[\d,.]*\s*(?:元|万元|%|GB|MB|G|M|分钟|小时|天|公斤|kg|公里|km|张|次|项)|[¥$€£]\s?\d")
 # The separators of a list of attributes in a title's tail.

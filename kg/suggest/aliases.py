@@ -301,6 +301,38 @@ def add_latin_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
                                                 cite(occurrences, latin), f"written beside {cjk}"))
 
 
+def add_bracketed_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Another Chinese name given in brackets right after a name in the passages
+    (手机银行关怀版（大字版）, 陪产假（护理假）) is an alias of what that name names."""
+    by_alias: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        for alias in (entity.name, *entity.aliases):
+            by_alias[alias].append(entity)
+    longest = max((len(a) for a in by_alias), default=0)
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for p in occurrences.passages:
+        for m in words.CJK_BRACKETED_NAME_RE.finditer(p.text):
+            inner, start = m.group(1), m.start()
+            if inner in by_alias or not _names_something(inner):
+                continue
+            name = next((p.text[start - n:start] for n in range(min(longest, start), 1, -1)
+                         if p.text[start - n:start] in by_alias), None)
+            if name and p.text[start - len(name):m.end()] not in by_alias:
+                seen[(name, inner)] += 1
+    for (name, inner), n in seen.items():
+        if len(by_alias[name]) <= MAX_SHARED:
+            for owner in by_alias[name]:
+                owner.add_alias(inner, Evidence(confidence(0.6 * n), {"occurrences": n},
+                                                cite(occurrences, f"{name}（{inner}）"), f"given in brackets after {name}"))
+
+
+def _names_something(inner: str) -> bool:
+    """大字版 or 护理假, not （含宽带） or （2025版）: no figure, edition or clause word."""
+    return not (re.search(r"\d", inner) or inner[0] in words.NOT_ATTRIBUTE_STARTS
+                or inner[0] in words.BRACKET_NOTE_STARTS or common_word(inner)
+                or words.CLAUSE_RE.search(inner))
+
+
 def _trim_latin(text: str) -> str:
     tokens = text.split()
     while tokens and tokens[0].lower() in words.LATIN_STOP:

@@ -25,6 +25,7 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
     stages: list[tuple[str, Callable[[Suggestion, Occurrences], None]]] = [
         ("names", _names), ("aliases", aliases.add_structural), ("merge", _merge),
         ("types", _types), ("latin names", aliases.add_latin_names),
+        ("bracketed names", aliases.add_bracketed_names),
         ("edition forms", aliases.add_edition_forms),
         ("attributes", types.add_attributes), ("relations", relations.add_part_of),
         ("editions", relations.add_editions), ("confusables", confusables.add),

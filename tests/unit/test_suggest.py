@@ -205,3 +205,11 @@ def test_a_label_that_shortens_one_name_is_its_alias_one_that_starts_several_is_
     found = suggest(read_corpus(corpus))
     assert "车贷" in found.entities["个人汽车贷款"].aliases and "车贷" not in found.entities
     assert "逸程" not in found.entities
+
+
+def test_another_name_in_brackets_after_a_name_is_its_alias_a_note_is_not():
+    corpus = [line("app", "手机银行关怀版说明", "手机银行关怀版（大字版）字体更大。手机银行关怀版转账限额1万元。"),
+              line("meal", "特殊餐食说明", "特殊餐食（儿童餐除外）需提前申请。特殊餐食（含素食）免费。特殊餐食可在App申请。")]
+    found = suggest(read_corpus(corpus))
+    assert "大字版" in found.entities["手机银行关怀版"].aliases
+    assert not {"儿童餐除外", "含素食"} & set(found.entities["特殊餐食"].aliases)
