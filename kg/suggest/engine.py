@@ -24,6 +24,7 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
     """Suggest an ontology from ``passages``; ``progress(stage, done, total)`` follows it."""
     stages: list[tuple[str, Callable[[Suggestion, Occurrences], None]]] = [
         ("names", _names), ("aliases", aliases.add_structural), ("merge", _merge),
+        ("shorter names", lambda suggestion, _: entities.fold_label_abbreviations(suggestion)),
         ("types", _types), ("latin names", aliases.add_latin_names),
         ("bracketed names", aliases.add_bracketed_names),
         ("edition forms", aliases.add_edition_forms),
@@ -46,7 +47,6 @@ def _names(suggestion: Suggestion, occurrences: Occurrences) -> None:
     cands = names.collect(occurrences.passages, occurrences)
     names.split_attribute_titles(cands)
     entities.build(cands, occurrences, suggestion)
-    entities.fold_label_abbreviations(suggestion)
 
 
 def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:

@@ -19,6 +19,7 @@ from kg.suggest.segment import common_word, words_of
 
 ORG_TYPE = "Organization"
 LABEL_REASON = "the label of listed items"
+MAX_FAMILY = 3  # names a shared shorter name may stand for
 
 
 def edition_name(stem: str, edition: str) -> str:
@@ -36,9 +37,10 @@ def _used(cand: Candidate, occurrences: Occurrences) -> int:
 def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Suggestion) -> None:
     """Fill ``suggestion.entities`` from the candidates the corpus supports."""
     by_name: dict[str, list[Candidate]] = defaultdict(list)
+    names = {c.name for c in cands.values()}
     for cand in cands.values():
         if cand.title_docs and not cand.edition and not is_organisation(cand.name):
-            cand.name = _without_everyday_tail(cand.name, occurrences)
+            cand.name = _without_everyday_tail(cand.name, occurrences, names)
         by_name[cand.name].append(cand)
     for name, group in sorted(by_name.items(), key=lambda kv: (len(kv[0]), kv[0])):
         used = max(_used(c, occurrences) for c in group)
@@ -72,15 +74,17 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
                         entity.attribute_words.update(c.attributes)
 
 
-def _without_everyday_tail(name: str, occurrences: Occurrences) -> str:
+def _without_everyday_tail(name: str, occurrences: Occurrences, names: set[str]) -> str:
     """华东区销售 (from 华东区2025年5月销售月报) → 华东区: a title's last word that is
-    everyday language goes when the passages use the rest more often on its own."""
+    everyday language goes when the passages use the rest more often than the name,
+    outside the other names that hold it (乐享 inside 乐享关爱套餐 does not make 乐享分期 乐享)."""
     parts = words_of(name)
     rest = name[: len(name) - len(parts[-1])] if len(parts) >= 2 else ""
-    if len(rest) >= 2 and len(parts[-1]) >= 2 and common_word(parts[-1]) and not common_word(rest) \
-            and occurrences.count(rest) > occurrences.count(name):
-        return rest
-    return name
+    if len(rest) < 2 or len(parts[-1]) < 2 or not common_word(parts[-1]) or common_word(rest):
+        return name
+    longer = [n for n in names if rest in n and n not in (rest, name)]
+    alone = occurrences.standalone_count(rest, longer, enough=occurrences.count(name) + 1)
+    return rest if alone > occurrences.count(name) else name
 
 
 def _edition_key(edition: str) -> tuple[int, ...]:
@@ -106,21 +110,27 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
 
 
 def fold_label_abbreviations(suggestion: Suggestion) -> None:
-    """A name only labels gave that shortens one other name (车贷 of 个人汽车贷款, 千兆 of
-    千兆光纤宽带) is that entity's alias; one that shortens several (a brand word in front of
-    a family's names) is none of them and no thing of its own."""
-    labelled = sorted((k for k, e in suggestion.entities.items() if e.evidence.reason == LABEL_REASON), key=len)
-    for key in labelled:
+    """A name no title gave (only labels or quotes) that shortens one other name (车贷 of
+    个人汽车贷款, 千兆 of 千兆光纤宽带) is that entity's alias. One that starts two or three
+    names (乐享 of 乐享分期 and 乐享关爱套餐) is the name their family shares: an ambiguous
+    alias of them, asked about when said alone. One that shortens more is a brand word,
+    no thing of its own."""
+    untitled = sorted((k for k, e in suggestion.entities.items() if not e.evidence.counts.get("documents")),
+                      key=len)
+    for key in untitled:
         entity = suggestion.entities[key]
         longer = [o for o in suggestion.entities.values()
                   if len(o.name) > len(entity.name) and _shortens(entity.name, o.name)]
-        if len(longer) == 1:
-            longer[0].add_alias(entity.name, entity.evidence)
-            suggestion.skipped[key] = f"an abbreviation of {longer[0].name}"
-        elif longer:
+        family = [o for o in longer if o.name.startswith(entity.name)]
+        if len(longer) == 1 or (len(family) == len(longer) and 2 <= len(family) <= MAX_FAMILY):
+            for owner in longer:
+                owner.add_alias(entity.name, entity.evidence)
+            suggestion.skipped[key] = f"a shorter name of {'、'.join(o.name for o in longer)}"
+        elif entity.evidence.reason == LABEL_REASON and longer:
             suggestion.skipped[key] = "the start of several names, no thing of its own"
-        if longer:
-            del suggestion.entities[key]
+        else:
+            continue
+        del suggestion.entities[key]
 
 
 def _shortens(short: str, name: str) -> bool:

@@ -213,3 +213,20 @@ def test_another_name_in_brackets_after_a_name_is_its_alias_a_note_is_not():
     found = suggest(read_corpus(corpus))
     assert "大字版" in found.entities["手机银行关怀版"].aliases
     assert not {"儿童餐除外", "含素食"} & set(found.entities["特殊餐食"].aliases)
+
+
+def test_a_title_keeps_its_everyday_last_word_when_the_rest_is_used_only_inside_other_names():
+    # 分期 is an everyday word, but 星悦 is written only inside 星悦关爱套餐: the title names 星悦分期.
+    corpus = [line("inst", "星悦分期业务说明", "星悦分期手续费率每期0.6%。星悦分期可提前结清。"),
+              line("plan", "星悦关爱套餐说明", "星悦关爱套餐月费38元。星悦关爱套餐面向60岁以上用户。")]
+    found = suggest(read_corpus(corpus))
+    assert {"星悦分期", "星悦关爱套餐"} <= set(found.entities) and "星悦" not in found.entities
+
+
+def test_a_quoted_name_two_names_start_with_is_their_shared_name_not_a_thing():
+    corpus = [line("a", "星悦关爱卡说明", "星悦关爱卡年费0元。星悦关爱卡面向60岁以上用户。"),
+              line("b", "星悦畅聊卡说明", "星悦畅聊卡月费19元。星悦畅聊卡含通话300分钟。"),
+              line("faq", "常见问题", "“星悦”品牌下有两张卡，“星悦”的客服电话是10086。")]
+    found = suggest(read_corpus(corpus))
+    assert "星悦" not in found.entities
+    assert sorted(found.ambiguous_aliases()["星悦"]) == ["星悦关爱卡", "星悦畅聊卡"]
