@@ -244,10 +244,14 @@ def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
 
 def _keeps_head_or_lead(form: str, core: str) -> bool:
     """A short form keeps what tells the thing apart: the name's last character
-    (皮肤科, 标准版) or its whole first word (晨星卡 for 晨星信用卡标准版)."""
+    (皮肤科, 标准版), its whole first word (晨星卡 for 晨星信用卡标准版), or all of it
+    but an everyday last word (退改签 for 退改签规则)."""
     if form[-1] == core[-1]:
         return True
-    first = words_of(core)[0]
+    parts = words_of(core)
+    if len(parts) >= 2 and form == core[: -len(parts[-1])] and common_word(parts[-1]):
+        return True  # the name without an everyday last word: 退改签 for 退改签规则
+    first = parts[0]
     return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
 
 

@@ -230,3 +230,11 @@ def test_a_quoted_name_two_names_start_with_is_their_shared_name_not_a_thing():
     found = suggest(read_corpus(corpus))
     assert "星悦" not in found.entities
     assert sorted(found.ambiguous_aliases()["星悦"]) == ["星悦关爱卡", "星悦畅聊卡"]
+
+
+def test_editions_share_their_name_without_its_everyday_last_word():
+    corpus = [line("r24", "退改签规则（2024版）", "按退改签规则（2024版），起飞前收10%。退改签按舱位收费。"),
+              line("r25", "退改签规则（2025版）", "退改签规则（2025版）自2025年3月1日起施行。退改签按票价产品收费。"),
+              line("faq", "常见问题", "问：退改签在哪办？答：退改签可在App办理。")]
+    found = suggest(read_corpus(corpus))
+    assert sorted(found.ambiguous_aliases()["退改签"]) == ["退改签规则（2024版）", "退改签规则（2025版）"]
