@@ -82,6 +82,8 @@ ITEM_LABEL_RE = re.compile(
     r"([\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9（）()]{1,15})[：:]", re.M)
 # Words of a clause, never of a name (以下情况不能办理…: what a list is about, not a thing).
 CLAUSE_RE = re.compile(r"以下|以上|不能|不可|无法|可以|如何|怎么|是否|除外|为准|what|how|which", re.I)
+# What a number before a colon is, rather than an item's name: 14:, 2.0版:, 2025年5月:.
+NOT_A_LABEL_RE = re.compile(r"[\d.]+|\d.*[版年月日号]")
 # A figure with its unit or currency: what a passage states of a thing (25元/天, 1GB, ¥30).
 PRICE_RE = re.compile(r"\d[\d,.]*\s*(?:元|万元|%|GB|MB|G|M|分钟|小时|天|公斤|kg|公里|km|张|次|项)|[¥$€£]\s?\d")
 # The separators of a list of attributes in a title's tail.

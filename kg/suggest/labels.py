@@ -27,7 +27,6 @@ from kg.suggest.segment import common_word, rare_word, words_of
 MIN_PREFIX_LABELS = 2
 MAX_ASPECT = 8  # characters a label may add to a name it starts with
 FIGURE_WINDOW = 24
-_NOT_A_LABEL_RE = re.compile(r"[\d.]+|\d.*[版年月日号]")  # 14:, 2.0版:, 2025年5月:
 
 
 def collect(passages: list[Passage]) -> dict[str, int]:
@@ -37,7 +36,7 @@ def collect(passages: list[Passage]) -> dict[str, int]:
         for m in words.ITEM_LABEL_RE.finditer(p.text):
             label = words.BRACKET_RE.sub(_without_edition, m.group(1)).strip()
             if (len(label) >= 2 and not words.NOT_A_NAME_RE.search(label) and not words.CLAUSE_RE.search(label)
-                    and not _NOT_A_LABEL_RE.fullmatch(label) and label.count("（") == label.count("）")):
+                    and not words.NOT_A_LABEL_RE.fullmatch(label) and label.count("（") == label.count("）")):
                 found[label].add(index)
     return {label: len(where) for label, where in found.items()}
 
