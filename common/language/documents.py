@@ -57,7 +57,7 @@ LATIN_BEFORE_CJK_RE = re.compile(
 # A Chinese name right before a bracketed Latin one: 意外险（accident insurance）.
 CJK_BEFORE_LATIN_RE = re.compile(
     r"([\u4e00-\u9fffA-Za-z0-9]{2,20})[（(]([A-Za-z][A-Za-z0-9 '&.-]{1,60})[）)]")
-# Another Chinese name in brackets after a name: 手机银行关怀版（大字版）.
+# Another Chinese name in brackets after a name: 晴川App关怀版（大字版）.
 CJK_BRACKETED_NAME_RE = re.compile(r"[（(]([\u4e00-\u9fff][\u4e00-\u9fffA-Za-z]{1,5})[）)]")
 # First characters of a bracketed note that says something, not another name (（含宽带）, （仅限新用户）).
 BRACKET_NOTE_STARTS = frozenset("含仅即包除限另非请见注约共")
@@ -76,7 +76,7 @@ AFTER_NAME = frozenset("的之是在为和与及或也都已将把对向从于�
 LINKING_PARTICLES = "的之"
 # A figure a passage states about a name: a number and its unit.
 FIGURE_RE = re.compile(r"\d[\d,.]*\s*(?:%|元|天|年|月|个|GB|M|小时|分钟|公里|件|公斤|万元|万)?")
-# The label of a listed item at a line's or sentence's start: "千兆宽带：", "2. 东院停车:".
+# The label of a listed item at a line's or sentence's start: "万兆宽带：", "2. 北门营业厅停车:".
 ITEM_LABEL_RE = re.compile(
     r"(?:^|(?<=[。；;！？!?]))[ \t]*(?:[-•*·][ \t]*|\d{1,2}[.、)）][ \t]*)?"
     r"([\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9（）()]{1,15})[：:]", re.M)

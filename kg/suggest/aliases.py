@@ -61,9 +61,9 @@ def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 def _organisation_short_name(org: SuggestedEntity, occurrences: Occurrences) -> None:
     """青岚 for 青岚银行, when the passages say it alone (青岚的客服电话, 青岚在…). A short
-    name the passages write only in front of other names (澄湖借记卡, 云栖贵宾休息室) is
+    name the passages write only in front of other names (青岚借记卡, 云岭贵宾休息室) is
     the brand of the organisation's products: as an alias it would pull the turns about
-    them (云栖休息室) onto the organisation."""
+    them (云岭休息室) onto the organisation."""
     for head in words.ORG_HEADS:
         short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
         if len(short) < 2 or common_word(short):
@@ -173,7 +173,7 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
 
 
 def add_contractions(suggestion: Suggestion) -> None:
-    """千兆宽带 for 千兆光纤宽带, 多国日包 for 多国流量日包: the name with describing words left out
+    """万兆宽带 for 万兆光纤宽带, 星辰日包 for 星辰流量日包: the name with describing words left out
     of its middle (everyday words such as 光纤, 流量), its first and last words kept. Users
     write these without the documents doing so; one is kept only when it is this entity's
     alone and no other name holds it (住房贷款 stays out while 个人住房贷款 is a name)."""
@@ -245,12 +245,12 @@ def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
 def _keeps_head_or_lead(form: str, core: str) -> bool:
     """A short form keeps what tells the thing apart: the name's last character
     (皮肤科, 标准版), its whole first word (晨星卡 for 晨星信用卡标准版), or all of it
-    but an everyday last word (退改签 for 退改签规则)."""
+    but an everyday last word (退换货 for 退换货规则)."""
     if form[-1] == core[-1]:
         return True
     parts = words_of(core)
     if len(parts) >= 2 and form == core[: -len(parts[-1])] and common_word(parts[-1]):
-        return True  # the name without an everyday last word: 退改签 for 退改签规则
+        return True  # the name without an everyday last word: 退换货 for 退换货规则
     first = parts[0]
     return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
 
@@ -307,7 +307,7 @@ def add_latin_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 def add_bracketed_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """Another Chinese name given in brackets right after a name in the passages
-    (手机银行关怀版（大字版）, 陪产假（护理假）) is an alias of what that name names."""
+    (晴川App关怀版（大字版）, 探亲假（省亲假）) is an alias of what that name names."""
     by_alias: dict[str, list[SuggestedEntity]] = defaultdict(list)
     for entity in suggestion.entities.values():
         for alias in (entity.name, *entity.aliases):

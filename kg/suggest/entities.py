@@ -77,7 +77,7 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
 def _without_everyday_tail(name: str, occurrences: Occurrences, names: set[str]) -> str:
     """华东区销售 (from 华东区2025年5月销售月报) → 华东区: a title's last word that is
     everyday language goes when the passages use the rest more often than the name,
-    outside the other names that hold it (乐享 inside 乐享关爱套餐 does not make 乐享分期 乐享)."""
+    outside the other names that hold it (星悦 inside 星悦关爱卡 does not make 星悦分期 星悦)."""
     parts = words_of(name)
     rest = name[: len(name) - len(parts[-1])] if len(parts) >= 2 else ""
     if len(rest) < 2 or len(parts[-1]) < 2 or not common_word(parts[-1]) or common_word(rest):
@@ -111,8 +111,8 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
 
 def fold_label_abbreviations(suggestion: Suggestion) -> None:
     """A name no title gave (only labels or quotes) that shortens one other name (车贷 of
-    个人汽车贷款, 千兆 of 千兆光纤宽带) is that entity's alias. One that starts two or three
-    names (乐享 of 乐享分期 and 乐享关爱套餐) is the name their family shares: an ambiguous
+    汽车消费贷款, 万兆 of 万兆光纤宽带) is that entity's alias. One that starts two or three
+    names (星悦 of 星悦分期 and 星悦关爱卡) is the name their family shares: an ambiguous
     alias of them, asked about when said alone. One that shortens more is a brand word,
     no thing of its own."""
     untitled = sorted((k for k, e in suggestion.entities.items() if not e.evidence.counts.get("documents")),

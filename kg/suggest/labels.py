@@ -1,11 +1,11 @@
 """Names a document lists without a title of their own: the labels of its items.
 
-A passage that lists things labels each one (``千兆宽带：月费119元``, ``Lounge
-access: ...``); a passage about one thing labels its aspects (``东院停车：…``,
-``东院地址：…``). Two kinds of label therefore name a thing:
+A passage that lists things labels each one (``万兆宽带：月费199元``, ``Lounge
+access: ...``); a passage about one thing labels its aspects (``北门营业厅停车：…``,
+``北门营业厅地址：…``). Two kinds of label therefore name a thing:
 
 * the part two labels or more start with, before words that differ
-  (东院 from 东院地址 and 东院停车), cut where a word ends, unless it is one
+  (北门营业厅 from 北门营业厅地址 and 北门营业厅停车), cut where a word ends, unless it is one
   everyday word (申请 from 申请条件 and 申请流程);
 * a whole label that states a figure (a price, a quantity) right after it and
   that the passages also use elsewhere, unless it is made of dictionary words
@@ -62,7 +62,7 @@ def names(passages: list[Passage], occurrences: Occurrences, known: set[str]) ->
 
 
 def _shared_prefixes(labels: dict[str, int], known: set[str]) -> dict[str, int]:
-    """东院 from 东院地址 and 东院停车: the part several labels start with, up to a word's end."""
+    """北门营业厅 from 北门营业厅地址 and 北门营业厅停车: the part several labels start with, up to a word's end."""
     following: dict[str, set[str]] = defaultdict(set)  # prefix → the words that follow it
     for label in labels:
         parts = words_of(label)

@@ -3,7 +3,7 @@
 A title says it best once its dates, its kind of document (使用说明, FAQ) and
 its revision note are taken off: 晨星信用卡标准版产品说明（2025年3月修订） is about
 晨星信用卡标准版. A year or version on a title that names a kind of document
-(资费说明（2024版）, App 5.8版使用说明) dates that document, not the thing: the thing
+(资费说明（2024版）, App 3.2版使用说明) dates that document, not the thing: the thing
 stays one entity and the edition is recorded as its attribute. A year or version
 on a title that is the name itself (收费标准（2024版）, 体检套餐（2025版）) makes an
 edition of its own. Quoted names (“里程商城”, 《账户服务收费标准》) add the things a
