@@ -1,6 +1,6 @@
 """How a suggested ontology compares with a hand-written one of the same corpus.
 
-    python -m benchmarks.suggest_vs_hand SUGGESTED.jsonl HAND.jsonl
+    python -m benchmarks.suggest_vs_hand SUGGESTED.jsonl HAND.jsonl [--corpus CORPUS.jsonl]
 
 Prints the confusion of entities and of ambiguous aliases. Names and aliases
 are compared after the kb's default normalisation (width, case, traditional
@@ -9,6 +9,13 @@ one of its names, or its name is one of the suggested entity's names; a
 suggested entity is right when it finds some hand entity. A hand ambiguous
 alias (shared by two hand entities or more) is found when the suggestion has it
 shared by two or more entities too.
+
+With ``--corpus`` (the corpus the suggestion was made from) it also says how
+many of the hand ontology's entities and ambiguous aliases the documents never
+write: a hand entity none of whose names occurs in a title or a passage, or a
+hand ambiguous alias that occurs nowhere on its own, only inside longer names
+(a family's everyday name, "App"), cannot be suggested from the corpus. The recall over what the corpus writes
+(reachable) is printed beside the recall over everything.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from pathlib import Path
 
 from common.language.normalize import normalize
 from kg.ontology import Ontology, parse_ontology
+from kg.suggest import read_corpus
 
 
 def load(path: Path) -> Ontology:
@@ -34,6 +42,41 @@ def _ambiguous(ontology: Ontology) -> set[str]:
         for alias in _names(entity):
             holders[alias] = holders.get(alias, 0) + 1
     return {a for a, n in holders.items() if n > 1}
+
+
+def corpus_text(path: Path) -> str:
+    """The corpus' titles and passages, normalized like names, as one text to search."""
+    passages = read_corpus(path.read_text(encoding="utf-8").splitlines(), path=str(path))
+    return "\n".join(normalize(f"{p.title}\n{p.text}") for p in passages)
+
+
+def reachable(result: dict, hand: Ontology, text: str) -> dict:
+    """Recall counted over the hand entities and ambiguous aliases the corpus writes."""
+    missed = set(result["missed_entities"])
+    written = [h for h in hand.entities if h.name not in missed or any(n and n in text for n in _names(h))]
+    hit = [h for h in written if h.name not in missed]
+    amb = _ambiguous(hand)
+    names = {n for h in hand.entities for n in _names(h)}
+    amb_written = {a for a in amb if a not in result["missed_ambiguous"] or _on_its_own(a, names, text)}
+    amb_hit = amb_written - set(result["missed_ambiguous"])
+    return {
+        "unwritten_entities": sorted(h.name for h in hand.entities if h not in written),
+        "reachable_entity_recall": len(hit) / max(1, len(written)),
+        "unwritten_ambiguous": sorted(amb - amb_written),
+        "reachable_ambiguous_recall": len(amb_hit) / max(1, len(amb_written)),
+    }
+
+
+def _on_its_own(alias: str, names: set[str], text: str) -> bool:
+    """True when ``alias`` occurs in ``text`` outside the longer names that hold it
+    (畅行信用卡 only inside 畅行信用卡标准版 is not written on its own)."""
+    longer = [(n, n.find(alias)) for n in names if alias in n and n != alias]
+    at = text.find(alias)
+    while alias and at >= 0:
+        if not any(text.startswith(n, at - shift) for n, shift in longer if at >= shift):
+            return True
+        at = text.find(alias, at + 1)
+    return False
 
 
 def compare(suggested: Ontology, hand: Ontology) -> dict:
@@ -59,14 +102,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suggested", type=Path)
     parser.add_argument("hand", type=Path)
+    parser.add_argument("--corpus", type=Path, help="the corpus the suggestion was made from")
     args = parser.parse_args()
-    result = compare(load(args.suggested), load(args.hand))
+    hand = load(args.hand)
+    result = compare(load(args.suggested), hand)
+    if args.corpus:
+        result |= reachable(result, hand, corpus_text(args.corpus))
     print(f"entities: hand {result['hand_entities']}, suggested {result['suggested_entities']}; "
           f"recall {result['entity_recall']:.2f}, precision {result['entity_precision']:.2f}")
     print(f"ambiguous aliases: hand {result['hand_ambiguous_aliases']}, "
           f"recall {result['ambiguous_alias_recall']:.2f}")
-    for key in ("missed_entities", "unmatched_suggestions", "missed_ambiguous"):
-        print(f"{key}: {', '.join(result[key]) or '-'}")
+    if args.corpus:
+        print(f"written in the corpus: {result['hand_entities'] - len(result['unwritten_entities'])} entities "
+              f"(recall {result['reachable_entity_recall']:.2f}), "
+              f"{result['hand_ambiguous_aliases'] - len(result['unwritten_ambiguous'])} ambiguous aliases on their own "
+              f"(recall {result['reachable_ambiguous_recall']:.2f})")
+    keys = ("missed_entities", "unmatched_suggestions", "missed_ambiguous", "unwritten_entities",
+            "unwritten_ambiguous")
+    for key in keys:
+        if key in result:
+            print(f"{key}: {', '.join(result[key]) or '-'}")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ GENRE_SUFFIXES = (
     "使用指南", "业务指南", "服务指南", "办理指南", "就医指南", "值机指南", "选购指南", "指南",
     "常见问题汇总", "常见问题", "问答", "简介", "介绍", "概述", "须知", "管理规定", "管理办法",
     "实施细则", "服务信息", "服务", "公告", "通知", "新闻", "简报", "点评", "月报", "周报",
-    "年报", "宣传页", "手册说明", "营业安排", "安排", "对比", "申请流程", "价格",
-    " FAQ", " Guide", " Manual", " Overview", " Notice", " Summary", " summary", " guide",
+    "年报", "宣传页", "手册说明", "营业安排", "安排", "对比", "申请流程", "价格", "保险条款", "条款",
+    " FAQ", " Terms", " terms", " Guide", " Manual", " Overview", " Notice", " Summary", " summary", " guide",
 )
 # Lead words of a title that are not part of its subject (关于X → X).
 TITLE_LEADS = ("关于",)
@@ -57,6 +57,10 @@ LATIN_BEFORE_CJK_RE = re.compile(
 # A Chinese name right before a bracketed Latin one: 意外险（accident insurance）.
 CJK_BEFORE_LATIN_RE = re.compile(
     r"([\u4e00-\u9fffA-Za-z0-9]{2,20})[（(]([A-Za-z][A-Za-z0-9 '&.-]{1,60})[）)]")
+# Another Chinese name in brackets after a name: 晴川App关怀版（大字版）.
+CJK_BRACKETED_NAME_RE = re.compile(r"[（(]([\u4e00-\u9fff][\u4e00-\u9fffA-Za-z]{1,5})[）)]")
+# First characters of a bracketed note that says something, not another name (（含宽带）, （仅限新用户）).
+BRACKET_NOTE_STARTS = frozenset("含仅即包除限另非请见注约共")
 # English words a bracketed Latin text must not start with to count as a name.
 LATIN_STOP = frozenset({"the", "a", "an", "of", "for", "and", "or", "to", "in", "on", "is", "are",
                         "what", "how", "which", "when", "why", "do", "does", "can", "my", "your",
@@ -66,16 +70,30 @@ LATIN_STOP = frozenset({"the", "a", "an", "of", "for", "and", "or", "to", "in", 
 # The rules' own marks, in the languages they read.
 # Particles a short form never starts or ends with.
 EDGE_WORDS = "的和与及或是在为之"
+# Characters that may follow a name where it ends (青岚的…, 青岚在…), not more of a name.
+AFTER_NAME = frozenset("的之是在为和与及或也都已将把对向从于自等")
 # Particles between a name and the attribute said after it.
 LINKING_PARTICLES = "的之"
 # A figure a passage states about a name: a number and its unit.
 FIGURE_RE = re.compile(r"\d[\d,.]*\s*(?:%|元|天|年|月|个|GB|M|小时|分钟|公里|件|公斤|万元|万)?")
+# The label of a listed item at a line's or sentence's start: "万兆宽带：", "2. 北门营业厅停车:".
+ITEM_LABEL_RE = re.compile(
+    r"(?:^|(?<=[。；;！？!?]))[ \t]*(?:[-•*·][ \t]*|\d{1,2}[.、)）][ \t]*)?"
+    r"([\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9（）()]{1,15})[：:]", re.M)
+# Words of a clause, never of a name (以下情况不能办理…: what a list is about, not a thing).
+CLAUSE_RE = re.compile(r"以下|以上|不能|不可|无法|可以|如何|怎么|是否|除外|为准|what|how|which", re.I)
+# What a number before a colon is, rather than an item's name: 14:, 2.0版:, 2025年5月:.
+NOT_A_LABEL_RE = re.compile(r"[\d.]+|\d.*[版年月日号]")
+# A figure with its unit or currency: what a passage states of a thing (25元/天, 1GB, ¥30).
+PRICE_RE = re.compile(r"\d[\d,.]*\s*(?:元|万元|%|GB|MB|G|M|分钟|小时|天|公斤|kg|公里|km|张|次|项)|[¥$€£]\s?\d")
 # The separators of a list of attributes in a title's tail.
 ATTRIBUTE_LIST_SPLIT_RE = re.compile(r"[与和及、]")
 # "from <date> on": when a newer edition takes effect.
 SINCE_RE = re.compile(r"自?((?:19|20)\d{2}年\d{1,2}月\d{1,2}日)(?:（含）)?起")
 # The attribute an edition's start date is kept under.
 VALID_FROM = "生效日期"
+# The attribute listing the editions of the documents about one thing.
+EDITIONS = "版本"
 # A one- or two-character variant word before the edition mark at a name's end.
 VARIANT_TAIL_RE = re.compile(r"[\u4e00-\u9fff]{1,2}版$")
 # A dotted version at a name's end (App 6.0版, v2.1).

@@ -3,7 +3,8 @@
 * the name without its bracketed qualifier (A产品 for A产品（个人版）) and with the
   qualifier run in (A产品个人版);
 * the name without the organisation's name in front (微信银行 for 青岚银行微信银行),
-  and an organisation's name without its head word (青岚 for 青岚银行);
+  and an organisation's name without its head word (青岚 for 青岚银行) when the
+  passages say it alone, not only as the brand in front of its products' names;
 * an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
   (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
@@ -48,11 +49,7 @@ def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """Qualifier, organisation-prefix and edition aliases."""
     orgs = [e for e in suggestion.entities.values() if e.type == ORG_TYPE]
     for org in orgs:
-        for head in words.ORG_HEADS:
-            short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
-            if len(short) >= 2 and occurrences.count(short) > occurrences.count(org.name):
-                org.add_alias(short, Evidence(0.7, {"occurrences": occurrences.count(short)},
-                                              cite(occurrences, short), "the name without its head word"))
+        _organisation_short_name(org, occurrences)
     prefixes = sorted({a for o in orgs for a in (o.name, *o.aliases)}, key=len, reverse=True)
     for entity in suggestion.entities.values():
         _qualifier_aliases(entity, occurrences)
@@ -60,6 +57,32 @@ def add_structural(suggestion: Suggestion, occurrences: Occurrences) -> None:
             _edition_aliases(entity, occurrences)
         if entity.type != ORG_TYPE:
             _org_prefix_alias(entity, prefixes, occurrences)
+
+
+def _organisation_short_name(org: SuggestedEntity, occurrences: Occurrences) -> None:
+    """青岚 for 青岚银行, when the passages say it alone (青岚的客服电话, 青岚在…). A short
+    name the passages write only in front of other names (青岚借记卡, 云岭贵宾休息室) is
+    the brand of the organisation's products: as an alias it would pull the turns about
+    them (云岭休息室) onto the organisation."""
+    for head in words.ORG_HEADS:
+        short = org.name[: -len(head)].strip() if org.name.endswith(head) else ""
+        if len(short) < 2 or common_word(short):
+            continue
+        alone = _said_alone(short, org.name, occurrences)
+        if alone >= MIN_STANDALONE:
+            org.add_alias(short, Evidence(confidence(0.7, 0.2 * alone), {"alone": alone},
+                                          cite(occurrences, short), "the name without its head word"))
+
+
+def _said_alone(short: str, full: str, occurrences: Occurrences) -> int:
+    """Uses of ``short`` outside ``full`` that end where a name ends: before a particle,
+    punctuation or a non-Chinese character, not before more of a name."""
+    text, alone = occurrences.text, 0
+    for at in occurrences.positions(short):
+        after = text[at + len(short):at + len(short) + 1]
+        if not text.startswith(full, at) and (not _CJK.match(after) or after in words.AFTER_NAME):
+            alone += 1
+    return alone
 
 
 def _qualifier_aliases(entity: SuggestedEntity, occurrences: Occurrences) -> None:
@@ -137,6 +160,8 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
         if common_word(form) or (form not in qualifiers and not all(
                 _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
             continue
+        if _variant_of_several(form, owners, qualifiers):
+            continue
         longer = containing.get(form, ())
         alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
         if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not _specific(form, owners, occurrences):
@@ -145,6 +170,65 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
                             cite(occurrences, form), "a short form the passages use on its own")
         for entity in owners:
             entity.add_alias(form, evidence)
+
+
+def add_contractions(suggestion: Suggestion) -> None:
+    """万兆宽带 for 万兆光纤宽带, 星辰日包 for 星辰流量日包: the name with describing words left out
+    of its middle (everyday words such as 光纤, 流量), its first and last words kept. Users
+    write these without the documents doing so; one is kept only when it is this entity's
+    alone and no other name holds it (住房贷款 stays out while 个人住房贷款 is a name)."""
+    entities = [e for e in suggestion.entities.values() if e.type != ORG_TYPE and not e.stem]
+    names = [a for e in suggestion.entities.values() for a in (e.name, *e.aliases)]
+    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in entities:
+        for form in _contracted(_core(entity.name)):
+            holders[form].append(entity)
+    for form, owners in holders.items():
+        if len(owners) == 1 and not common_word(form) and not any(form in n for n in names):
+            owners[0].add_alias(form, Evidence(0.4, {}, [], "the name without the describing words in its middle"))
+
+
+def _contracted(core: str) -> set[str]:
+    parts = words_of(core)[:MAX_WORDS]
+    if len(parts) < 3 or len(parts[-1]) < 2:  # the head must stay a word: not 手机版
+        return set()
+    droppable = [i for i in range(1, len(parts) - 1) if len(parts[i]) >= 2 and common_word(parts[i])]
+    found = set()
+    for mask in range(1, 2 ** len(droppable)):
+        dropped = {i for n, i in enumerate(droppable) if mask >> n & 1}
+        kept = [p for i, p in enumerate(parts) if i not in dropped]
+        if len(set(kept)) == len(kept) and not any(p in words.EDGE_WORDS for p in kept):
+            form = "".join(kept)
+            if len(form) >= 3 and _CJK.search(form):
+                found.add(form)
+    return found
+
+
+def add_family_variant_forms(suggestion: Suggestion) -> None:
+    """畅行卡标准版 for 畅行信用卡标准版 when 畅行卡 is shared by the family and 标准版 is its own:
+    users name one member by the family's short name and the member's variant word. Said
+    apart, the shared form would ask which card, though the variant word settles it."""
+    owners_of: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        for alias in (entity.name, *entity.aliases):
+            owners_of[alias].append(entity)
+    for shared, owners in list(owners_of.items()):
+        if not 2 <= len(owners) <= MAX_SHARED:
+            continue
+        for entity in owners:
+            for variant in [a for a in entity.aliases if len(owners_of[a]) == 1
+                            and words.VARIANT_TAIL_RE.fullmatch(a) and _core(entity.name).endswith(a)]:
+                form = shared + variant
+                if form not in owners_of:
+                    entity.add_alias(form, Evidence(0.5, {"holders": len(owners)}, [],
+                                                    f"{shared}, which its family shares, with its own {variant}"))
+
+
+def _variant_of_several(form: str, owners: list[SuggestedEntity], qualifiers: set[str]) -> bool:
+    """个人版 said alone, when A产品 and B云盘 both have one, names a variant, not a thing:
+    the dialogue reads it as that variant of the thing in focus, so it is no alias."""
+    variant = form in qualifiers or words.VARIANT_TAIL_RE.fullmatch(form) is not None
+    return variant and len({_core(e.stem or e.name).removesuffix(form) for e in owners}) > 1
 
 
 def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
@@ -160,10 +244,14 @@ def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
 
 def _keeps_head_or_lead(form: str, core: str) -> bool:
     """A short form keeps what tells the thing apart: the name's last character
-    (皮肤科, 标准版) or its whole first word (晨星卡 for 晨星信用卡标准版)."""
+    (皮肤科, 标准版), its whole first word (晨星卡 for 晨星信用卡标准版), or all of it
+    but an everyday last word (退换货 for 退换货规则)."""
     if form[-1] == core[-1]:
         return True
-    first = words_of(core)[0]
+    parts = words_of(core)
+    if len(parts) >= 2 and form == core[: -len(parts[-1])] and common_word(parts[-1]):
+        return True  # the name without an everyday last word: 退换货 for 退换货规则
+    first = parts[0]
     return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
 
 
@@ -215,6 +303,38 @@ def add_latin_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
             for owner in owners:
                 owner.add_alias(latin, Evidence(confidence(0.8 * n), {"occurrences": n},
                                                 cite(occurrences, latin), f"written beside {cjk}"))
+
+
+def add_bracketed_names(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """Another Chinese name given in brackets right after a name in the passages
+    (晴川App关怀版（大字版）, 探亲假（省亲假）) is an alias of what that name names."""
+    by_alias: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in suggestion.entities.values():
+        for alias in (entity.name, *entity.aliases):
+            by_alias[alias].append(entity)
+    longest = max((len(a) for a in by_alias), default=0)
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for p in occurrences.passages:
+        for m in words.CJK_BRACKETED_NAME_RE.finditer(p.text):
+            inner, start = m.group(1), m.start()
+            if inner in by_alias or not _names_something(inner):
+                continue
+            name = next((p.text[start - n:start] for n in range(min(longest, start), 1, -1)
+                         if p.text[start - n:start] in by_alias), None)
+            if name and p.text[start - len(name):m.end()] not in by_alias:
+                seen[(name, inner)] += 1
+    for (name, inner), n in seen.items():
+        if len(by_alias[name]) <= MAX_SHARED:
+            for owner in by_alias[name]:
+                owner.add_alias(inner, Evidence(confidence(0.6 * n), {"occurrences": n},
+                                                cite(occurrences, f"{name}（{inner}）"), f"given in brackets after {name}"))
+
+
+def _names_something(inner: str) -> bool:
+    """大字版 or 护理假, not （含宽带） or （2025版）: no figure, edition or clause word."""
+    return not (re.search(r"\d", inner) or inner[0] in words.NOT_ATTRIBUTE_STARTS
+                or inner[0] in words.BRACKET_NOTE_STARTS or common_word(inner)
+                or words.CLAUSE_RE.search(inner))
 
 
 def _trim_latin(text: str) -> str:

@@ -78,6 +78,11 @@ class Occurrences:
         self._counts: dict[str, int] = {}
         self._docs: dict[str, frozenset[str]] = {}
 
+    @property
+    def text(self) -> str:
+        """Every passage's title and text, joined (positions index into it)."""
+        return self._joined
+
     def _bigram_index(self) -> dict[str, list[int]]:
         if self._bigrams is None:
             index: dict[str, list[int]] = defaultdict(list)

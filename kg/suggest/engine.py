@@ -24,7 +24,9 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
     """Suggest an ontology from ``passages``; ``progress(stage, done, total)`` follows it."""
     stages: list[tuple[str, Callable[[Suggestion, Occurrences], None]]] = [
         ("names", _names), ("aliases", aliases.add_structural), ("merge", _merge),
+        ("shorter names", lambda suggestion, _: entities.fold_label_abbreviations(suggestion)),
         ("types", _types), ("latin names", aliases.add_latin_names),
+        ("bracketed names", aliases.add_bracketed_names),
         ("edition forms", aliases.add_edition_forms),
         ("attributes", types.add_attributes), ("relations", relations.add_part_of),
         ("editions", relations.add_editions), ("confusables", confusables.add),
@@ -50,6 +52,8 @@ def _names(suggestion: Suggestion, occurrences: Occurrences) -> None:
 def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     kinds = types.assign(suggestion)
     aliases.add_short_forms(suggestion, occurrences, kinds)
+    aliases.add_contractions(suggestion)
+    aliases.add_family_variant_forms(suggestion)
 
 
 def _merge(suggestion: Suggestion, occurrences: Occurrences) -> None:

@@ -2,7 +2,11 @@
 
 A title says it best once its dates, its kind of document (使用说明, FAQ) and
 its revision note are taken off: 晨星信用卡标准版产品说明（2025年3月修订） is about
-晨星信用卡标准版. Quoted names (“里程商城”, 《账户服务收费标准》) add the things a
+晨星信用卡标准版. A year or version on a title that names a kind of document
+(资费说明（2024版）, App 3.2版使用说明) dates that document, not the thing: the thing
+stays one entity and the edition is recorded as its attribute. A year or version
+on a title that is the name itself (收费标准（2024版）, 体检套餐（2025版）) makes an
+edition of its own. Quoted names (“里程商城”, 《账户服务收费标准》) add the things a
 passage names without a document of their own. A title that is another name
 followed by a few words (A产品（个人版）价格) is about that name, and the words
 are an attribute of it.
@@ -13,8 +17,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from common.language import documents as words
+from kg.suggest import labels
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.segment import common_word
 
@@ -31,8 +37,19 @@ class Candidate:
     title_docs: set[str] = field(default_factory=set)
     whole_title: bool = False  # some title is this name and nothing else
     quoted: int = 0
+    labelled: int = 0  # passages that label a listed item with it
     edition: str | None = None  # the edition number the title gave (2024), if any
     attributes: set[str] = field(default_factory=set)
+    documented_editions: set[str] = field(default_factory=set)  # editions of documents about it
+
+
+class TitleName(NamedTuple):
+    """What a title is about: the name, the edition it gives, and whether the title names a
+    kind of document (a guide, a price sheet) about the name."""
+
+    name: str
+    edition: str | None
+    document: bool
 
 
 def _strip_brackets(title: str) -> tuple[str, str | None]:
@@ -75,19 +92,28 @@ def _inline_version(name: str) -> tuple[str, str | None]:
     return name, None
 
 
-def clean_title(title: str) -> tuple[str, str | None] | None:
-    """The name a title is about and its edition, or None when it names nothing."""
+def read_title(title: str) -> TitleName | None:
+    """What a title is about, or None when it names nothing."""
     name, edition = _strip_brackets(title)
     name = words.DATE_RE.sub("", name).strip()
-    name = _strip_genre(name)
-    name, version = _inline_version(name)
-    name = _strip_genre(name).strip(" -—:：")
+    subject = _strip_genre(name)
+    document = subject != name
+    name, version = _inline_version(subject)
+    subject = _strip_genre(name)
+    document |= subject != name
+    name = subject.strip(" -—:：")
     if (not MIN_LEN <= len(name) <= MAX_LEN or words.NOT_A_NAME_RE.search(name)
             or name.endswith(words.NOT_NAME_ENDINGS)):
         return None
     if not _CJK_RE.search(name) and not re.search(r"[A-Za-z]{2}", name):
         return None
-    return name, edition or version
+    return TitleName(name, edition or version, document)
+
+
+def clean_title(title: str) -> tuple[str, str | None] | None:
+    """The name a title is about and its edition, or None when it names nothing."""
+    found = read_title(title)
+    return (found.name, found.edition) if found else None
 
 
 def is_organisation(name: str) -> bool:
@@ -98,13 +124,15 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
     """Every candidate name of the corpus, before merging and filtering."""
     found: dict[str, Candidate] = {}
     for p in passages:
-        cleaned = clean_title(p.title) if p.title else None
-        if cleaned:
-            name, edition = cleaned
+        read = read_title(p.title) if p.title else None
+        if read:
+            name, edition = read.name, None if read.document else read.edition
             key = f"{name}\u0001{edition or ''}"
             cand = found.setdefault(key, Candidate(name, edition=edition))
             cand.title_docs.add(p.doc_id)
-            cand.whole_title |= name == p.title.strip() or (edition is not None and p.title.startswith(name))
+            cand.whole_title |= name == p.title.strip() or (read.edition is not None and p.title.startswith(name))
+            if read.document and read.edition:
+                cand.documented_editions.add(read.edition)
     quoted: dict[str, int] = defaultdict(int)
     for p in passages:
         for m in _QUOTED_RE.finditer(p.text):
@@ -117,6 +145,9 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
                 and not common_word(stripped):
             key = f"{stripped}\u0001{edition or ''}"
             found.setdefault(key, Candidate(stripped, edition=edition)).quoted += n
+    known = {c.name for c in found.values()}
+    for name, n in labels.names(passages, occurrences, known).items():
+        found.setdefault(f"{name}\u0001", Candidate(name)).labelled += n
     return found
 
 

@@ -84,15 +84,15 @@ def test_select_all_merge_and_a_bad_name_shown_by_line_and_field_with_nothing_wr
 
     page.find("#suggest-all").click()
     page.find("#suggest-accept").click()
-    # Merge the two editions of the terms into one entity: aliases united, one row left.
-    for name in ("安居家财险条款（2024版）", "安居家财险条款（2025版）"):
+    # Merge the two editions of the rate table into one entity: aliases united, one row left.
+    for name in ("安居家财险费率表（2024版）", "安居家财险费率表（2025版）"):
         page.row(name).find_element(By.CSS_SELECTOR, "input[type=checkbox]").click()
     page.find("#suggest-merge").click()
     page.text_in("#status", "合并进")
     rows = page.rows()
-    assert len([n for n in rows if n.startswith("安居家财险条款")]) == 1
-    kept = next(r for n, r in rows.items() if n.startswith("安居家财险条款"))
-    assert {"安居家财险条款2024版", "安居家财险条款2025版"} <= set(kept["aliases"])
+    assert len([n for n in rows if n.startswith("安居家财险费率表")]) == 1
+    kept = next(r for n, r in rows.items() if n.startswith("安居家财险费率表"))
+    assert {"安居家财险费率表2024版", "安居家财险费率表2025版"} <= set(kept["aliases"])
 
     # A name pasted with a control character: the dry run names its line and field.
     field = page.row(RENAMED).find_element(By.CSS_SELECTOR, "input.rename")

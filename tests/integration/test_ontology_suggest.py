@@ -113,3 +113,40 @@ def test_admin_route_suggest_review_import_then_a_turn_clarifies(runtime, keyrin
         assert result["action"] == "clarify", result
         offered = {o["name"] for o in result["clarification"]["options"]}
         assert {"安居家财险（基础款）", "安居家财险（尊享款）"} <= offered
+
+
+EDITIONS_AND_LISTS = [
+    line("card-2024", "星途流量卡资费说明（2024版）", "星途流量卡月费29元，含流量20GB。"),
+    line("card-2025", "星途流量卡资费说明（2025版）", "星途流量卡月费39元，含流量40GB。星途流量卡可叠加日包。"),
+    line("roam", "出境通信指南", "星辰流量日包：15元/天，含1GB。\n出境推荐星辰流量日包，星辰流量日包可随时退订。"),
+]
+
+
+def test_a_thing_whose_price_sheets_have_editions_is_one_entity_and_a_turn_about_it_does_not_ask(
+        runtime, keyring, kb):
+    """Suggested from documents, imported into Neo4j: the card whose price sheet has a 2024
+    and a 2025 edition is one entity with both editions in its 版本, the day pass listed
+    without a title of its own is there too, and a turn naming the card is answered."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from kg.aliases import AliasSnapshot
+    from kg.ontology import Ontology
+    from retrieval.ingest import ingest_corpus
+    from tests.conftest import ADMIN, QUERY
+
+    ingest_corpus(kb, EDITIONS_AND_LISTS, index=runtime.index,
+                  snapshot=AliasSnapshot.from_ontology(kb, 0, Ontology()))
+    with TestClient(create_app(runtime=runtime, keyring=keyring)) as client:
+        body = client.post(f"/v1/kbs/{kb}/admin/suggest", headers=ADMIN).json()
+        imported = client.post(f"/v1/kbs/{kb}/admin/import", headers=ADMIN,
+                               content=body["ontology"].encode("utf-8"))
+        assert imported.status_code == 200, imported.text
+        held = {e.name: e for e in runtime.ontology.export_ontology(kb).entities}
+        assert held["星途流量卡"].attributes["版本"] == "2024、2025"
+        assert "星辰流量日包" in held
+        assert not [n for n in held if n.startswith("星途流量卡") and n != "星途流量卡"]
+        turn = client.post(f"/v1/kbs/{kb}/sessions/s1/turns", headers=QUERY,
+                           json={"text": "星途流量卡月费多少"})
+        assert turn.status_code == 200, turn.text
+        assert turn.json()["action"] == "retrieve", turn.json()
