@@ -7,16 +7,15 @@ its ingest: the kb's Milvus Lite file from ``turn_profile.py --workdir`` is reus
 
 Beside each load level it prints the in-process turn and the bare BM25 search of the
 same run (``turn_profile.side_by_side``), so the HTTP figures can be read against them,
-and the load average before and after. ``--workers N`` starts uvicorn with N worker
-processes (only sound with a Milvus server: each process would start its own Milvus
-Lite on the file).
+and the load average before and after. ``--uvicorn`` passes further options to uvicorn
+(``--http h11 --loop asyncio``: the pure-Python protocol and loop, for comparison).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks import run_all  # noqa: E402
-from benchmarks.turn_profile import prepare, side_by_side  # noqa: E402
+from benchmarks.turn_profile import prepare, record, side_by_side  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,11 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--no-turns", action="store_true",
                         help="skip the in-process turns (and their collection load)")
-    parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
+    parser.add_argument("--uvicorn", default="", metavar="OPTIONS",
+                        help="further uvicorn options, one string (--uvicorn='--http h11')")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="merge the figures into this JSON (docs/benchmarks/profile.json)")
     args = parser.parse_args(argv)
 
     args.workdir.mkdir(parents=True, exist_ok=True)
-    print(f"load average before: {os.getloadavg()}")
+    before = list(os.getloadavg())
+    print(f"load average before: {before}")
     services = run_all.Services()
     try:
         kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions,
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = {"clients": args.clients, "runs": args.runs, "load_seconds": args.seconds,
                "load_max_requests": 100_000}
         server = run_all.bench_server(kb, uri, data.sessions, cfg, args.workdir / "server",
-                                      args.chunks)
+                                      args.chunks, tuple(shlex.split(args.uvicorn)))
     finally:
         services.close()
     print(f"ready after {server['ready_s']} s, first turn {server['first_turn_ms']} ms")
@@ -67,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{level['requests']} requests, {level['errors']} errors {level['error_kinds'] or ''}")
     print(f"memory idle {server['memory_idle']}, after load {server['memory_after_load']}")
     print(f"load average after: {os.getloadavg()}")
-    if args.out is not None:
-        args.out.write_text(json.dumps(server, indent=2), encoding="utf-8")
+    if args.record is not None:
+        record(args.record, "http", args.chunks,
+               {**server, "load_average": before, "load_average_after": list(os.getloadavg())})
     return 0
 
 

@@ -22,11 +22,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
+import os
 import pstats
 import statistics
 import sys
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,17 +86,75 @@ def bare_ms(uri: str, kb: str, queries: list[str]) -> list[float]:
     return times
 
 
-def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]]) -> None:
-    """Turns, then the bare search of each searched turn's standalone query, printed."""
-    results = play(engine, kb, scripts, "t" + uuid.uuid4().hex[:6])
+class MilvusClock:
+    """Milliseconds the turn spent inside ``MilvusClient.search`` (the request itself,
+    pymilvus' encoding and decoding included), by wrapping the index's client."""
+
+    def __init__(self, index) -> None:
+        self.spent = 0.0
+        client = index._client
+        search = client.search
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return search(*args, **kwargs)
+            finally:
+                self.spent += (time.perf_counter() - t0) * 1000
+
+        client.search = timed
+
+
+def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
+                 clock: MilvusClock | None = None) -> dict:
+    """Turns, then the bare search of each searched turn's standalone query, printed; with
+    ``clock``, the part of each turn spent in Milvus searches."""
+    tag = "t" + uuid.uuid4().hex[:6]
+    results, in_milvus = [], []
+    for i, script in enumerate(scripts):
+        for text in script:
+            before = clock.spent if clock else 0.0
+            results.append(engine.handle(kb, f"{tag}-{i}", text))
+            in_milvus.append((clock.spent if clock else 0.0) - before)
     turns = [r.latency_ms for r in results]
     bare = bare_ms(uri, kb, [r.standalone for r in results if r.action != "clarify"])
+    figures = {"turns": len(turns), "load_average": list(os.getloadavg()),
+               "turn_ms": _spread(turns), "bare_ms": _spread(bare),
+               "ratio_p50": round(pct(turns, 50) / pct(bare, 50), 2), "stages_ms": {}}
     print(f"turns {len(turns)}: p50 {pct(turns, 50):.2f} ms, p99 {pct(turns, 99):.2f} ms; "
           f"bare BM25 p50 {pct(bare, 50):.2f} ms, p99 {pct(bare, 99):.2f} ms; "
-          f"turn ÷ bare (p50) {pct(turns, 50) / pct(bare, 50):.2f}")
+          f"turn ÷ bare (p50) {figures['ratio_p50']:.2f}")
     for stage in STAGES:
         values = [r.trace.get("timings_ms", {}).get(stage, 0.0) for r in results]
+        figures["stages_ms"][stage] = _spread(values)
         print(f"  {stage:<13} mean {statistics.fmean(values):7.2f} ms  p50 {pct(values, 50):7.2f} ms")
+    if clock is not None:
+        outside = [t - m for t, m in zip(turns, in_milvus, strict=True)]
+        figures["in_milvus_ms"], figures["outside_milvus_ms"] = _spread(in_milvus), _spread(outside)
+        print(f"  in Milvus searches: p50 {pct(in_milvus, 50):.2f} ms, mean "
+              f"{statistics.fmean(in_milvus):.2f} ms; the turn outside them: p50 "
+              f"{pct(outside, 50):.2f} ms, mean {statistics.fmean(outside):.2f} ms")
+    return figures
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"p50": round(pct(values, 50), 3), "p99": round(pct(values, 99), 3),
+            "mean": round(statistics.fmean(values), 3)}
+
+
+def record(path: Path, section: str, size: int, figures: dict) -> None:
+    """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size``, with the
+    machine, the commit and the command; what ``benchmarks/report.py`` renders."""
+    from benchmarks.run_all import _git_commit
+    from benchmarks.synth import machine
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.setdefault(section, {})[str(size)] = {
+        **figures, "commit": _git_commit(), "machine": machine(),
+        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": "python benchmarks/" + Path(sys.argv[0]).name + " " + " ".join(sys.argv[1:])}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 def profiled(engine, kb: str, scripts: list[list[str]], sort: str, top: int,
@@ -118,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
     parser.add_argument("--top", type=int, default=45, help="functions shown")
     parser.add_argument("--pstats", type=Path, default=None, help="also write the raw profile")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="merge the figures into this JSON (docs/benchmarks/profile.json)")
     args = parser.parse_args(argv)
 
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions)
         engine, sessions, _ = _engine(services, index, args.workdir / f"sessions-{kb}.sqlite3")
         play(engine, kb, data.sessions[:5], "warm" + uuid.uuid4().hex[:6])
-        side_by_side(engine, kb, uri, data.sessions)
+        figures = side_by_side(engine, kb, uri, data.sessions, MilvusClock(index))
+        if args.record is not None:
+            record(args.record, "turns", args.chunks, figures)
         profiled(engine, kb, data.sessions, args.sort, args.top, args.pstats)
         sessions.close()
         index.close()
