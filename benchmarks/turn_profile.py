@@ -25,6 +25,7 @@ import io
 import json
 import os
 import pstats
+import shlex
 import statistics
 import sys
 import time
@@ -142,6 +143,25 @@ def _spread(values: list[float]) -> dict[str, float]:
             "mean": round(statistics.fmean(values), 3)}
 
 
+# Options whose value is a path on the measuring machine: shown as the default's.
+_PATH_OPTIONS = {"--workdir": "var/bench/profile", "--record": "docs/benchmarks/profile.json",
+                 "--pstats": "PROFILE"}
+
+
+def shown_command(argv: list[str]) -> str:
+    """The command as the report shows it: the script and its options, local paths
+    replaced by the defaults."""
+    words, args = ["python", "benchmarks/" + Path(argv[0]).name], argv[1:]
+    for i, arg in enumerate(args):
+        name = arg.split("=", 1)[0]
+        if name in _PATH_OPTIONS and "=" in arg:
+            arg = f"{name}={_PATH_OPTIONS[name]}"
+        elif i and args[i - 1] in _PATH_OPTIONS:
+            arg = _PATH_OPTIONS[args[i - 1]]
+        words.append(shlex.quote(arg))
+    return " ".join(words)
+
+
 def record(path: Path, section: str, size: int, figures: dict) -> None:
     """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size``, with the
     machine, the commit and the command; what ``benchmarks/report.py`` renders."""
@@ -152,7 +172,7 @@ def record(path: Path, section: str, size: int, figures: dict) -> None:
     data.setdefault(section, {})[str(size)] = {
         **figures, "commit": _git_commit(), "machine": machine(),
         "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": "python benchmarks/" + Path(sys.argv[0]).name + " " + " ".join(sys.argv[1:])}
+        "command": shown_command(sys.argv)}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
