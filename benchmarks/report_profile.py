@@ -55,7 +55,9 @@ def render(profile: dict, w) -> None:
     if not turns and not http:
         return
     w("## Where a turn's time goes (current tree)\n")
-    w("`benchmarks/turn_profile.py` plays the generated kb's scripted sessions through "
+    w("From `docs/benchmarks/profile.json` (written by the two scripts below with `--record`; "
+      "a later commit than the full run above, on the same generated kbs). "
+      "`benchmarks/turn_profile.py` plays the generated kb's scripted sessions through "
       "`TurnEngine.handle` (BM25 only, SQLite sessions, no LLM), then the bare search (one "
       "unfiltered `MilvusClient.search`, limit 5, chunk ids only) of each turn's standalone "
       "query, in the same run; *in Milvus* is the turn's own searches (filtered, a pool of "
