@@ -97,20 +97,31 @@ def turn_request_model(max_text_chars: int) -> type[BaseModel]:
     return TurnRequest
 
 
-def get_runtime(request: Request) -> Runtime:
+# Dependencies that only read the app's state are ``async``: FastAPI runs a plain ``def``
+# dependency in the thread pool, a round trip through the event loop per request each.
+
+async def get_runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
 
-def get_engine(runtime: Annotated[Runtime, Depends(get_runtime)]) -> TurnEngine:
+async def get_engine(runtime: Annotated[Runtime, Depends(get_runtime)]) -> TurnEngine:
     return runtime.engine
 
 
-def _log_context(request: Request) -> None:
+async def _log_context(request: Request) -> None:
     """App-wide dependency: the kb and session of the request go into its log lines."""
     context = log.current()
     if context is not None:
         context.kb = request.path_params.get("kb")
         context.session = request.path_params.get("session_id")
+
+
+def turn_response(result: TurnResult) -> Response:
+    """The turn's answer as JSON, serialized once by pydantic. Returning the model would
+    have FastAPI dump it, validate the dump against ``TurnResult`` again and encode it
+    (about 4 ms a turn, most of a turn's own CPU time); the body is the same."""
+    return Response(result.model_dump_json(by_alias=True, fallback=str),
+                    media_type="application/json")
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
@@ -196,7 +207,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", operation_id="playTurn",
               response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
-    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest, response: Response,
+    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
                   engine: Annotated[TurnEngine, Depends(get_engine)],
                   runtime: Annotated[Runtime, Depends(get_runtime)],
                   caller: Annotated[Caller, Depends(kb_caller)],
@@ -214,6 +225,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                                access=caller.session_access(kb),
                                idempotency_key=idempotency_key, expected_turn=body.turn,
                                used=body.used)
+        response = turn_response(result)
         if result.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         else:
@@ -228,7 +240,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
             context.extra.update(action=result.action, text_chars=len(body.text))
             if include_text:
                 context.extra["text"] = body.text
-        return result
+        return response
 
     @app.delete("/v1/kbs/{kb}/sessions/{session_id}", operation_id="deleteSession",
                 status_code=204, tags=["turns"],

@@ -157,7 +157,7 @@ def not_ready_detail(checks: dict[str, Any]) -> str:
     return "required dependencies are not ready: " + ", ".join(down)
 
 
-def loaded_kb(kb: str, request: Request) -> None:
+async def loaded_kb(kb: str, request: Request) -> None:
     """Route dependency: refuse a turn on a kb still loading at once (503, Retry-After)
     rather than let it wait on the load."""
     request.app.state.runtime.preloader.require(kb)

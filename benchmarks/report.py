@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks import report_profile  # noqa: E402
 DEFAULT_RESULTS = REPO / "docs" / "benchmarks" / "results.json"
 DEFAULT_REPORT = REPO / "docs" / "benchmarks.md"
 
@@ -134,6 +137,13 @@ def targets(r: dict) -> list[tuple[str, str, str]]:
         rows.append(("≥ 100 turns/s on 2 cores at 10k chunks", "not measured (no 10k-chunk server run)",
                      "not measured"))
     rows.extend(scale_targets(r, corpus))
+    # Where the current tree's profile run measured a target, its figure replaces the
+    # full run's (benchmarks/report_profile.py).
+    current = report_profile.target_rows(r.get("profile", {}))
+    for i, (target, _, _) in enumerate(rows):
+        for key, row in current.items():
+            if target == row[0]:
+                rows[i] = row
     servers = [c["server"] for c in corpus if c.get("server")]
     if servers:
         requests = sum(x["requests"] for s in servers for x in s["throughput"])
@@ -477,6 +487,7 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
 
     render_sessions(r, images, w)
     render_hybrid(r, w)
+    report_profile.render(r.get("profile", {}), w)
     if r["meta"].get("quality_from"):
         w(f"The quality sections below come from the run of commit `{r['meta']['quality_from'][:12]}`; "
           "the per-turn results of the development suites are identical at this run's commit.\n")
@@ -558,6 +569,7 @@ def render_hybrid(r: dict, w) -> None:
 
 def build(results: Path, report: Path) -> Path:
     r = json.loads(results.read_text(encoding="utf-8"))
+    r["profile"] = report_profile.load(results)
     images = plots(r, report.parent / report.stem)
     try:
         shown = results.resolve().relative_to(REPO)

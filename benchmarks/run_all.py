@@ -386,13 +386,14 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
             "p99_ms": pct(latencies, 99) if latencies else None}
 
 
-def server_command(port: int) -> list[str]:
+def server_command(port: int, extra: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--host", "127.0.0.1",
-            "--port", str(port), "--no-access-log", "--log-level", "warning"]
+            "--port", str(port), "--no-access-log", "--log-level", "warning", *extra]
 
 
 def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, data_dir: Path,
-                 size: int) -> dict:
+                 size: int, extra: tuple[str, ...] = ()) -> dict:
+    """The server section for one kb; ``extra``: further uvicorn options."""
     from api.auth import hash_key
 
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -404,7 +405,7 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
                REFERENT_AUTH__KEYS=json.dumps([{"name": "bench", "role": "query",
                                                 "hash": hash_key(BENCH_KEY)}]))
     errlog = open(data_dir / "server.log", "w")
-    proc = subprocess.Popen(server_command(port), cwd=REPO, env=env, stdout=errlog, stderr=errlog,
+    proc = subprocess.Popen(server_command(port, extra), cwd=REPO, env=env, stdout=errlog, stderr=errlog,
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -434,7 +435,7 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
             log(f"[{size}] server {clients} clients: {levels[-1]['turns_per_s']['median']:.1f} turns/s, "
                 f"{levels[-1]['errors']} errors")
         loaded = _memory(proc.pid)
-        shown = ["python", *server_command(port)[1:]]
+        shown = ["python", *server_command(port, extra)[1:]]
         shown[shown.index("--port") + 1] = "PORT"
         return {"command": " ".join(shown), "start_s": round(started_s, 1),
                 "ready_s": round(ready_s, 1), "first_turn_ms": round(first_ms, 1),

@@ -36,6 +36,27 @@ def test_sqlite_state_survives_a_reopen(tmp_path):
     again.close()
 
 
+def test_sqlite_commits_without_waiting_for_the_disk_yet_keeps_the_log(tmp_path):
+    """A turn's save must not wait on an fsync (WAL, synchronous=NORMAL), in every
+    thread's connection; the write-ahead log keeps the file consistent."""
+    import threading
+
+    store = SQLiteSessionStore(tmp_path / "s.db", ttl_seconds=60)
+    seen = []
+
+    def read_settings() -> None:
+        conn = store._connect()
+        seen.append((conn.execute("PRAGMA synchronous").fetchone()[0],
+                     conn.execute("PRAGMA journal_mode").fetchone()[0]))
+
+    worker = threading.Thread(target=read_settings)
+    worker.start()
+    worker.join()
+    read_settings()
+    store.close()
+    assert seen == [(1, "wal"), (1, "wal")]  # 1 = NORMAL (2 = FULL, the default)
+
+
 @pytest.mark.redis
 def test_unreachable_redis_is_a_retryable_error_that_names_the_setting():
     store = RedisSessionStore("redis://127.0.0.1:1/0", ttl_seconds=60, timeout=0.5)

@@ -1,0 +1,224 @@
+"""Where a turn's time goes: the in-process benchmark turn under cProfile, beside the
+bare BM25 search of the same standalone queries.
+
+    .venv/bin/python benchmarks/turn_profile.py --chunks 100000 --workdir var/bench/profile
+    .venv/bin/python benchmarks/turn_profile.py --chunks 10000 --top 40 --sort tottime
+
+The kb is the one ``run_all.py`` generates for that size (same seed). With ``--workdir``
+its Milvus Lite file is kept, and a later run at the same size reuses the ingested
+collection (the ontology is imported again: seconds, not minutes). It prints:
+
+- turn p50/p99 and the bare search's p50/p99 over the same turns, measured side by side
+  in this run (unprofiled), and their ratio;
+- the mean of each stage the turn's trace times;
+- the profile of the same turns played again in new sessions: the top functions by
+  ``--sort`` (cumulative or tottime), and with ``--pstats FILE`` the raw profile.
+
+Neo4j is the one the settings name (started here when local and not running).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import shlex
+import statistics
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.run_all import STAGES, Services, _engine, log  # noqa: E402
+from benchmarks.synth import pct, turn_kb  # noqa: E402
+
+
+def prepare(services: Services, size: int, workdir: Path, sessions: int, *, load: bool = True):
+    """The generated kb of ``size`` chunks: ontology imported, corpus ingested unless the
+    kept Milvus file already holds it, its collection loaded (``load``: Milvus Lite loads
+    100k chunks in minutes). Returns (kb, data, index, uri)."""
+    from kg.aliases import SnapshotCache
+    from retrieval.ingest import ingest_corpus
+    from retrieval.milvus_index import MilvusIndex
+
+    kb = f"bench_c{size}"
+    data = turn_kb(size, sessions=sessions)
+    services.store.delete_kb(kb)
+    services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
+    uri = str(workdir / f"milvus-{size}.db")
+    index = MilvusIndex(uri, timeout=300)
+    if index.has_collection(kb) and index.count(kb) == data.chunks and index.incomplete(kb) is None:
+        log(f"reusing the ingested collection of {data.chunks:,} chunks in {uri}")
+    else:
+        index.drop(kb)
+        started = time.perf_counter()
+        snapshot = SnapshotCache(services.store).get(kb)
+        ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic")
+        log(f"ingested {data.chunks:,} chunks in {time.perf_counter() - started:.0f} s")
+    if load:
+        index.load(kb)
+    return kb, data, index, uri
+
+
+def play(engine, kb: str, scripts: list[list[str]], tag: str) -> list:
+    """Every scripted session once, in new session ids; the turn results."""
+    return [engine.handle(kb, f"{tag}-{i}", text)
+            for i, script in enumerate(scripts) for text in script]
+
+
+def bare_ms(uri: str, kb: str, queries: list[str]) -> list[float]:
+    """One unfiltered BM25 ``MilvusClient.search`` per query (limit 5): the floor."""
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri)
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        client.search("referent_" + kb, data=[q], anns_field="sparse", limit=5,
+                      output_fields=["chunk_id"], search_params={"metric_type": "BM25"})
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+class MilvusClock:
+    """Milliseconds the turn spent inside ``MilvusClient.search`` (the request itself,
+    pymilvus' encoding and decoding included), by wrapping the index's client."""
+
+    def __init__(self, index) -> None:
+        self.spent = 0.0
+        client = index._client
+        search = client.search
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return search(*args, **kwargs)
+            finally:
+                self.spent += (time.perf_counter() - t0) * 1000
+
+        client.search = timed
+
+
+def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
+                 clock: MilvusClock | None = None) -> dict:
+    """Turns, then the bare search of each searched turn's standalone query, printed; with
+    ``clock``, the part of each turn spent in Milvus searches."""
+    tag = "t" + uuid.uuid4().hex[:6]
+    results, in_milvus = [], []
+    for i, script in enumerate(scripts):
+        for text in script:
+            before = clock.spent if clock else 0.0
+            results.append(engine.handle(kb, f"{tag}-{i}", text))
+            in_milvus.append((clock.spent if clock else 0.0) - before)
+    turns = [r.latency_ms for r in results]
+    bare = bare_ms(uri, kb, [r.standalone for r in results if r.action != "clarify"])
+    figures = {"turns": len(turns), "load_average": list(os.getloadavg()),
+               "turn_ms": _spread(turns), "bare_ms": _spread(bare),
+               "ratio_p50": round(pct(turns, 50) / pct(bare, 50), 2), "stages_ms": {}}
+    print(f"turns {len(turns)}: p50 {pct(turns, 50):.2f} ms, p99 {pct(turns, 99):.2f} ms; "
+          f"bare BM25 p50 {pct(bare, 50):.2f} ms, p99 {pct(bare, 99):.2f} ms; "
+          f"turn ÷ bare (p50) {figures['ratio_p50']:.2f}")
+    for stage in STAGES:
+        values = [r.trace.get("timings_ms", {}).get(stage, 0.0) for r in results]
+        figures["stages_ms"][stage] = _spread(values)
+        print(f"  {stage:<13} mean {statistics.fmean(values):7.2f} ms  p50 {pct(values, 50):7.2f} ms")
+    if clock is not None:
+        outside = [t - m for t, m in zip(turns, in_milvus, strict=True)]
+        figures["in_milvus_ms"], figures["outside_milvus_ms"] = _spread(in_milvus), _spread(outside)
+        print(f"  in Milvus searches: p50 {pct(in_milvus, 50):.2f} ms, mean "
+              f"{statistics.fmean(in_milvus):.2f} ms; the turn outside them: p50 "
+              f"{pct(outside, 50):.2f} ms, mean {statistics.fmean(outside):.2f} ms")
+    return figures
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"p50": round(pct(values, 50), 3), "p99": round(pct(values, 99), 3),
+            "mean": round(statistics.fmean(values), 3)}
+
+
+# Options whose value is a path on the measuring machine: shown as the default's.
+_PATH_OPTIONS = {"--workdir": "var/bench/profile", "--record": "docs/benchmarks/profile.json",
+                 "--pstats": "PROFILE"}
+
+
+def shown_command(argv: list[str]) -> str:
+    """The command as the report shows it: the script and its options, local paths
+    replaced by the defaults."""
+    words, args = ["python", "benchmarks/" + Path(argv[0]).name], argv[1:]
+    for i, arg in enumerate(args):
+        name = arg.split("=", 1)[0]
+        if name in _PATH_OPTIONS and "=" in arg:
+            arg = f"{name}={_PATH_OPTIONS[name]}"
+        elif i and args[i - 1] in _PATH_OPTIONS:
+            arg = _PATH_OPTIONS[args[i - 1]]
+        words.append(shlex.quote(arg))
+    return " ".join(words)
+
+
+def record(path: Path, section: str, size: int, figures: dict) -> None:
+    """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size``, with the
+    machine, the commit and the command; what ``benchmarks/report.py`` renders."""
+    from benchmarks.run_all import _git_commit
+    from benchmarks.synth import machine
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.setdefault(section, {})[str(size)] = {
+        **figures, "commit": _git_commit(), "machine": machine(),
+        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": shown_command(sys.argv)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def profiled(engine, kb: str, scripts: list[list[str]], sort: str, top: int,
+             dump: Path | None) -> None:
+    profile = cProfile.Profile()
+    profile.enable()
+    play(engine, kb, scripts, "p" + uuid.uuid4().hex[:6])
+    profile.disable()
+    if dump is not None:
+        profile.dump_stats(dump)
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).strip_dirs().sort_stats(sort).print_stats(top)
+    print(out.getvalue())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000, help="corpus size")
+    parser.add_argument("--sessions", type=int, default=60, help="scripted four-turn sessions")
+    parser.add_argument("--workdir", type=Path, default=REPO / "var" / "bench" / "profile",
+                        help="Milvus Lite file and session store (kept for the next run)")
+    parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative")
+    parser.add_argument("--top", type=int, default=45, help="functions shown")
+    parser.add_argument("--pstats", type=Path, default=None, help="also write the raw profile")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="merge the figures into this JSON (docs/benchmarks/profile.json)")
+    args = parser.parse_args(argv)
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    services = Services()
+    try:
+        kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions)
+        engine, sessions, _ = _engine(services, index, args.workdir / f"sessions-{kb}.sqlite3")
+        play(engine, kb, data.sessions[:5], "warm" + uuid.uuid4().hex[:6])
+        figures = side_by_side(engine, kb, uri, data.sessions, MilvusClock(index))
+        if args.record is not None:
+            record(args.record, "turns", args.chunks, figures)
+        profiled(engine, kb, data.sessions, args.sort, args.top, args.pstats)
+        sessions.close()
+        index.close()
+    finally:
+        services.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

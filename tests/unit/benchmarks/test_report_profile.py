@@ -1,0 +1,48 @@
+"""The profile section of the benchmark report: its verdicts and what it shows."""
+
+from benchmarks import report_profile
+from benchmarks.turn_profile import shown_command
+
+
+def _spread(p50: float) -> dict:
+    return {"p50": p50, "p99": p50 * 5, "mean": p50 * 2}
+
+
+PROFILE = {
+    "turns": {"100000": {
+        "turns": 240, "load_average": [3.0, 3.0, 3.0], "turn_ms": _spread(3.0),
+        "bare_ms": _spread(2.0), "ratio_p50": 1.5, "in_milvus_ms": _spread(2.2),
+        "outside_milvus_ms": _spread(0.8), "commit": "abc", "command": "python benchmarks/turn_profile.py",
+        "stages_ms": {s: _spread(0.1) for s in report_profile.BUYS}}},
+    "http": {"100000": {
+        "ready_s": 5.0, "first_turn_ms": 40.0, "load_average": [3.0, 3.0, 3.0], "commit": "abc",
+        "command": "python benchmarks/http_load.py",
+        "throughput": [{"clients": 16, "turns_per_s": {"median": 120.0}, "p50_ms": {"median": 90.0},
+                        "p99_ms": {"median": 250.0}, "requests": 1200, "errors": 0}]}},
+}
+
+
+def test_the_profile_answers_the_turn_and_http_targets_with_its_own_verdicts():
+    rows = report_profile.target_rows(PROFILE)
+    assert rows["turn"][2] == "met" and "1.50×" in rows["turn"][1]
+    # 120 turns/s but a p99 of 250 ms: the HTTP target needs both.
+    assert rows["http"][2] == "not met" and "p99 250 ms" in rows["http"][1]
+    assert report_profile.target_rows({}) == {}
+
+
+def test_the_section_names_every_stage_and_each_load_level():
+    out: list[str] = []
+    report_profile.render(PROFILE, out.append)
+    text = "\n".join(out)
+    assert all(f"| {stage} |" in text for stage in report_profile.BUYS)
+    assert "| 100,000 | 5 | 40 | 16 | 120.0 |" in text
+    out.clear()
+    report_profile.render({}, out.append)
+    assert out == []
+
+
+def test_recorded_commands_show_no_local_paths():
+    shown = shown_command(["/home/x/benchmarks/turn_profile.py", "--chunks", "10", "--workdir",
+                           "/tmp/a b", "--record=/srv/p.json", "--pstats", "/tmp/p"])
+    assert shown == ("python benchmarks/turn_profile.py --chunks 10 --workdir var/bench/profile "
+                     "--record=docs/benchmarks/profile.json --pstats PROFILE")
