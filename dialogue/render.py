@@ -50,6 +50,7 @@ class QuestionSlots:
     times: tuple[str, ...] = ()
     attribute: tuple[str, ...] = ()
     compared: tuple[str, ...] = ()  # what the subjects are compared with, as written
+    said: tuple[tuple[str, str], ...] = ()  # (entity, the user's words for it) written beside
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -75,6 +76,7 @@ class Change:
     attribute: tuple[str, ...] = ()
     compared: tuple[str, ...] = ()
     words: str = ""
+    said: tuple[tuple[str, str], ...] = ()
 
 
 # -- reading a written question into slots --------------------------------------------------
@@ -91,8 +93,18 @@ def read_question(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -
             and not any(s < m.end and m.start < e for s, e in taken)]
     pieces: list[tuple[int, int, str]] = [(s, e, "" if i < 0 else f"{{s{i}}}") for s, e, i in found]
     times, attribute = _slot_pieces(said, pieces)
+    beside = tuple((subjects[i], words) for s, e, i in found if i >= 0
+                   if (words := _beside(text[s:e], subjects[i], snapshot)))
     return QuestionSlots(lang, _pattern(text, pieces), tuple(subjects), tuple(times),
-                         tuple(attribute), tuple(compared))
+                         tuple(attribute), tuple(compared), beside)
+
+
+def _beside(written: str, entity_id: str, snapshot: AliasSnapshot) -> str:
+    """The user's words a render wrote beside a name (年假（年休假）: 年休假)."""
+    name = snapshot.name(entity_id)
+    found = re.match(r"\s?[（(]([^（）()]{1,40})[）)]", written[len(name):]) \
+        if written.startswith(name) else None
+    return found.group(1) if found else ""
 
 
 def _without_lead(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -> str:
@@ -118,8 +130,8 @@ def _subject_spans(text: str, subjects: Sequence[str],
                    snapshot: AliasSnapshot) -> list[tuple[int, int, int]]:
     """Where each subject is written (start, end, its index); a name written right after
     another (A和B) joins the first one's place (index -1: nothing of its own is written)."""
-    spots = sorted((start, end, i) for i, e in enumerate(subjects)
-                   for start, end in written_spans(text, e, snapshot))
+    spots = sorted((start, _over_own_edition(text, end, e, snapshot), i)
+                   for i, e in enumerate(subjects) for start, end in written_spans(text, e, snapshot))
     out: list[tuple[int, int, int]] = []
     for start, end, i in spots:
         if out and start < out[-1][1]:
@@ -129,6 +141,15 @@ def _subject_spans(text: str, subjects: Sequence[str],
             i = -1
         out.append((start, end, i))
     return out
+
+
+def _over_own_edition(text: str, end: int, entity_id: str, snapshot: AliasSnapshot) -> int:
+    """Past a version the entity's own name holds, written right after a shorter alias
+    (套餐2023版 for 套餐（2023版）): it says which entity, it is no time of the question."""
+    said = cues.TIME_RE.match(text, end)
+    if said and said.group(0) in snapshot.name(entity_id):
+        return said.end()
+    return end
 
 
 def written_spans(text: str, entity_id: str, snapshot: AliasSnapshot) -> list[tuple[int, int]]:
@@ -189,11 +210,15 @@ def written_span(text: str, entity_id: str, snapshot: AliasSnapshot) -> tuple[in
 
 def follow_up(previous: QuestionSlots, change: Change, snapshot: AliasSnapshot) -> QuestionSlots:
     """The previous question with what the turn changes, every other slot kept."""
-    out = replace(previous, subjects=_subjects_changed(previous.subjects, change, snapshot))
+    subjects = _subjects_changed(previous.subjects, change, snapshot)
+    said = dict(previous.said) | dict(change.said)
+    out = replace(previous, subjects=subjects,
+                  said=tuple((e, w) for e, w in said.items() if e in subjects))
     if change.times:
-        out = _values_changed(out, "t", change.times)
+        out = replace(out, times=change.times)
     if change.attribute:
-        out = _values_changed(out, "a", change.attribute)
+        pattern = out.pattern if out.places("a") else _words_put_in(out, "{a0}", field=True)
+        out = replace(out, pattern=pattern, attribute=change.attribute)
     elif change.words:
         out = replace(out, pattern=_words_put_in(out, change.words))
     compared = [c for c in (*out.compared, *change.compared) if c]
@@ -222,16 +247,6 @@ def same_type(a: str, b: str, snapshot: AliasSnapshot) -> bool:
     return a != b and ea is not None and eb is not None and ea.type == eb.type
 
 
-def _values_changed(slots: QuestionSlots, kind: str, values: Sequence[str]) -> QuestionSlots:
-    """New times (``t``) or attributes (``a``) in the places the previous ones had. A
-    time with no place is written with the subjects; an attribute with no place goes
-    where the question is asked."""
-    pattern = slots.pattern
-    if kind == "a" and not slots.places("a"):
-        pattern = _inserted(pattern, "{a0}")
-    return replace(slots, pattern=pattern, **{"times" if kind == "t" else "attribute": tuple(values)})
-
-
 def _inserted(pattern: str, field: str, before_attribute: bool = False) -> str:
     """``field`` put where the question is asked about: before the attribute, else
     before the question word, else just after the subjects, else in front."""
@@ -246,20 +261,29 @@ def _inserted(pattern: str, field: str, before_attribute: bool = False) -> str:
     return pattern[:at] + field + pattern[at:]
 
 
-def _words_put_in(slots: QuestionSlots, words: str) -> str:
+def _words_put_in(slots: QuestionSlots, words: str, *, field: bool = False) -> str:
     """The follow-up's own words (打印 of 打印呢) in place of the word of the same length
-    and head (复印), else before the attribute asked or the question word."""
+    and head (复印), else before the attribute asked, else in place of what the question
+    asked about between its subjects and its question word. ``field``: ``words`` is a
+    placeholder (an attribute the question had no place for)."""
     pattern, words = slots.pattern, words.strip()
     if not words or len(words) > 12:
         return pattern
+    written = words if field else _escaped(words)
     literal = _FIELD_RE.sub(lambda m: "\0" * len(m.group(0)), pattern)
-    if len(words) >= 2 and _is_cjk(words[-1]):
+    if not field and len(words) >= 2 and _is_cjk(words[-1]):
         for at in range(len(literal) - len(words) + 1):
             piece = literal[at:at + len(words)]
             if piece[-1] == words[-1] and piece != words and all(_is_cjk(c) for c in piece):
-                return pattern[:at] + _escaped(words) + pattern[at + len(words):]
+                return pattern[:at] + written + pattern[at + len(words):]
     space = " " if slots.language == "en" else ""
-    return _inserted(pattern, _escaped(words) + space, before_attribute=True)
+    if "{a0}" in pattern:
+        return _inserted(pattern, written + space, before_attribute=True)
+    subjects = [m.end() for m in _FIELD_RE.finditer(pattern) if m.group(1) == "s"]
+    asked = cues.QUESTION_START_RE.search(literal, max(subjects, default=0))
+    if subjects and asked:
+        return pattern[:max(subjects)] + space + written + space + pattern[asked.start():]
+    return _inserted(pattern, written + space)
 
 
 def _is_cjk(c: str) -> bool:
@@ -270,8 +294,9 @@ def _is_cjk(c: str) -> bool:
 
 def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
     """The standalone query the slots say, in the question's language."""
-    lang, tpl = slots.language, template(slots.language)
-    names = [written_name(e, "", lang, snapshot) if e else "" for e in slots.subjects]
+    lang = slots.language
+    said = dict(slots.said)
+    names = [written_name(e, said.get(e, ""), lang, snapshot) if e else "" for e in slots.subjects]
     placed = set(slots.places("s"))
     loose = [n for i, n in enumerate(names) if n and i not in placed]
     loose_times = [t for i, t in enumerate(slots.times) if i not in set(slots.places("t"))]
@@ -293,8 +318,9 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
 
 def _group(names: Sequence[str], times: Sequence[str], lang: str) -> str:
     tpl = template(lang)
-    joined = glue(cues.wording(lang).joiner.join(names), tpl.time_joiner.join(times))
-    return joined if lang != "en" else " ".join(joined.split())
+    joined = tpl.group.format(subjects=cues.wording(lang).joiner.join(names),
+                              times=tpl.time_joiner.join(times))
+    return " ".join(joined.split()) if lang == "en" else joined
 
 
 def _filled(pattern: str, values: dict[str, str]) -> str:

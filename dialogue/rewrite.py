@@ -218,7 +218,7 @@ class RuleRewriter:
             compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [],
             attributes=_slot_values(state, "attribute") if kind is TurnKind.CONTINUATION else [],
             earlier_times=_earlier_times(state) if kind is not TurnKind.SWITCH else [],
-            excluded=request.excluded(request.links.resolved))
+            excluded=_corrected_away(request))
         if last and kind is not TurnKind.SWITCH:
             rewrite = _with_times_written_out(rewrite, detection, last.standalone)
         return Proposal("rules", tuple(strip_conversation_cues(q) for q in rewrite.queries),
@@ -320,15 +320,19 @@ class RuleRewriter:
         if not (correction or is_ellipsis(detection, links)
                 or self._sibling_follow_up(detection, turn_aliases, snapshot, previous_entities)):
             return None
+        named = [link for link in links.links if link.entity_ids
+                 and (link.mention.kind in _WRITTEN_KINDS or is_counterpart(link))]
         before = read_question(previous, previous_entities, snapshot)
-        change = _change(detection, turn_aliases, snapshot, previous, excluded)
+        change = _change(detection, named, snapshot, previous, excluded)
         after = follow_up(before, change, snapshot)
         if after == before:
             return None
         standalone = render(after, snapshot)
-        compared = [link.entity_ids[0] for link in turn_aliases
+        compared = [link.entity_ids[0] for link in named
                     if _inside(link.mention, comparison_spans(detection.text))]
-        return Rewrite(standalone, (standalone,), tuple(dict.fromkeys([*after.entities, *compared])),
+        # What the turn names comes first: it is what the turn is about.
+        entities = [*(e for e in change.subjects if e in after.entities), *after.entities, *compared]
+        return Rewrite(standalone, (standalone,), tuple(dict.fromkeys(entities)),
                        ("correction" if correction else "ellipsis")
                        + ": the previous question's slots with the turn's, rendered")
 
@@ -515,27 +519,44 @@ class RuleRewriter:
         return [t for t in found if not any(t != other and t in other for other in found)
                 and t not in said]
 
-def _change(detection: Detection, turn_aliases: Sequence[Link], snapshot: AliasSnapshot,
+def _corrected_away(request: RewriteRequest) -> list[str]:
+    """The entities no slot may keep: those the user corrected away before, and what
+    this turn's correction says was wrong (the A of 不是A，是B)."""
+    detection = request.detection
+    wrong = corrected_spans(detection.text) if request.kind is TurnKind.CORRECTION else []
+    said = [e for m in detection.of(MentionKind.ALIAS) if _inside(m, wrong) for e in m.entity_ids]
+    return [e for e in dict.fromkeys([*request.state.negated, *said])
+            if e not in request.links.resolved]
+
+
+def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot,
             previous: str, excluded: Sequence[str]) -> Change:
     """What a follow-up puts into the previous question: its names (what they compare
     with aside), its times (relative ones counted from the previous question's), its
     attribute, or else its own words; what it corrects away leaves every slot."""
     spans = comparison_spans(detection.text)
-    named = [(link.mention.start, link.mention.end) for link in turn_aliases]
-    aside = [*spans, *corrected_spans(detection.text), *named]
-    subjects = tuple(link.entity_ids[0] for link in turn_aliases if not _inside(link.mention, spans))
+    wrong = corrected_spans(detection.text)
+    named = [link for link in named if not _inside(link.mention, wrong)]
+    aside = [*spans, *wrong, *((link.mention.start, link.mention.end) for link in named)]
+    subjects = tuple(link.entity_ids[0] for link in named if not _inside(link.mention, spans))
     said = lambda m: anchored(m.text, previous) or m.text  # noqa: E731
     times = tuple(said(m) for m in detection.of(MentionKind.TIME) if not _inside(m, aside))
     attribute = tuple(m.text for m in detection.of(MentionKind.ATTRIBUTE) if not _inside(m, aside))
-    compared = tuple(snapshot.name(link.entity_ids[0]) for link in turn_aliases
+    compared = tuple(snapshot.name(link.entity_ids[0]) for link in named
                      if _inside(link.mention, spans))
     compared += tuple(said(m) for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME)
                       for m in detection.of(kind) if _inside(m, spans))
-    words = ""
-    if not (subjects or times or attribute or compared):
-        words = _own_words(detection)
+    words = "" if (named or times or attribute or compared) else _own_words(detection)
     return Change(subjects=subjects, removed=tuple(excluded), times=times, attribute=attribute,
-                  compared=compared, words=words)
+                  compared=compared, words=words, said=_words_for(named))
+
+
+def _words_for(named: Sequence[Link]) -> tuple[tuple[str, str], ...]:
+    """The user's own words for each name the turn writes (not a slip, not an edition
+    word that stands for its counterpart): kept beside the canonical name."""
+    return tuple((link.entity_ids[0], link.mention.text) for link in named
+                 if link.mention.kind is MentionKind.ALIAS and link.mention.similarity == 100
+                 and len(link.entity_ids) == 1 and not is_counterpart(link))
 
 
 def _own_words(detection: Detection) -> str:
