@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from common.language import cues
-from common.language.normalize import turn_language
+from common.language.normalize import is_cjk, turn_language
 from common.language.templates import name_links, template
 from kg.aliases import AliasSnapshot
 from understanding.mentions import Mention, MentionKind, detect_mentions
@@ -248,9 +248,10 @@ def same_type(a: str, b: str, snapshot: AliasSnapshot) -> bool:
 
 
 def _inserted(pattern: str, field: str, before_attribute: bool = False) -> str:
-    """``field`` put where the question is asked about: before the attribute, else
+    """``field`` put where the question is asked about: before the last attribute, else
     before the question word, else just after the subjects, else in front."""
-    at = pattern.find("{a0}") if before_attribute else -1
+    attributes = [m.start() for m in _FIELD_RE.finditer(pattern) if m.group(1) == "a"]
+    at = attributes[-1] if before_attribute and attributes else -1
     if at < 0:
         literal = _FIELD_RE.sub(lambda m: "\0" * len(m.group(0)), pattern)
         found = cues.QUESTION_START_RE.search(literal)
@@ -271,10 +272,10 @@ def _words_put_in(slots: QuestionSlots, words: str, *, field: bool = False) -> s
         return pattern
     written = words if field else _escaped(words)
     literal = _FIELD_RE.sub(lambda m: "\0" * len(m.group(0)), pattern)
-    if not field and len(words) >= 2 and _is_cjk(words[-1]):
+    if not field and len(words) >= 2 and is_cjk(words[-1]):
         for at in range(len(literal) - len(words) + 1):
             piece = literal[at:at + len(words)]
-            if piece[-1] == words[-1] and piece != words and all(_is_cjk(c) for c in piece):
+            if piece[-1] == words[-1] and piece != words and all(is_cjk(c) for c in piece):
                 return pattern[:at] + written + pattern[at + len(words):]
     space = " " if slots.language == "en" else ""
     if "{a0}" in pattern:
@@ -284,10 +285,6 @@ def _words_put_in(slots: QuestionSlots, words: str, *, field: bool = False) -> s
     if subjects and asked:
         return pattern[:max(subjects)] + space + written + space + pattern[asked.start():]
     return _inserted(pattern, written + space)
-
-
-def _is_cjk(c: str) -> bool:
-    return "\u4e00" <= c <= "\u9fff"
 
 
 # -- rendering -----------------------------------------------------------------------------
@@ -303,8 +300,7 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
     group = _group(loose, loose_times, lang)
     values = {f"s{i}": n for i, n in enumerate(names)}
     values.update({f"t{i}": t for i, t in enumerate(slots.times)})
-    values.update({f"a{i}": "".join(slots.attribute) if i == 0 else ""
-                   for i in range(max(len(slots.attribute), len(slots.places("a"))))})
+    values.update(_attribute_values(slots))
     if placed:
         first = min(placed, key=lambda i: slots.pattern.find(f"{{s{i}}}"))
         values[f"s{first}"] = _group([n for n in (names[first], *loose) if n], loose_times, lang)
@@ -314,6 +310,15 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
     if slots.compared:
         text += cues.wording(lang).compared_with.format(names=cues.wording(lang).joiner.join(slots.compared))
     return _tidy(text)
+
+
+def _attribute_values(slots: QuestionSlots) -> dict[str, str]:
+    """Each attribute in its own place; attributes that replaced a different number of
+    them all in the first place."""
+    places = slots.places("a")
+    if len(places) == len(slots.attribute):
+        return {f"a{i}": a for i, a in enumerate(slots.attribute)}
+    return {f"a{i}": "".join(slots.attribute) if i == 0 else "" for i in places}
 
 
 def _group(names: Sequence[str], times: Sequence[str], lang: str) -> str:
@@ -361,7 +366,7 @@ def written_name(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot) 
       (marriage leave): the user's, or the entity's English alias for a pronoun.
     """
     name = snapshot.name(entity_id)
-    cjk = lambda s: {c for c in s if _is_cjk(c)}  # noqa: E731
+    cjk = lambda s: {c for c in s if is_cjk(c)}  # noqa: E731
     if said and cjk(said) - cjk(name) and snapshot.normalize(said) != snapshot.normalize(name):
         return f"{name}（{said}）"
     if lang == "en" and cjk(name):

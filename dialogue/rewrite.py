@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from common.language import cues
-from common.language.normalize import turn_language
+from common.language.normalize import is_cjk, turn_language
 from common.language.relative import anchored
 from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
                                revisit_cue, side_spans, strip_conversation_cues)
 from dialogue.policy.counterparts import corrected_spans, is_counterpart
-from dialogue.render import (Change, QuestionSlots, _is_cjk, follow_up, glue, read_question, render,
-                             written_name)
+from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, render,
+                             same_type, written_name)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from understanding.linker import Link, LinkResult
@@ -53,6 +53,7 @@ class Rewrite:
     queries: tuple[str, ...]
     entities: tuple[str, ...]  # the entities the standalone query is about
     how: str  # which rule produced it, for the trace
+    slots: QuestionSlots | None = None  # what it was rendered from, when it was
 
 
 def _beside(names: str, text: str, lang: str) -> str:
@@ -177,7 +178,7 @@ def _noun_echo(text: str, mention, written: str, end: int) -> int:
     tail = text[end:end + 4]
     inside = mention.text.lower()[-2:] in _NOUN_POINTERS
     for cut in range(len(tail), 0, -1):
-        if any(_is_cjk(c) for c in tail[:cut]) and (written.endswith(tail[:cut])
+        if any(is_cjk(c) for c in tail[:cut]) and (written.endswith(tail[:cut])
                                  or (inside and tail[:cut] in written)):
             return cut
     return 0
@@ -222,7 +223,8 @@ class RuleRewriter:
         if last and kind is not TurnKind.SWITCH:
             rewrite = _with_times_written_out(rewrite, detection, last.standalone)
         return Proposal("rules", tuple(strip_conversation_cues(q) for q in rewrite.queries),
-                        strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how)
+                        strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how,
+                        slots=rewrite.slots)
 
     def _resumed(self, request: RewriteRequest) -> Proposal:
         question = request.detection.text
@@ -323,9 +325,9 @@ class RuleRewriter:
         named = [link for link in links.links if link.entity_ids
                  and (link.mention.kind in _WRITTEN_KINDS or is_counterpart(link))]
         before = read_question(previous, previous_entities, snapshot)
-        change = _change(detection, named, snapshot, previous, excluded)
+        change = _change(detection, named, snapshot, previous, previous_entities, excluded)
         after = follow_up(before, change, snapshot)
-        if after == before:
+        if replace(after, said=()) == replace(before, said=()):
             return None
         standalone = render(after, snapshot)
         compared = [link.entity_ids[0] for link in named
@@ -334,7 +336,7 @@ class RuleRewriter:
         entities = [*(e for e in change.subjects if e in after.entities), *after.entities, *compared]
         return Rewrite(standalone, (standalone,), tuple(dict.fromkeys(entities)),
                        ("correction" if correction else "ellipsis")
-                       + ": the previous question's slots with the turn's, rendered")
+                       + ": the previous question's slots with the turn's, rendered", after)
 
     def _names_written(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
                        lang: str, times: Sequence[str] | None) -> tuple[str, bool]:
@@ -525,18 +527,31 @@ def _corrected_away(request: RewriteRequest) -> list[str]:
     detection = request.detection
     wrong = corrected_spans(detection.text) if request.kind is TurnKind.CORRECTION else []
     said = [e for m in detection.of(MentionKind.ALIAS) if _inside(m, wrong) for e in m.entity_ids]
-    return [e for e in dict.fromkeys([*request.state.negated, *said])
-            if e not in request.links.resolved]
+    resolved = request.links.resolved
+    return [*(e for e in dict.fromkeys([*request.state.negated, *said]) if e not in resolved),
+            *(_named_wrong(request) if request.kind is TurnKind.CORRECTION else ())]
+
+
+def _named_wrong(request: RewriteRequest) -> list[str]:
+    """What a correction names as wrong though no cue marks it (不是A，我问的是B): an
+    entity the previous turn asked about, named beside a new one of its type."""
+    last = request.state.last_turn
+    before = set(last.entities) if last else set()
+    resolved = request.links.resolved
+    new = [e for e in resolved if e not in before]
+    return [e for e in resolved if e in before
+            and any(same_type(e, n, request.snapshot) for n in new)]
 
 
 def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot,
-            previous: str, excluded: Sequence[str]) -> Change:
+            previous: str, previous_entities: Sequence[str], excluded: Sequence[str]) -> Change:
     """What a follow-up puts into the previous question: its names (what they compare
     with aside), its times (relative ones counted from the previous question's), its
     attribute, or else its own words; what it corrects away leaves every slot."""
     spans = comparison_spans(detection.text)
     wrong = corrected_spans(detection.text)
-    named = [link for link in named if not _inside(link.mention, wrong)]
+    named = [link for link in named if not _inside(link.mention, wrong)
+             and link.entity_ids[0] not in excluded]
     aside = [*spans, *wrong, *((link.mention.start, link.mention.end) for link in named)]
     subjects = tuple(link.entity_ids[0] for link in named if not _inside(link.mention, spans))
     said = lambda m: anchored(m.text, previous) or m.text  # noqa: E731
@@ -546,7 +561,8 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
                      if _inside(link.mention, spans))
     compared += tuple(said(m) for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME)
                       for m in detection.of(kind) if _inside(m, spans))
-    words = "" if (named or times or attribute or compared) else _own_words(detection)
+    new = [e for e in subjects if e not in previous_entities]
+    words = "" if (new or times or attribute or compared) else _own_words(detection)
     return Change(subjects=subjects, removed=tuple(excluded), times=times, attribute=attribute,
                   compared=compared, words=words, said=_words_for(named))
 
