@@ -51,6 +51,7 @@ class QuestionSlots:
     attribute: tuple[str, ...] = ()
     compared: tuple[str, ...] = ()  # what the subjects are compared with, as written
     said: tuple[tuple[str, str], ...] = ()  # (entity, the user's words for it) written beside
+    negations: tuple[str, ...] = ()  # the negation words the pattern's words hold
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -88,15 +89,16 @@ def read_question(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -
     text, compared = _without_compared_note(_without_lead(text, subjects, snapshot), lang)
     found = _subject_spans(text, subjects, snapshot)
     taken = [(start, end) for start, end, _ in found]
-    said = [m for m in detect_mentions(text, snapshot).mentions
-            if m.kind in (MentionKind.TIME, MentionKind.ATTRIBUTE)
-            and not any(s < m.end and m.start < e for s, e in taken)]
+    mentions = [m for m in detect_mentions(text, snapshot).mentions
+                if not any(s < m.end and m.start < e for s, e in taken)]
+    said = [m for m in mentions if m.kind in (MentionKind.TIME, MentionKind.ATTRIBUTE)]
+    negations = tuple(m.text for m in mentions if m.kind is MentionKind.NEGATION)
     pieces: list[tuple[int, int, str]] = [(s, e, "" if i < 0 else f"{{s{i}}}") for s, e, i in found]
     times, attribute = _slot_pieces(said, pieces)
     beside = tuple((subjects[i], words) for s, e, i in found if i >= 0
                    if (words := _beside(text[s:e], subjects[i], snapshot)))
     return QuestionSlots(lang, _pattern(text, pieces), tuple(subjects), tuple(times),
-                         tuple(attribute), tuple(compared), beside)
+                         tuple(attribute), tuple(compared), beside, negations)
 
 
 def _beside(written: str, entity_id: str, snapshot: AliasSnapshot) -> str:
@@ -218,7 +220,8 @@ def follow_up(previous: QuestionSlots, change: Change, snapshot: AliasSnapshot) 
         out = replace(out, times=change.times)
     if change.attribute:
         pattern = out.pattern if out.places("a") else _words_put_in(out, "{a0}", field=True)
-        out = replace(out, pattern=pattern, attribute=change.attribute)
+        kept = out.attribute[len(change.attribute):]
+        out = replace(out, pattern=pattern, attribute=(*change.attribute, *kept))
     elif change.words:
         out = replace(out, pattern=_words_put_in(out, change.words))
     compared = [c for c in (*out.compared, *change.compared) if c]
@@ -293,7 +296,9 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
     """The standalone query the slots say, in the question's language."""
     lang = slots.language
     said = dict(slots.said)
-    names = [written_name(e, said.get(e, ""), lang, snapshot) if e else "" for e in slots.subjects]
+    # The user's English words for a Chinese name go beside it in either language.
+    names = [written_name(e, w, "en" if w.isascii() and w else lang, snapshot) if e else ""
+             for e in slots.subjects for w in (said.get(e, ""),)]
     placed = set(slots.places("s"))
     loose = [n for i, n in enumerate(names) if n and i not in placed]
     loose_times = [t for i, t in enumerate(slots.times) if i not in set(slots.places("t"))]
@@ -313,12 +318,14 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
 
 
 def _attribute_values(slots: QuestionSlots) -> dict[str, str]:
-    """Each attribute in its own place; attributes that replaced a different number of
-    them all in the first place."""
+    """Each attribute in its own place: new ones take the first places, the previous
+    ones left over keep theirs (挂失补卡 in place of 跨行汇款, 手续费 kept); more
+    attributes than places all go in the last."""
     places = slots.places("a")
-    if len(places) == len(slots.attribute):
-        return {f"a{i}": a for i, a in enumerate(slots.attribute)}
-    return {f"a{i}": "".join(slots.attribute) if i == 0 else "" for i in places}
+    values = {f"a{i}": a for i, a in enumerate(slots.attribute[:len(places)])}
+    if places and len(slots.attribute) > len(places):
+        values[f"a{len(places) - 1}"] = "".join(slots.attribute[len(places) - 1:])
+    return values
 
 
 def _group(names: Sequence[str], times: Sequence[str], lang: str) -> str:

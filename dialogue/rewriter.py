@@ -103,10 +103,13 @@ class RewriteRequest:
         if rendered is not None:
             attribute, times = list(rendered.attribute) or attribute, list(rendered.times) or times
             compared = list(dict.fromkeys([*rendered.compared, *compared]))
+        negations = said(MentionKind.NEGATION)
+        if rendered is not None:
+            negations = list(dict.fromkeys([*negations, *rendered.negations]))
         spans = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
         return {"entities": names(entities), "attribute": "、".join(attribute),
                 "times and versions": "、".join(times), "compared with": "、".join(compared),
-                "negations": "、".join(said(MentionKind.NEGATION)),
+                "negations": "、".join(negations),
                 "question words": "、".join(m.group(0) for m in
                                             cues.QUESTION_START_RE.finditer(self.text)),
                 "excluded (never name)": names(self.excluded(entities)),
