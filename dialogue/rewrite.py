@@ -1,8 +1,9 @@
 """The rules rewriter: a standalone query built only from what was resolved.
 
-Pronouns and aliases become canonical names; an ellipsis (那华南区呢) swaps
-the entity, attribute or time of the previous standalone query; a turn with
-nothing to link inherits the focus entity and the previous time expression.
+Pronouns and aliases become canonical names; a follow-up (an ellipsis, 那华南区呢;
+a correction; a sibling question) is the previous question's slots with the turn's
+put in, rendered (dialogue/render.py); a turn with nothing to link inherits the
+focus entity and the previous time expression.
 It only ever writes entities that are resolved or already in the dialogue,
 and it keeps the user's own words, so negations and times survive.
 """
@@ -32,8 +33,6 @@ _SEPARATELY_RE = cues.SEPARATELY_RE
 _LEADING_JOINER_RE = cues.LEADING_JOINER_RE
 # What an ellipsis varies, once its cue is gone: 那东馆呢 → 东馆, what about printing → printing.
 _ELLIPSIS_BODY_RE = cues.ELLIPSIS_BODY_RE
-# Where the question of a query starts: its question word.
-_QUESTION_START_RE = cues.QUESTION_START_RE
 # Particles and modal verbs a short follow-up is made of besides its names (个人版能约吗).
 _LIGHT_RE = cues.LIGHT_RE
 # A continuation shorter than this that names no attribute asks about the last one (怎么才能退掉).
