@@ -144,3 +144,23 @@ def test_a_correction_writes_the_right_name_once_and_the_wrong_one_nowhere(snap)
 def test_an_ellipsis_word_of_its_own_replaces_what_the_question_asked_about(snap):
     assert again("北岸恒温池游泳课怎么报名", ["pool.n"], Change(words="夜场"), snap) \
         == "北岸恒温池夜场怎么报名"
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WORDS = st.text(alphabet="北岸南恒温池基地会员守则版年月7820{}()（）和 ?？是多少怎么abc", max_size=30)
+
+
+@settings(max_examples=80, deadline=None)
+@given(previous=_WORDS, words=_WORDS,
+       subjects=st.lists(st.sampled_from(["pool.n", "site.n", "rules.23"]), max_size=2, unique=True),
+       new=st.lists(st.sampled_from(["pool.s", "site.s", "rules.24"]), max_size=2, unique=True))
+def test_any_question_and_follow_up_render_without_raising_or_the_name_removed(
+        snap, previous, words, subjects, new):
+    slots = follow_up(read_question(previous, subjects, snap),
+                      Change(subjects=tuple(new), removed=tuple(subjects), words=words), snap)
+    out = render(slots, snap)
+    assert isinstance(out, str)
+    for removed in subjects:
+        assert snap.name(removed) not in out or snap.name(removed) in words
