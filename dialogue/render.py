@@ -296,9 +296,8 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
     """The standalone query the slots say, in the question's language."""
     lang = slots.language
     said = dict(slots.said)
-    # The user's English words for a Chinese name go beside it in either language.
-    names = [written_name(e, w, "en" if w.isascii() and w else lang, snapshot) if e else ""
-             for e in slots.subjects for w in (said.get(e, ""),)]
+    names = [written_name(e, said.get(e, ""), _said_in(e, said.get(e, ""), lang, snapshot),
+                          snapshot) if e else "" for e in slots.subjects]
     placed = set(slots.places("s"))
     loose = [n for i, n in enumerate(names) if n and i not in placed]
     loose_times = [t for i, t in enumerate(slots.times) if i not in set(slots.places("t"))]
@@ -315,6 +314,13 @@ def render(slots: QuestionSlots, snapshot: AliasSnapshot) -> str:
     if slots.compared:
         text += cues.wording(lang).compared_with.format(names=cues.wording(lang).joiner.join(slots.compared))
     return _tidy(text)
+
+
+def _said_in(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot) -> str:
+    """The language a name is written in: the user's English words for a Chinese name
+    go beside it in either language, unless the name already says them (500M)."""
+    english = said.isascii() and any(c.isalpha() for c in said)
+    return "en" if english and said.lower() not in snapshot.name(entity_id).lower() else lang
 
 
 def _attribute_values(slots: QuestionSlots) -> dict[str, str]:
