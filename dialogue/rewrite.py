@@ -373,7 +373,9 @@ class RuleRewriter:
         """Nothing in the turn names an entity: it is about the focus, at the dialogue's
         time (``missing_times``), and about the attribute ``asked`` when it left it out."""
         text = detection.text
-        carried = "".join(t for t in missing_times if t not in text)
+        # A version the focus's names say (套餐（2024版）) is written by them, not again.
+        said = [snapshot.name(e) for e in entities]
+        carried = "".join(t for t in missing_times if t not in text and not any(t in n for n in said))
         versions = _both_versions(text, earlier_times)
         if versions:
             text, carried = versions, ""

@@ -164,3 +164,17 @@ def test_any_question_and_follow_up_render_without_raising_or_the_name_removed(
     assert isinstance(out, str)
     for removed in subjects:
         assert snap.name(removed) not in out or snap.name(removed) in words
+
+
+def test_a_turn_naming_nothing_does_not_repeat_the_versions_its_focus_names(snap):
+    from dialogue.rewrite import RuleRewriter
+    from understanding.linker import EntityLinker
+    from understanding.mentions import detect_mentions
+
+    detection = detect_mentions("条款上有什么不同", snap)
+    links = EntityLinker().link(detection, snap, focus=["rules.23", "rules.24"])
+    r = RuleRewriter().rewrite(detection, links, snap, entities=("rules.23", "rules.24"),
+                               previous_standalone="会员守则2023版和2024版退卡手续费差多少",
+                               previous_entities=["rules.23", "rules.24"],
+                               times=["2023版", "2024版"])
+    assert r.standalone == "会员守则（2023版）和会员守则（2024版）条款上有什么不同"
