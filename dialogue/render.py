@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 from common.language import cues
 from common.language.normalize import is_cjk, turn_language
-from common.language.templates import name_links, template
+from common.language.templates import TEMPLATES, name_links, template
 from kg.aliases import AliasSnapshot
 from understanding.mentions import Mention, MentionKind, detect_mentions
 
@@ -84,12 +84,12 @@ class Change:
 
 def read_question(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -> QuestionSlots:
     """The slots of a standalone question written earlier about ``subjects``."""
-    lang = turn_language(text, [(m.start, m.end) for m in
-                                detect_mentions(text, snapshot).of(MentionKind.ALIAS)])
-    text, compared = _without_compared_note(_without_lead(text, subjects, snapshot), lang)
+    text, compared = _without_compared_note(_without_lead(text, subjects, snapshot))
+    detection = detect_mentions(text, snapshot)
+    lang = turn_language(text, [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)])
     found = _subject_spans(text, subjects, snapshot)
     taken = [(start, end) for start, end, _ in found]
-    mentions = [m for m in detect_mentions(text, snapshot).mentions
+    mentions = [m for m in detection.mentions
                 if not any(s < m.end and m.start < e for s, e in taken)]
     said = [m for m in mentions if m.kind in (MentionKind.TIME, MentionKind.ATTRIBUTE)]
     negations = tuple(m.text for m in mentions if m.kind is MentionKind.NEGATION)
@@ -117,15 +117,17 @@ def _without_lead(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -
     return text
 
 
-def _without_compared_note(text: str, lang: str) -> tuple[str, list[str]]:
-    """The question without the compared-with note a render wrote, and what it names."""
-    wording = cues.wording(lang)
-    head, _, tail = wording.compared_with.partition("{names}")
-    note = re.compile(re.escape(head) + r"(?P<names>.+?)" + re.escape(tail) + r"\s*$")
-    found = note.search(text)
-    if found is None:
-        return text, []
-    return text[:found.start()], found.group("names").split(wording.joiner)
+def _without_compared_note(text: str) -> tuple[str, list[str]]:
+    """The question without the compared-with note a render wrote (in any language's
+    wording), and what it names."""
+    for lang in TEMPLATES:
+        wording = cues.wording(lang)
+        head, _, tail = wording.compared_with.partition("{names}")
+        note = re.compile(re.escape(head) + r"(?P<names>.+?)" + re.escape(tail) + r"\s*$")
+        found = note.search(text)
+        if found is not None:
+            return text[:found.start()], found.group("names").split(wording.joiner)
+    return text, []
 
 
 def _subject_spans(text: str, subjects: Sequence[str],
