@@ -1,8 +1,9 @@
 """The rules rewriter: a standalone query built only from what was resolved.
 
-Pronouns and aliases become canonical names; an ellipsis (那华南区呢) swaps
-the entity, attribute or time of the previous standalone query; a turn with
-nothing to link inherits the focus entity and the previous time expression.
+Pronouns and aliases become canonical names; a follow-up (an ellipsis, 那华南区呢;
+a correction; a sibling question) is the previous question's slots with the turn's
+put in, rendered (dialogue/render.py); a turn with nothing to link inherits the
+focus entity and the previous time expression.
 It only ever writes entities that are resolved or already in the dialogue,
 and it keeps the user's own words, so negations and times survive.
 """
@@ -14,11 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from common.language import cues
-from common.language.normalize import turn_language
+from common.language.normalize import is_cjk, turn_language
 from common.language.relative import anchored
 from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
                                revisit_cue, side_spans, strip_conversation_cues)
 from dialogue.policy.counterparts import corrected_spans, is_counterpart
+from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, render,
+                             same_type, written_name)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from understanding.linker import Link, LinkResult
@@ -30,8 +33,6 @@ _SEPARATELY_RE = cues.SEPARATELY_RE
 _LEADING_JOINER_RE = cues.LEADING_JOINER_RE
 # What an ellipsis varies, once its cue is gone: 那东馆呢 → 东馆, what about printing → printing.
 _ELLIPSIS_BODY_RE = cues.ELLIPSIS_BODY_RE
-# Where the question of a query starts: its question word.
-_QUESTION_START_RE = cues.QUESTION_START_RE
 # Particles and modal verbs a short follow-up is made of besides its names (个人版能约吗).
 _LIGHT_RE = cues.LIGHT_RE
 # A continuation shorter than this that names no attribute asks about the last one (怎么才能退掉).
@@ -51,6 +52,7 @@ class Rewrite:
     queries: tuple[str, ...]
     entities: tuple[str, ...]  # the entities the standalone query is about
     how: str  # which rule produced it, for the trace
+    slots: QuestionSlots | None = None  # what it was rendered from, when it was
 
 
 def _beside(names: str, text: str, lang: str) -> str:
@@ -58,7 +60,7 @@ def _beside(names: str, text: str, lang: str) -> str:
     question (安居贷利率多少), in brackets at the end of an English one, before its mark
     (is there a fine (续保)?), never pasted onto its first word."""
     if lang != "en" or not names:
-        return _glue(names, text)
+        return glue(names, text)
     body = text.rstrip()
     mark = body[-1] if body and body[-1] in "?？.!" else ""
     body = body[:-1].rstrip() if mark else body
@@ -67,37 +69,6 @@ def _beside(names: str, text: str, lang: str) -> str:
 
 def _join(names: Sequence[str], lang: str) -> str:
     return cues.wording(lang).join(names)
-
-
-def _glue(prefix: str, text: str) -> str:
-    if prefix and text and prefix[-1].isascii() and prefix[-1].isalnum() and text[0].isascii():
-        return f"{prefix} {text}"
-    return prefix + text
-
-
-def _cjk(text: str) -> set[str]:
-    return {c for c in text if "\u4e00" <= c <= "\u9fff"}
-
-
-def _written_name(entity_id: str, said: str, lang: str, snapshot: AliasSnapshot) -> str:
-    """The canonical name, plus what it would lose of the user's words:
-
-    - an alias that says more than the name (保修期 for 保修政策: the 期) stays
-      beside it, 保修政策（保修期）, so the asked-about part is still searched;
-    - in an English turn, a Chinese name gets the English words as well, 婚假
-      (marriage leave): the user's, or the entity's English alias for a pronoun.
-    """
-    name = snapshot.name(entity_id)
-    if said and _cjk(said) - _cjk(name) and snapshot.normalize(said) != snapshot.normalize(name):
-        return f"{name}（{said}）"
-    if lang == "en" and _cjk(name):
-        entity = snapshot.entities.get(entity_id)
-        english = said if said and said.isascii() else next(
-            (a for a in (entity.all_aliases if entity else ()) if a.isascii()
-             and any(c.isalpha() for c in a) and len(a) > 3), "")
-        if english:
-            return f"{name} ({english})"
-    return name
 
 
 def _names_it(word: str, entities: Sequence[str], snapshot: AliasSnapshot) -> bool:
@@ -116,26 +87,6 @@ def _names_it(word: str, entities: Sequence[str], snapshot: AliasSnapshot) -> bo
         if word in words or word.rstrip("s") in words:
             return True
     return False
-
-
-def _written_span(text: str, entity_id: str, snapshot: AliasSnapshot) -> tuple[int, int] | None:
-    """Where ``text`` (an earlier standalone) writes the entity: its canonical name with
-    what stood beside it (星卡尊享版 (Star Card Premium), 年假（年休假）), else
-    its longest alias found."""
-    entity = snapshot.entities.get(entity_id)
-    if entity is None:
-        return None
-    name = entity.name
-    at = text.find(name)
-    if at >= 0:
-        end = at + len(name)
-        beside = re.match(r"\s?[（(][^（）()]{1,40}[）)]", text[end:])
-        return at, end + (beside.end() if beside else 0)
-    for alias in sorted(entity.all_aliases, key=len, reverse=True):
-        at = text.find(alias)
-        if at >= 0:
-            return at, at + len(alias)
-    return None
 
 
 def links_named(detection: Detection):
@@ -158,12 +109,6 @@ _OWN_TOPIC_RE = cues.OWN_TOPIC_RE
 _BOTH_VERSIONS_RE = cues.BOTH_VERSIONS_RE
 
 
-def _same_type(a: str, b: str, snapshot: AliasSnapshot) -> bool:
-    """Two different entities of one type (what an ellipsis swaps one for the other)."""
-    ea, eb = snapshot.entities.get(a), snapshot.entities.get(b)
-    return a != b and ea is not None and eb is not None and ea.type == eb.type
-
-
 def _asks_without_object(detection: Detection, links: LinkResult) -> bool:
     """A short predicate with no topic of its own: what it asks about was left out."""
     rest = residue(detection, links)
@@ -180,19 +125,6 @@ def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
     joined = cues.wording(turn_language(text)).join(pair)
     return text[:cue.start()] + joined + ("" if joined.endswith(cue.group(0)) else " " if turn_language(text) == "en"
                                           else "") + text[cue.start():]
-
-
-def _first_name_end(text: str, entities: Sequence[str], snapshot: AliasSnapshot) -> int | None:
-    """Just after the first entity written in ``text`` (with what stands beside it), and
-    after a longer name that holds it (安心医疗险 inside 安心医疗险条款（2024版）)."""
-    spots = sorted(w for e in entities if (w := _written_span(text, e, snapshot)) is not None)
-    if not spots:
-        return None
-    end = spots[0][1]
-    for start, stop in spots[1:]:
-        if start < end:
-            end = max(end, stop)
-    return end
 
 
 def _inside(mention, spans: Sequence[tuple[int, int]]) -> bool:
@@ -245,7 +177,7 @@ def _noun_echo(text: str, mention, written: str, end: int) -> int:
     tail = text[end:end + 4]
     inside = mention.text.lower()[-2:] in _NOUN_POINTERS
     for cut in range(len(tail), 0, -1):
-        if _cjk(tail[:cut]) and (written.endswith(tail[:cut])
+        if any(is_cjk(c) for c in tail[:cut]) and (written.endswith(tail[:cut])
                                  or (inside and tail[:cut] in written)):
             return cut
     return 0
@@ -263,59 +195,6 @@ def _attribute_left_out(detection: Detection, links: LinkResult, attributes: Seq
             and (not previous or any(a in previous for a in attributes))):
         return "".join(attributes)
     return ""
-
-
-def _swapped_slots(detection: Detection, turn_aliases, snapshot: AliasSnapshot, out: str,
-                   entities: Sequence[str], spans: Sequence[tuple[int, int]],
-                   lang: str) -> tuple[str, list[str], bool]:
-    """The previous query ``out`` with the turn's attribute and time in place of its own
-    (那价格呢, 那2025版呢), or a time it has none of after its first name (what about the
-    2024 edition?). Returns the query, the attributes and times the turn compares with,
-    and whether anything was put in."""
-    prev_detection = detect_mentions(out, snapshot)
-    # A time said relative to the one asked about (上个月, last year) is written as the
-    # time it stands for, counted from the previous query's (2025年5月 → 2025年4月).
-    previous_query = out
-    said = lambda m: anchored(m.text, previous_query) or m.text  # noqa: E731
-    # What the turn corrects, and an edition said for the counterpart put in, are not a
-    # time to swap in.
-    taken = [*corrected_spans(detection.text),
-             *((link.mention.start, link.mention.end) for link in turn_aliases
-               if is_counterpart(link))]
-    compared_words: list[str] = []
-    swapped = False
-    for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME):
-        new = [m for m in detection.of(kind) if not _inside(m, spans) and not _inside(m, taken)]
-        old = prev_detection.of(kind)
-        compared_words.extend(said(m) for m in detection.of(kind) if _inside(m, spans))
-        if len(new) == 1 and len(old) == 1 and said(new[0]) != old[0].text:
-            out = out.replace(old[0].text, said(new[0]), 1)
-            swapped = True
-        elif kind is MentionKind.TIME and len(new) == 1 and not old and new[0].text not in out:
-            at = _first_name_end(out, entities, snapshot)
-            if at is not None:
-                out = out[:at] + (" " if lang == "en" else "") + new[0].text + out[at:]
-                swapped = True
-    return out, compared_words, swapped
-
-
-def _counterpart_replaced(out: str, entities: Sequence[str], old_id: str,
-                          where: tuple[int, int], link: Link, snapshot: AliasSnapshot,
-                          lang: str) -> tuple[str, list[str]]:
-    """``out`` with the turn's name in place of ``old_id``, written at ``where``, and the
-    entities with it in ``old_id``'s place."""
-    new_id = link.entity_ids[0]
-    # An edition word (旧版) is said by the name itself, not written beside it.
-    said = (link.mention.text if link.mention.similarity == 100
-            and link.mention.kind is MentionKind.ALIAS else "")
-    written = _written_name(new_id, said, lang, snapshot)
-    entities = list(entities)
-    if old_id in entities:
-        entities[entities.index(old_id)] = new_id
-    elif new_id not in entities:
-        # An earlier mention of the turn already replaced old_id.
-        entities.append(new_id)
-    return out[:where[0]] + written + out[where[1]:], entities
 
 
 class RuleRewriter:
@@ -338,11 +217,13 @@ class RuleRewriter:
             times=_slot_values(state, "time") if kind is not TurnKind.SWITCH else [],
             compared=_slot_values(state, "comparison") if kind is TurnKind.CONTINUATION else [],
             attributes=_slot_values(state, "attribute") if kind is TurnKind.CONTINUATION else [],
-            earlier_times=_earlier_times(state) if kind is not TurnKind.SWITCH else [])
+            earlier_times=_earlier_times(state) if kind is not TurnKind.SWITCH else [],
+            excluded=_corrected_away(request))
         if last and kind is not TurnKind.SWITCH:
             rewrite = _with_times_written_out(rewrite, detection, last.standalone)
         return Proposal("rules", tuple(strip_conversation_cues(q) for q in rewrite.queries),
-                        strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how)
+                        strip_conversation_cues(rewrite.standalone), rewrite.entities, rewrite.how,
+                        slots=rewrite.slots)
 
     def _resumed(self, request: RewriteRequest) -> Proposal:
         question = request.detection.text
@@ -382,7 +263,7 @@ class RuleRewriter:
                 previous_entities: Sequence[str], correction: bool = False,
                 continuation: bool = False, times: Sequence[str] | None = None,
                 compared: Sequence[str] = (), attributes: Sequence[str] = (),
-                earlier_times: Sequence[str] = ()) -> Rewrite:
+                earlier_times: Sequence[str] = (), excluded: Sequence[str] = ()) -> Rewrite:
         """Write the standalone query.
 
         Args:
@@ -399,12 +280,13 @@ class RuleRewriter:
                 asks about no attribute of its own (怎么才能退掉) asks about this one.
             earlier_times: the times and versions the conversation has named, most
                 recent first: "the two versions" (两个版本) are the last two of them.
+            excluded: entities corrected away: a follow-up's render leaves them out.
         """
         names = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
         lang = turn_language(detection.text, names)
         if previous_standalone:
             swapped = self._swapped(detection, links, snapshot, previous_standalone,
-                                    previous_entities, lang, correction)
+                                    previous_entities, lang, correction, excluded)
             if swapped is not None:
                 return swapped
         out, replaced_any = self._names_written(detection, links, snapshot, lang, times)
@@ -430,22 +312,30 @@ class RuleRewriter:
 
     def _swapped(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
                  previous: str, previous_entities: Sequence[str], lang: str,
-                 correction: bool) -> Rewrite | None:
-        """A correction, an ellipsis or a sibling follow-up: the previous query asked
-        again with what the turn changes; None when the turn is none of these or
-        nothing could be put in."""
+                 correction: bool, excluded: Sequence[str] = ()) -> Rewrite | None:
+        """A correction, an ellipsis or a sibling follow-up: the previous question's slots
+        with what the turn changes, rendered (dialogue/render.py); None when the turn is
+        none of these or changes nothing."""
         turn_aliases = [link for link in links.links if link.entity_ids
                         and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
         if not (correction or is_ellipsis(detection, links)
                 or self._sibling_follow_up(detection, turn_aliases, snapshot, previous_entities)):
             return None
-        swapped = self._swap(detection, turn_aliases, snapshot, previous, previous_entities, lang)
-        if swapped is None:
+        named = [link for link in links.links if link.entity_ids
+                 and (link.mention.kind in _WRITTEN_KINDS or is_counterpart(link))]
+        before = read_question(previous, previous_entities, snapshot)
+        change = _change(detection, named, snapshot, previous, previous_entities, excluded)
+        after = follow_up(before, change, snapshot)
+        if replace(after, said=()) == replace(before, said=()):
             return None
-        standalone, kept = swapped
-        return Rewrite(standalone, (standalone,), kept,
+        standalone = render(after, snapshot)
+        compared = [link.entity_ids[0] for link in named
+                    if _inside(link.mention, comparison_spans(detection.text))]
+        # What the turn names comes first: it is what the turn is about.
+        entities = [*(e for e in change.subjects if e in after.entities), *after.entities, *compared]
+        return Rewrite(standalone, (standalone,), tuple(dict.fromkeys(entities)),
                        ("correction" if correction else "ellipsis")
-                       + ": slot substitution on the previous query")
+                       + ": the previous question's slots with the turn's, rendered", after)
 
     def _names_written(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
                        lang: str, times: Sequence[str] | None) -> tuple[str, bool]:
@@ -464,7 +354,7 @@ class RuleRewriter:
             # Nor are the user's words written beside each of several names they stand for.
             said = (text[start:end] if link.mention.kind is MentionKind.ALIAS
                     and link.mention.similarity == 100 and len(link.entity_ids) == 1 else "")
-            written = _join([_written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
+            written = _join([written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
             if link.mention.kind is MentionKind.PRONOUN:
                 if link.candidates[0].source == "named before it":
                     continue  # 程远…，他获得过: the name is written just before it already
@@ -483,7 +373,9 @@ class RuleRewriter:
         """Nothing in the turn names an entity: it is about the focus, at the dialogue's
         time (``missing_times``), and about the attribute ``asked`` when it left it out."""
         text = detection.text
-        carried = "".join(t for t in missing_times if t not in text)
+        # A version the focus's names say (套餐（2024版）) is written by them, not again.
+        said = [snapshot.name(e) for e in entities]
+        carried = "".join(t for t in missing_times if t not in text and not any(t in n for n in said))
         versions = _both_versions(text, earlier_times)
         if versions:
             text, carried = versions, ""
@@ -492,7 +384,7 @@ class RuleRewriter:
             return Rewrite(standalone, (standalone,), tuple(entities),
                            "focus entity named in the English question")
         prefix = _join([snapshot.name(e) for e in entities], lang)
-        standalone = _glue(prefix + carried + asked, _LEADING_CUE_RE.sub("", text) or text)
+        standalone = glue(prefix + carried + asked, _LEADING_CUE_RE.sub("", text) or text)
         return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
 
     @staticmethod
@@ -504,7 +396,7 @@ class RuleRewriter:
         transfer) take?, for an entity called "course transfer"), else after the
         question, in brackets (What is the genre (1 vs. 100)?): "the genre" is what
         is asked, not the entity."""
-        names = " and ".join(_written_name(e, "", "en", snapshot) for e in entities)
+        names = " and ".join(written_name(e, "", "en", snapshot) for e in entities)
         extra = " ".join(x for x in (times, asked) if x)
         subject = next((m for m in cues.SUBJECT_RE.finditer(text)
                         if _names_it(m.group(1), entities, snapshot)), None)
@@ -556,7 +448,7 @@ class RuleRewriter:
         question = _SEPARATELY_RE.sub("", _LEADING_JOINER_RE.sub("", tail)).strip()
         if not question:
             return None
-        queries = tuple(_glue(snapshot.name(e), question) for e in ids)
+        queries = tuple(glue(snapshot.name(e), question) for e in ids)
         return Rewrite(standalone, queries, tuple(ids), "several intents: one query per entity")
 
     def _carry_context(self, out: str, detection: Detection, snapshot: AliasSnapshot,
@@ -630,121 +522,67 @@ class RuleRewriter:
         return [t for t in found if not any(t != other and t in other for other in found)
                 and t not in said]
 
-    def _swap(self, detection: Detection, turn_aliases, snapshot: AliasSnapshot,
-              previous: str, previous_entities: Sequence[str],
-              lang: str = "zh") -> tuple[str, tuple[str, ...]] | None:
-        """Ask the previous query again with what the turn changes: its entity, attribute
-        or time in place of the previous one of the same kind (那家庭版呢, 那价格呢, 那2025版呢),
-        what the turn compares with added (跟上个月比呢 → …（与上个月相比）), or the
-        turn's own words in place of their counterpart (东馆呢 after 西馆…几点闭馆).
-        Returns the query and its entities, or None when nothing could be put in."""
-        spans = comparison_spans(detection.text)
-        named = self._swapped_names(turn_aliases, snapshot, _tidy(previous, previous_entities, snapshot),
-                                    previous_entities, spans, lang)
-        if named is None:
-            return None
-        out, entities, compared_words, swapped = named
-        out, compared_slots, slots_swapped = _swapped_slots(detection, turn_aliases, snapshot, out,
-                                                            entities, spans, lang)
-        compared_words.extend(compared_slots)
-        swapped = swapped or slots_swapped
-        if not swapped and not compared_words and not turn_aliases:
-            varied = self._vary(detection, out, entities, snapshot)
-            if varied is not None:
-                out, swapped = varied, True
-        if compared_words:
-            names = _join(compared_words, lang)
-            out = out + cues.wording(lang).compared_with.format(names=names)
-            swapped = True
-        return (out, tuple(dict.fromkeys(entities))) if swapped else None
+def _corrected_away(request: RewriteRequest) -> list[str]:
+    """The entities no slot may keep: those the user corrected away before, and what
+    this turn's correction says was wrong (the A of 不是A，是B)."""
+    detection = request.detection
+    wrong = corrected_spans(detection.text) if request.kind is TurnKind.CORRECTION else []
+    said = [e for m in detection.of(MentionKind.ALIAS) if _inside(m, wrong) for e in m.entity_ids]
+    resolved = request.links.resolved
+    return [*(e for e in dict.fromkeys([*request.state.negated, *said]) if e not in resolved),
+            *(_named_wrong(request) if request.kind is TurnKind.CORRECTION else ())]
 
-    def _swapped_names(self, turn_aliases, snapshot: AliasSnapshot, out: str,
-                       previous_entities: Sequence[str], spans: Sequence[tuple[int, int]],
-                       lang: str) -> tuple[str, list[str], list[str], bool] | None:
-        """The previous query ``out`` with the turn's names put in, each in place of the
-        previous entity of its type. Returns the query, its entities, the names the turn
-        compares with (not put in) and whether any was put in; None when a name could not
-        be."""
-        entities = list(previous_entities)
-        compared_words: list[str] = []
-        swapped = False
-        for link in turn_aliases:
-            new_id = link.entity_ids[0]
-            if _inside(link.mention, spans):
-                compared_words.append(snapshot.name(new_id))
-                entities.append(new_id)
-                continue
-            # What the name replaces: the previous query's entity of its type.
-            counterpart = next(((old_id, where) for old_id in previous_entities
-                                if _same_type(old_id, new_id, snapshot)
-                                and (where := _written_span(out, old_id, snapshot)) is not None),
-                               None)
-            if counterpart is not None:
-                out, entities = _counterpart_replaced(out, entities, *counterpart, link, snapshot, lang)
-            elif new_id in previous_entities:
-                continue
-            else:
-                # A name of a type the previous query has none of (那现在用的条款呢, 那门诊
-                # 附加险呢 after a question about the plan): the previous question is asked
-                # of it, beside the previous subject, and the name is never lost to a swap
-                # of the time.
-                moved = self._move_subject(out, entities, new_id, link, snapshot, lang)
-                if moved is None:
-                    return None
-                out, entities = moved
-            swapped = True
-        return out, entities, compared_words, swapped
 
-    @staticmethod
-    def _move_subject(previous: str, entities: Sequence[str], new_id: str, link: Link,
-                      snapshot: AliasSnapshot, lang: str) -> tuple[str, list[str]] | None:
-        """``previous`` asked of ``new_id``: its name right after the previous subject's
-        (安心医疗险门诊医疗附加险…), or in its place when it holds it (安心医疗险条款（2024版）
-        for 安心医疗险); the entities with ``new_id`` first."""
-        spots = [w for e in entities if (w := _written_span(previous, e, snapshot)) is not None]
-        if not spots:
-            return None
-        start, end = min(spots)
-        said = link.mention.text if link.mention.similarity == 100 else ""
-        written = _written_name(new_id, said, lang, snapshot)
-        if previous[start:end].lower() not in written.lower():
-            written = previous[start:end] + (" " if lang == "en" else "") + written
-        return (previous[:start] + written + previous[end:],
-                [new_id, *(e for e in entities if e != new_id)])
+def _named_wrong(request: RewriteRequest) -> list[str]:
+    """What a correction names as wrong though no cue marks it (不是A，我问的是B): an
+    entity the previous turn asked about, named beside a new one of its type."""
+    last = request.state.last_turn
+    before = set(last.entities) if last else set()
+    resolved = request.links.resolved
+    new = [e for e in resolved if e not in before]
+    return [e for e in resolved if e in before
+            and any(same_type(e, n, request.snapshot) for n in new)]
 
-    @staticmethod
-    def _vary(detection: Detection, previous: str, entities: Sequence[str],
-              snapshot: AliasSnapshot) -> str | None:
-        """The previous query with the ellipsis's own words (X of 那X呢) in it: in place of
-        the counterpart that has X's length and head (the last character: 东馆 for 西馆),
-        else between the previous subject and its question (打印呢 after 在北校区…图书馆复印
-        一页多少钱 → 在北校区…图书馆打印多少钱)."""
-        body = _ELLIPSIS_BODY_RE.match(detection.text)
-        if (body is None or detection.of(MentionKind.ALIAS) or detection.of(MentionKind.PRONOUN)
-                or asks_for_more(detection.text)):
-            return None  # 还有呢 asks for more of the same, with no words of its own
-        x = body.group("x").strip()
-        if not x or len(x) > 12:
-            return None
-        taken = [(m.start, m.end) for m in detect_mentions(previous, snapshot).mentions
-                 if m.kind in (MentionKind.ALIAS, MentionKind.TIME)]
-        if _cjk(x[-1]) and len(x) >= 2:
-            for at in range(len(previous) - len(x) + 1):
-                piece = previous[at:at + len(x)]
-                if (piece[-1] == x[-1] and piece != x and all(_cjk(c) for c in piece)
-                        and not any(at < e and s < at + len(x) for s, e in taken)):
-                    return previous[:at] + x + previous[at + len(x):]
-        asked = detect_mentions(previous, snapshot).of(MentionKind.ATTRIBUTE)
-        if asked:
-            # 线上呢 after 华东区7月的销售额是多少 → 华东区7月的线上销售额是多少
-            at = asked[-1].start
-            return previous[:at] + x + previous[at:]
-        subject_end = max((e for _, e in taken), default=0)
-        question = _QUESTION_START_RE.search(previous, subject_end)
-        if question is None or subject_end == 0:
-            return None
-        glue = " " if x.isascii() and previous[subject_end - 1].isascii() else ""
-        return previous[:subject_end] + glue + x + previous[question.start():]
+
+def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot,
+            previous: str, previous_entities: Sequence[str], excluded: Sequence[str]) -> Change:
+    """What a follow-up puts into the previous question: its names (what they compare
+    with aside), its times (relative ones counted from the previous question's), its
+    attribute, or else its own words; what it corrects away leaves every slot."""
+    spans = comparison_spans(detection.text)
+    wrong = corrected_spans(detection.text)
+    named = [link for link in named if not _inside(link.mention, wrong)
+             and link.entity_ids[0] not in excluded]
+    aside = [*spans, *wrong, *((link.mention.start, link.mention.end) for link in named)]
+    subjects = tuple(link.entity_ids[0] for link in named if not _inside(link.mention, spans))
+    said = lambda m: anchored(m.text, previous) or m.text  # noqa: E731
+    times = tuple(said(m) for m in detection.of(MentionKind.TIME) if not _inside(m, aside))
+    attribute = tuple(m.text for m in detection.of(MentionKind.ATTRIBUTE) if not _inside(m, aside))
+    compared = tuple(snapshot.name(link.entity_ids[0]) for link in named
+                     if _inside(link.mention, spans))
+    compared += tuple(said(m) for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME)
+                      for m in detection.of(kind) if _inside(m, spans))
+    new = [e for e in subjects if e not in previous_entities]
+    words = "" if (new or times or attribute or compared) else _own_words(detection)
+    return Change(subjects=subjects, removed=tuple(excluded), times=times, attribute=attribute,
+                  compared=compared, words=words, said=_words_for(named))
+
+
+def _words_for(named: Sequence[Link]) -> tuple[tuple[str, str], ...]:
+    """The user's own words for each name the turn writes (not a slip, not an edition
+    word that stands for its counterpart): kept beside the canonical name."""
+    return tuple((link.entity_ids[0], link.mention.text) for link in named
+                 if link.mention.kind is MentionKind.ALIAS and link.mention.similarity == 100
+                 and len(link.entity_ids) == 1 and not is_counterpart(link))
+
+
+def _own_words(detection: Detection) -> str:
+    """What an ellipsis says besides its cue, when it names nothing (打印 of 打印呢)."""
+    body = _ELLIPSIS_BODY_RE.match(detection.text)
+    if (body is None or detection.of(MentionKind.ALIAS) or detection.of(MentionKind.PRONOUN)
+            or asks_for_more(detection.text)):
+        return ""  # 还有呢 asks for more of the same, with no words of its own
+    return body.group("x").strip()
 
 
 def _earlier_times(state) -> list[str]:

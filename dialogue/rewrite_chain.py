@@ -69,7 +69,7 @@ class RewriteChain:
                 return accepted
         verdict = self._check(request, rules)
         tried.append({"source": "rules", "queries": list(rules.queries), "checks": verdict.checks})
-        trace: dict[str, Any] = {"how": rules.how, "note": rules.note, "tried": tried}
+        trace: dict[str, Any] = {"how": rules.how, "note": _note(rules, tried), "tried": tried}
         if verdict.accepted:
             return RewriteOutcome(rules, RewriteInfo(source="rules", accepted=True,
                                                      checks=verdict.checks), trace)
@@ -113,3 +113,16 @@ class RewriteChain:
         return RewriteOutcome(words, RewriteInfo(source="original", accepted=False), trace,
                               ({"stage": "rewrite", "error": type(exc).__name__,
                                 "fallback": "the user's own words"},))
+
+
+def _note(rules: Proposal, tried: list[dict[str, Any]]) -> str:
+    """The rules proposal's note, and why an LLM rewrite tried before it was not taken:
+    the frame checks it failed, or its error."""
+    llm = next((t for t in tried if t.get("source") == "llm"), None)
+    if llm is None:
+        return rules.note
+    failed = [name for name, ok in (llm.get("checks") or {}).items() if not ok]
+    why = (f"failed the frame checks ({', '.join(failed)})" if failed
+           else f"failed ({llm.get('error', 'no answer')})")
+    said = f"the LLM rewrite {why}: the rules standalone searched"
+    return f"{rules.note}; {said}" if rules.note else said

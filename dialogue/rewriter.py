@@ -12,10 +12,12 @@ from typing import Literal, Protocol
 
 from dialogue.classify import TurnKind
 from dialogue.policy.decision import QuestionReading
+from dialogue.render import QuestionSlots
 from dialogue.state import SessionState
 from kg.aliases import AliasSnapshot
 from understanding.linker import LinkResult
 from understanding.mentions import Detection, MentionKind
+from common.language import cues
 from common.language.normalize import turn_language
 
 Source = Literal["rules", "llm", "original"]
@@ -32,6 +34,7 @@ class Proposal:
     entities: tuple[str, ...]
     how: str  # which rule (or which rewriter) produced it, for the trace
     note: str = ""
+    slots: QuestionSlots | None = None  # the slots it was rendered from, when it was
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,13 @@ class RewriteRequest:
         return [e for e in dict.fromkeys([*state.negated, *corrected]) if e not in entities]
 
     def structure(self, entities: tuple[str, ...] = ()) -> dict[str, str]:
-        """What the turn resolved to, as a rewriter that is not the rules one is shown
-        it: the structure the rules rewrite is built from, and the rules draft."""
+        """The turn's frame as a rewriter that is not the rules one is shown it: the
+        subjects, the attribute, times and versions, what is compared, the negations and
+        question words, the entities corrected away, the language, and the rendered
+        standalone. A follow-up's slots are those the standalone was rendered from
+        (the previous question's with the turn's put in)."""
         state, snapshot, detection = self.state, self.snapshot, self.detection
+        rendered = self.reference.slots if self.reference else None
 
         def names(ids) -> str:
             return "、".join(snapshot.name(e) for e in ids)
@@ -87,12 +94,24 @@ class RewriteRequest:
             value = getattr(state.slots, name)
             return list(value.values) if value is not None else []
 
-        attribute = [m.text for m in detection.of(MentionKind.ATTRIBUTE)] or slot("attribute")
-        times = [m.text for m in detection.of(MentionKind.TIME)] or slot("time")
+        def said(kind: MentionKind) -> list[str]:
+            return [m.text for m in detection.of(kind)]
+
+        attribute = said(MentionKind.ATTRIBUTE) or slot("attribute")
+        times = said(MentionKind.TIME) or slot("time")
+        compared = [snapshot.name(e) for e in slot("comparison") if e not in entities]
+        if rendered is not None:
+            attribute, times = list(rendered.attribute) or attribute, list(rendered.times) or times
+            compared = list(dict.fromkeys([*rendered.compared, *compared]))
+        negations = said(MentionKind.NEGATION)
+        if rendered is not None:
+            negations = list(dict.fromkeys([*negations, *rendered.negations]))
         spans = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
         return {"entities": names(entities), "attribute": "、".join(attribute),
-                "times and versions": "、".join(times),
-                "compared with": names(e for e in slot("comparison") if e not in entities),
+                "times and versions": "、".join(times), "compared with": "、".join(compared),
+                "negations": "、".join(negations),
+                "question words": "、".join(m.group(0) for m in
+                                            cues.QUESTION_START_RE.finditer(self.text)),
                 "excluded (never name)": names(self.excluded(entities)),
                 "language": "English" if turn_language(self.text, spans) == "en" else "Chinese",
                 "rules draft": " | ".join(self.reference.queries) if self.reference else ""}

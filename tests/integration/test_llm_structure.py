@@ -68,3 +68,21 @@ def test_an_english_turn_is_marked_english_for_the_llm(runtime, demo_kb):
                          "What about sick leave?")
     assert "language: English" in fake.requests[-1][1]["messages"][1]["content"]
     assert other.entities == ["hr.leave.sick"] and "年假" not in other.standalone
+
+
+def test_the_prompt_carries_the_follow_ups_rendered_frame(runtime, demo_kb):
+    with serve(lambda path, body: chat("综合意外险不保哪些情况")) as fake:
+        *_, other = play(runtime, demo_kb, fake.url, "意外险不保哪些情况", "那综合意外险呢")
+    prompt = fake.requests[-1][1]["messages"][1]["content"]
+    # The negation and the question word are the previous question's, kept by the render.
+    assert "negations: 不" in prompt
+    assert "rules draft: 综合意外险不保哪些情况" in prompt
+    assert other.rewrite.source == "llm"
+
+
+def test_a_refused_answer_is_explained_in_the_trace(runtime, demo_kb):
+    with serve(lambda path, body: chat("华北区和华东区7月的销售额是多少")) as fake:
+        *_, fixed = play(runtime, demo_kb, fake.url, "华东区7月的销售额是多少", "不对，我问的是华北区")
+    note = fixed.trace["rewrite"]["note"]
+    assert "excluded_absent" in note and "rules standalone searched" in note
+    assert fixed.standalone == "华北区7月的销售额是多少"
