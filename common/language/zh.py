@@ -92,7 +92,13 @@ EDITIONS = [r"\d+(?:\.\d+)?版", r"\d{4}年"]
 # A request for the asker's own records (查一下我的…, 我的卡里还剩多少课时, 这张卡还欠多少):
 # a knowledge base holds no one's account, so nothing in it answers (regexes).
 OWN_RECORDS = [r"(?:查|看|核对)(?:一下|一查|查|下|看)?我(?:的|这|上|本|那)",
-               r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)"]
+               r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)",
+               # What the asker's own account holds (我的积分账户里还有多少分).
+               r"我的[^，,。？?！!]{0,8}?(?:账户|账号|帐户|帐号)里?[^，,。？?！!]{0,4}?(?:有|剩|还有|剩下)多少",
+               # The live state of the asker's own trip (我今晚那趟车会不会晚点): no document
+               # holds it; a rule for such a trip (那班取消了怎么退) is asked otherwise.
+               r"我[^，,。？?！!]{0,8}?那(?:班|趟)[^，,。？?！!]{0,6}?"
+               r"(?:(?:会不会|有没有|是不是)(?:延误|晚点|取消|停运)|(?:延误|晚点|取消|停运)了?(?:吗|没有?))"]
 # Whether a named thing has something (星卡有没有青春版, 安和有宠物险吗): what is asked
 # for as ``x``, right after the name (regexes; the name is checked by the caller).
 # Not a question about an event (有没有拿过奖: 过, 了) nor one with a question word (有什么奖项).
