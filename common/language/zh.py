@@ -271,7 +271,11 @@ COMPARISONS = [r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]
 # A condition said before the question (要是已经理赔过一次呢，还退钱吗): what it names is
 # a circumstance of the question about the entity in focus, not a new subject; the
 # condition as ``x``, up to the comma that ends it (regexes).
-CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,。？?！!]{1,24})[，,]"]
+CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,。？?！!]{1,24})[，,]",
+              # Who the asker is (我是年卡会员，能带朋友吗): a circumstance of the question
+              # about the subject in focus, not a new subject. Not 我是说 / 我是想问 (a
+              # correction) nor 我是问 (a question restated).
+              r"(?:^|[，,。！!\s])我是(?![说想问指要])(?P<x>[^，,。？?！!]{1,12})[，,]"]
 # Something the subject goes with (跟国奖可以同时拿吗, 和优惠券能叠加吗): what it names is
 # beside the subject in focus, not a new subject; as ``x`` (regexes).
 JOINTS = [r"(?:和|跟|与|同)(?P<x>[^，,。？?！!]{1,24}?)(?:可以|能|能否|可否|是否|还能|也能)?"
