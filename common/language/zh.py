@@ -276,6 +276,9 @@ CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,
               # about the subject in focus, not a new subject. Not 我是说 / 我是想问 (a
               # correction) nor 我是问 (a question restated).
               r"(?:^|[，,。！!\s])我是(?![说想问指要])(?P<x>[^，,。？?！!]{1,12})[，,]"]
+# Right after a name, "too" (金卡也要付吗, 年卡还能多带吗; regexes): the question asked a
+# moment ago, asked of that name as well; the subject talked about stays.
+ADDITIVE_AFTER_NAME = [r"(?:也|还|都)(?=要|能|可以|得|需要|会|是|有|用|收|免)"]
 # Something the subject goes with (跟国奖可以同时拿吗, 和优惠券能叠加吗): what it names is
 # beside the subject in focus, not a new subject; as ``x`` (regexes).
 JOINTS = [r"(?:和|跟|与|同)(?P<x>[^，,。？?！!]{1,24}?)(?:可以|能|能否|可否|是否|还能|也能)?"
