@@ -21,3 +21,9 @@ def test_a_correction_or_a_restated_question_is_no_self_description():
     assert condition_spans("我是年卡会员，能带朋友吗")
     assert not condition_spans("我是说年卡会员，能带朋友吗")
     assert not condition_spans("我是问刚才的储物柜，多少钱")
+
+
+def test_an_english_self_description_is_a_circumstance_too():
+    assert condition_spans("I'm a student, can I get a discount?")
+    assert condition_spans("I am an annual pass holder. Can I bring a friend?")
+    assert not condition_spans("I am asking about the gym.")
