@@ -161,7 +161,7 @@ ELLIPSIS_FINAL = ["呢"]
 CUE_LEADS = ["那么?", "还有"]
 CUE_TAILS = ["呢", "怎么样"]
 # An explicit topic switch (regex alternatives).
-SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
+SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
           "我想问别的",
           r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
           # Setting the question at hand aside (这个先放一放，…).
