@@ -10,8 +10,9 @@ The weakest of the links' evidence, so it runs last: the words of the turn (an
 attribute only one candidate has, a question only one's passages answer) and the
 nearer ontology neighbours settle a name first. It settles only when exactly one
 candidate shares the owner of an entity the dialogue talked about (the focus, then the
-recent turns, less what the user corrected away from); candidates under one owner are
-left to the clarify gate, and so is a turn that switched topic.
+recent turns, less what the user corrected away from); candidates under one owner, a
+talk that went under several of the candidates' owners and a turn that switched topic
+are left to the clarify gate.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def settle(link: Link, pool: list[str], snapshot: AliasSnapshot) -> Link | None:
     owners = {c.entity_id: owner(c.entity_id, snapshot) for c in link.candidates}
     if len(set(owners.values())) < 2:
         return None
+    talked = {owner(anchor, snapshot) for anchor in pool}
+    if len(talked & set(owners.values())) > 1:
+        return None  # the talk went under several of the owners: the gate asks which
     for anchor in pool:
         under = [c for c, o in owners.items() if o == owner(anchor, snapshot)]
         if len(under) == 1:

@@ -5,7 +5,7 @@ import pytest
 
 from dialogue.policy import Clarify, PlanQueries
 from dialogue.resolvers.same_owner import owner
-from dialogue.state import SessionState
+from dialogue.state import SessionState, TurnRecord
 from kg.aliases import AliasSnapshot
 from kg.ontology import parse_ontology
 from tests.unit.dialogue.test_policy import decide
@@ -58,3 +58,10 @@ def test_candidates_under_one_owner_are_left_to_the_gate(owners):
     decision = decide("儿童卡多少钱", owners, talk("ferry.luggage"))
     assert isinstance(decision, Clarify)
     assert set(decision.options) == {"ferry.pass.kid", "ferry.pass.old"}
+
+
+def test_a_talk_under_both_owners_leaves_the_name_to_the_gate(owners):
+    state = SessionState(kb="t", session_id="s", focus=["ferry.luggage"],
+                         recent=[TurnRecord(index=1, user="东厅几点开", standalone="东厅几点开",
+                                            action="retrieve", entities=["museum.hall"])])
+    assert isinstance(decide("年卡多少钱", owners, state), Clarify)
