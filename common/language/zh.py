@@ -275,7 +275,10 @@ CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,
               # Who the asker is (我是年卡会员，能带朋友吗): a circumstance of the question
               # about the subject in focus, not a new subject. Not 我是说 / 我是想问 (a
               # correction) nor 我是问 (a question restated).
-              r"(?:^|[，,。！!\s])我是(?![说想问指要])(?P<x>[^，,。？?！!]{1,12})[，,]"]
+              r"(?:^|[，,。！!\s])我是(?![说想问指要])(?P<x>[^，,。？?！!]{1,12})[，,]",
+              # Who is asked about, by what they travel in or hold (坐头等舱的人, 持年卡的客人):
+              # the people, not what they hold, are the question's circumstance.
+              r"(?:乘坐|坐|持有|持|买了|办了)(?P<x>[^，,。？?！!的]{1,10})的(?:人|乘客|旅客|会员|用户|客人)"]
 # Right after a name, "too" (金卡也要付吗, 年卡还能多带吗; regexes): the question asked a
 # moment ago, asked of that name as well; the subject talked about stays.
 ADDITIVE_AFTER_NAME = [r"(?:也|还|都)(?=要|能|可以|得|需要|会|是|有|用|收|免)"]

@@ -27,3 +27,11 @@ def test_an_english_self_description_is_a_circumstance_too():
     assert condition_spans("I'm a student, can I get a discount?")
     assert condition_spans("I am an annual pass holder. Can I bring a friend?")
     assert not condition_spans("I am asking about the gym.")
+
+
+def test_people_described_by_what_they_hold_are_a_circumstance(kb):
+    assert condition_spans("坐头等舱的人能进吗")
+    assert condition_spans("持年卡的客人可以带朋友吗")
+    state = SessionState(kb="t", session_id="s", focus=["svc.locker"])
+    decision = decide("持年卡的客人能免费用吗", kb, state)
+    assert isinstance(decision, PlanQueries) and decision.kind is TurnKind.CONTINUATION
