@@ -529,7 +529,8 @@ class EntityLinker:
         if len(candidates) == 1:
             return Link(mention, candidates, (candidates[0].entity_id,), f"{source} alias")
         ids = [c.entity_id for c in candidates]
-        shared = snapshot.normalize(mention.text)
+        # A slip (托运行礼) is the alias it was taken for: the rest of each name tells apart.
+        shared = snapshot.normalize(mention.alias or mention.text)
 
         # The user named what tells them apart (个人版, 企业版).
         marked = [eid for eid in ids

@@ -208,21 +208,23 @@ def _is_cjk(char: str) -> bool:
 
 def _sound_slip(fragment: str, sound, snapshot: AliasSnapshot) -> str | None:
     """The alias ``fragment`` misspells by one homophone, when that is unambiguous:
-    every alias that close names the same one entity, and no entity the ontology
-    marks confusable with it has an alias within one edit of the fragment (a slip
-    between two confusable names is not guessed)."""
+    every alias that close names the same one entity, or there is one such alias (a
+    name several entities share is then as ambiguous as written right, and linked the
+    same way); and no other entity the ontology marks confusable with them has an alias
+    within one edit of the fragment (a slip between two confusable names is not
+    guessed)."""
     keys = sound.lookup(fragment)
     if not keys:
         return None
     entities = {e for key in keys for e in snapshot.by_norm.get(key, ())}
-    if len(entities) != 1:
+    if len(entities) != 1 and len(keys) != 1:
         return None
-    [entity_id] = entities
-    for partner in snapshot.confusable.get(entity_id, ()):
-        other = snapshot.entities.get(partner)
-        if other is not None and any(one_edit_apart(fragment, snapshot.normalize(a))
-                                     for a in other.all_aliases):
-            return None
+    for entity_id in entities:
+        for partner in set(snapshot.confusable.get(entity_id, ())) - entities:
+            other = snapshot.entities.get(partner)
+            if other is not None and any(one_edit_apart(fragment, snapshot.normalize(a))
+                                         for a in other.all_aliases):
+                return None
     return keys[0]
 
 

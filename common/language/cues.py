@@ -270,6 +270,8 @@ CONDITION_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE) for p in _all("CONDITIONS"))
 #: Something the subject goes with, as the group ``x`` (跟X可以同时拿吗, together with X).
 JOINT_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in _all("JOINTS"))
+#: Right after a name, "too" (也要, also): the previous question asked of that name as well.
+ADDITIVE_AFTER_NAME_RE = re.compile(f"(?:{_alt('ADDITIVE_AFTER_NAME')})", re.IGNORECASE)
 #: Question words in groups of synonyms across the languages (怎么 = 如何 = how).
 INTENT_GROUPS: tuple[frozenset[str], ...] = tuple(
     frozenset(w for group in groups for w in group)

@@ -179,7 +179,11 @@ OPTION_NUMBER_MARKS = ""
 SEPARATELY = [r"\brespectively\b", r"\beach\b"]
 LEADING_JOINERS = ["and"]
 COMPARISONS = [r"\b(?:compared (?:with|to)|versus|vs\.?|than)\s+(?P<x>[^,.?!]{1,40})"]
-CONDITIONS = [r"\b(?:if|in case|suppose)\s+(?P<x>[^,.?!]{1,60}),"]
+CONDITIONS = [r"\b(?:if|in case|suppose)\s+(?P<x>[^,.?!]{1,60}),",
+              # Who the asker is (I'm a student, can I…?): a circumstance, not a new subject.
+              r"(?:^|[.!?]\s+)i(?:'m| am) an? (?P<x>[^,.?!]{1,40})[,.]\s*(?=\S)"]
+# Right after a name, "too" (Gold members also pay?): the question asked of it as well.
+ADDITIVE_AFTER_NAME = [r"\s+(?:also|too)\b"]
 JOINTS = [r"\b(?:together|along|combined|at the same time) with\s+(?P<x>[^,.?!]{1,40})",
           r"\bwith\s+(?P<x>[^,.?!]{1,40}?)\s+at the same time"]
 INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"], ["when"],

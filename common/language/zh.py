@@ -92,7 +92,13 @@ EDITIONS = [r"\d+(?:\.\d+)?版", r"\d{4}年"]
 # A request for the asker's own records (查一下我的…, 我的卡里还剩多少课时, 这张卡还欠多少):
 # a knowledge base holds no one's account, so nothing in it answers (regexes).
 OWN_RECORDS = [r"(?:查|看|核对)(?:一下|一查|查|下|看)?我(?:的|这|上|本|那)",
-               r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)"]
+               r"我(?:的)?[^，,。？?！!]{0,8}?(?:还剩|还欠|欠了多少|余额)",
+               # What the asker's own account holds (我的积分账户里还有多少分).
+               r"我的[^，,。？?！!]{0,8}?(?:账户|账号|帐户|帐号)里?[^，,。？?！!]{0,4}?(?:有|剩|还有|剩下)多少",
+               # The live state of the asker's own trip (我今晚那趟车会不会晚点): no document
+               # holds it; a rule for such a trip (那班取消了怎么退) is asked otherwise.
+               r"我[^，,。？?！!]{0,8}?那(?:班|趟)[^，,。？?！!]{0,6}?"
+               r"(?:(?:会不会|有没有|是不是)(?:延误|晚点|取消|停运)|(?:延误|晚点|取消|停运)了?(?:吗|没有?))"]
 # Whether a named thing has something (星卡有没有青春版, 安和有宠物险吗): what is asked
 # for as ``x``, right after the name (regexes; the name is checked by the caller).
 # Not a question about an event (有没有拿过奖: 过, 了) nor one with a question word (有什么奖项).
@@ -155,7 +161,7 @@ ELLIPSIS_FINAL = ["呢"]
 CUE_LEADS = ["那么?", "还有"]
 CUE_TAILS = ["呢", "怎么样"]
 # An explicit topic switch (regex alternatives).
-SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
+SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
           "我想问别的",
           r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
           # Setting the question at hand aside (这个先放一放，…).
@@ -265,7 +271,17 @@ COMPARISONS = [r"(?:和|跟|与|同|相对于|相较于)(?P<x>[^，,。？?！!]
 # A condition said before the question (要是已经理赔过一次呢，还退钱吗): what it names is
 # a circumstance of the question about the entity in focus, not a new subject; the
 # condition as ``x``, up to the comma that ends it (regexes).
-CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,。？?！!]{1,24})[，,]"]
+CONDITIONS = [r"(?:要是|如果|假如|假设|万一|若是|倘若)(?P<x>[^，,。？?！!]{1,24})[，,]",
+              # Who the asker is (我是年卡会员，能带朋友吗): a circumstance of the question
+              # about the subject in focus, not a new subject. Not 我是说 / 我是想问 (a
+              # correction) nor 我是问 (a question restated).
+              r"(?:^|[，,。！!\s])我是(?![说想问指要])(?P<x>[^，,。？?！!]{1,12})[，,]",
+              # Who is asked about, by what they travel in or hold (坐头等舱的人, 持年卡的客人):
+              # the people, not what they hold, are the question's circumstance.
+              r"(?:乘坐|坐|持有|持|买了|办了)(?P<x>[^，,。？?！!的]{1,10})的(?:人|乘客|旅客|会员|用户|客人)"]
+# Right after a name, "too" (金卡也要付吗, 年卡还能多带吗; regexes): the question asked a
+# moment ago, asked of that name as well; the subject talked about stays.
+ADDITIVE_AFTER_NAME = [r"(?:也|还|都)(?=要|能|可以|得|需要|会|是|有|用|收|免)"]
 # Something the subject goes with (跟国奖可以同时拿吗, 和优惠券能叠加吗): what it names is
 # beside the subject in focus, not a new subject; as ``x`` (regexes).
 JOINTS = [r"(?:和|跟|与|同)(?P<x>[^，,。？?！!]{1,24}?)(?:可以|能|能否|可否|是否|还能|也能)?"

@@ -1,0 +1,76 @@
+"""An ellipsis that says a piece of a sibling's name (and maybe its edition) means that
+sibling in place of the focus.
+
+After a question about 渡轮随身行李规定, 那托运的2025版呢 names no entity: 托运 is a piece
+of the names of 渡轮托运行李规定（2024版） and （2025版）, which share the name 行李规定
+with the focus, and 2025版 says which of the two. The turn asks the previous question of
+that sibling.
+
+Siblings are the entities of the focus's type that share an alias with it. A piece is
+two Chinese characters in a row or an English word (understanding/pieces.py) that the
+sibling's names hold and the focus's do not. It settles only on exactly one sibling,
+and only for a continuation that names nothing else (no name, no pronoun) about one
+entity in focus; the link is a counterpart, so the new name is written in place of the
+old one.
+"""
+
+from __future__ import annotations
+
+from dialogue.classify import TurnKind
+from dialogue.policy.counterparts import SOURCE
+from dialogue.policy.versions import edition, number_said
+from dialogue.resolvers import DialogueContext, Resolved
+from kg.aliases import AliasSnapshot
+from understanding.linker import Candidate, Link, LinkResult
+from understanding.mentions import Detection, MentionKind
+from understanding.pieces import name_pieces, said_pieces
+
+REASON = "a piece of a sibling's name said in an ellipsis: that sibling in place of the focus"
+
+
+def siblings(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
+    """The entities of ``entity_id``'s type that share an alias with it."""
+    entity = snapshot.entities[entity_id]
+    out: set[str] = set()
+    for alias in entity.all_aliases:
+        out.update(snapshot.by_norm.get(snapshot.normalize(alias), ()))
+    return {e for e in out - {entity_id}
+            if e in snapshot.entities and snapshot.entities[e].type == entity.type}
+
+
+def sibling_meant(old: str, detection: Detection, snapshot: AliasSnapshot) -> str | None:
+    """The one sibling of ``old`` whose names hold a piece of the turn that ``old``'s do
+    not, narrowed by the edition the turn says; None when none or several are."""
+    said = said_pieces(snapshot, detection.text) - name_pieces(snapshot, old)
+    found = [e for e in sorted(siblings(old, snapshot)) if said & name_pieces(snapshot, e)]
+    numbers = [n for m in detection.of(MentionKind.TIME) if (n := number_said(m.text))]
+    if numbers:
+        found = [e for e in found
+                 if (own := edition(snapshot.name(e))) is not None and own[1] == numbers[0]]
+    return found[0] if len(found) == 1 else None
+
+
+class SiblingByPiece:
+    name = "sibling_by_piece"
+
+    def resolve(self, links: LinkResult, context: DialogueContext) -> Resolved | None:
+        if context.kind is not TurnKind.CONTINUATION:
+            return None
+        if any(link.mention.kind in (MentionKind.ALIAS, MentionKind.PRONOUN) for link in links.links):
+            return None
+        implicit = [link for link in links.links if link.mention.kind is MentionKind.IMPLICIT]
+        if len(implicit) != 1 or len(implicit[0].entity_ids) != 1:
+            return None
+        old = implicit[0].entity_ids[0]
+        if old not in context.snapshot.entities:
+            return None
+        new = sibling_meant(old, context.turn.detection, context.snapshot)
+        if new is None:
+            return None
+        link = Link(implicit[0].mention, (Candidate(new, 1.0, SOURCE),), (new,),
+                    f"{REASON}: {new} in place of {old}")
+        rest = tuple(x for x in links.links if x is not implicit[0])
+        return Resolved(LinkResult((*rest, link)), REASON)
+
+
+RESOLVER = SiblingByPiece()
