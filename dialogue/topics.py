@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from common.language.phrases import topic_phrases
 from common.language.tokens import tokens
 from retrieval.history import own_words
-from retrieval.novelty import TermStats
+from retrieval.novelty import Shown, TermStats
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,10 @@ def next_topic(previous: Sequence[TopicPhrase], said: str, shown: Sequence[str],
     candidates = [*own, *weighed(_repeated(grounded, config.evidence_phrases), stats,
                                  config.evidence)]
     if not switched:
-        candidates += [TopicPhrase(p.text, p.weight * config.carried) for p in previous]
+        # Only a turn that says something of its own moves the topic on: "Tell me more"
+        # or "Why?" keeps it as it was.
+        carried = config.carried if own else 1.0
+        candidates += [TopicPhrase(p.text, p.weight * carried) for p in previous]
     # Said again, a phrase adds up: what the conversation keeps coming back to stays.
     best: dict[str, TopicPhrase] = {}
     for phrase in candidates:
@@ -122,6 +125,18 @@ def _repeated(passages: Sequence[str], limit: int) -> list[str]:
             counts[phrase.lower()] = counts.get(phrase.lower(), 0) + 1
     ranked = sorted((p for p, n in counts.items() if n > 1), key=lambda p: -counts[p])
     return ranked[:limit]
+
+
+def answers_read(shown: Sequence[Shown]) -> list[Shown]:
+    """Of the chunks a conversation was shown, those it was answered with: each turn's
+    first. Without an ontology no entity tells a passage about the subject from one that
+    only shares words with it, so the others were offered rather than read; a later turn
+    may find them again as its answer ("Tell me more" after a list whose third passage
+    goes on with the subject) without the novelty test keeping them out."""
+    first: dict[int, Shown] = {}
+    for record in shown:
+        first.setdefault(record.turn, record)
+    return list(first.values())
 
 
 def refers_to(topic: Sequence[TopicPhrase]) -> str | None:
