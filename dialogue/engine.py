@@ -40,7 +40,7 @@ from dialogue.stages import TurnRun
 from dialogue.state import (PlayedTurn, SessionAccess, SessionOwner, SessionState,
                             ShownRecord, TurnRecord)
 from dialogue.topic_shift import SimilarityShift, refers_back
-from dialogue.topics import TopicConfig, TopicPhrase, next_topic, refers_to
+from dialogue.topics import TopicConfig, TopicPhrase, answers_read, next_topic, refers_to
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
@@ -565,6 +565,8 @@ class TurnEngine:
                                                             if r.chunk_id in used]
             shown = [Shown(r.chunk_id, r.doc_id, r.turn, r.query) for r in records
                      if plan.lift_consumed or r.chunk_id not in used]
+            if not snapshot.entities and not plan.lift_consumed:
+                shown = answers_read(shown)
         run.trace["consumed"] = ConsumedTrace(
             granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
             excluded=len(exclude_docs) + len(exclude_chunks)).dump()
