@@ -566,7 +566,7 @@ class TurnEngine:
             shown = [Shown(r.chunk_id, r.doc_id, r.turn, r.query) for r in records
                      if plan.lift_consumed or r.chunk_id not in used]
             if not snapshot.entities and not plan.lift_consumed:
-                shown = answers_read(shown)
+                shown = self._read(kb, shown, text)
         run.trace["consumed"] = ConsumedTrace(
             granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
             excluded=len(exclude_docs) + len(exclude_chunks)).dump()
@@ -581,6 +581,14 @@ class TurnEngine:
                 "abstain": not plan.lift_consumed,
                 "names": {e: snapshot.entities[e].all_aliases for e in plan.entities
                           if e in snapshot.entities}}
+
+    def _read(self, kb: str, shown: list[Shown], text: str) -> list[Shown]:
+        """Of the shown chunks, those that count as read in a kb without an ontology
+        (dialogue/topics.py: answers_read)."""
+        texts = {c.chunk_id: f"{c.title}\n{c.text}"
+                 for c in self._retriever.chunks(kb, [r.chunk_id for r in shown])}
+        return answers_read(shown, strip_conversation_cues(text), texts,
+                            self._retriever.term_stats(kb))
 
     def _answer(self, run: TurnRun, state: SessionState, turn_no: int, text: str, plan: _Plan,
                 rewrite: RewriteInfo, found: list[Found], weak: bool) -> TurnResult:

@@ -28,7 +28,7 @@ old topic in its history ranking, where its own words still rank first
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from common.language.phrases import topic_phrases
@@ -127,16 +127,30 @@ def _repeated(passages: Sequence[str], limit: int) -> list[str]:
     return ranked[:limit]
 
 
-def answers_read(shown: Sequence[Shown]) -> list[Shown]:
-    """Of the chunks a conversation was shown, those it was answered with: each turn's
-    first. Without an ontology no entity tells a passage about the subject from one that
-    only shares words with it, so the others were offered rather than read; a later turn
-    may find them again as its answer ("Tell me more" after a list whose third passage
-    goes on with the subject) without the novelty test keeping them out."""
+def answers_read(shown: Sequence[Shown], said: str, texts: Mapping[str, str],
+                 stats: TermStats) -> list[Shown]:
+    """Of the chunks a conversation was shown, those that count as read for a turn that
+    says ``said``: each turn's first (what it was answered with), and any other whose
+    text (``texts``, by chunk id) holds none of the words the turn asks that the query
+    which showed it did not.
+
+    Without an ontology no entity tells a passage about the subject from one that only
+    shares words with it, so the passages below an answer were offered rather than read;
+    a follow-up may take one as its answer ("Tell me more" after a list whose third
+    passage goes on with the subject) without the novelty test keeping it out. One that
+    holds nothing of what is newly asked ("那价格呢" after the broadband's opening
+    passage) stays shown: it would only repeat."""
+    asked = {t for t in tokens(said) if stats.df(t) > 0}
     first: dict[int, Shown] = {}
     for record in shown:
         first.setdefault(record.turn, record)
-    return list(first.values())
+    answers = {id(r) for r in first.values()}
+
+    def offered_and_answering(record: Shown) -> bool:
+        new = asked - set(tokens(record.query))
+        return id(record) not in answers and (not new or bool(
+            new & set(tokens(texts.get(record.chunk_id, "")))))
+    return [r for r in shown if not offered_and_answering(r)]
 
 
 def refers_to(topic: Sequence[TopicPhrase]) -> str | None:

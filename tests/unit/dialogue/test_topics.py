@@ -89,11 +89,17 @@ def test_turns_that_say_nothing_of_their_own_keep_the_topic_as_it_was(stats, ope
         [(p.text, round(p.weight, 6)) for p in topic]
 
 
-def test_only_each_turns_first_evidence_counts_as_read():
-    shown = [Shown("a", "A", 1, "q1"), Shown("b", "B", 1, "q1"), Shown("c", "C", 1, "q1"),
-             Shown("d", "D", 2, "q2"), Shown("e", "E", 2, "q2")]
-    assert [s.chunk_id for s in answers_read(shown)] == ["a", "d"]
-    assert answers_read([]) == []
+def test_offered_passages_below_an_answer_may_answer_a_turn_that_asks_nothing_new():
+    asked = "How does climate change affect farming?"
+    shown = [Shown("a", "A", 1, asked), Shown("b", "B", 1, asked), Shown("c", "C", 1, asked)]
+    texts = {"a": "Climate change hits farming.", "b": "Essential oils scent a lotion.",
+             "c": "Climate change hits developing countries hardest."}
+    # Only the answer of each turn counts as read.
+    assert [s.chunk_id for s in answers_read(shown, "Tell me more.", texts, EN)] == ["a"]
+    # A turn asking something new: an offered passage holding none of it stays shown.
+    read = answers_read(shown, "What about developing countries?", texts, EN)
+    assert [s.chunk_id for s in read] == ["a", "b"]
+    assert answers_read([], "Tell me more.", {}, EN) == []
 
 
 def test_a_pronoun_points_at_the_topics_first_phrase():
