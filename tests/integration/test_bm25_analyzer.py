@@ -66,6 +66,15 @@ def first_doc(index: MilvusIndex, kb: str, query: str) -> str | None:
     return hits[0].doc_id if hits else None
 
 
+def recorded_analyzer(milvus_uri: str, kb: str) -> str:
+    """The analyzer another process reads from the collection's record."""
+    other = MilvusIndex(milvus_uri)
+    try:
+        return other.analyzer(kb)
+    finally:
+        other.close()
+
+
 def test_an_english_corpus_is_matched_across_case_and_inflection(milvus_uri, index, kb):
     report = ingest(index, kb, ENGLISH)
 
@@ -74,11 +83,7 @@ def test_an_english_corpus_is_matched_across_case_and_inflection(milvus_uri, ind
     assert first_doc(index, kb, "RUNNING trails") == "trail"
     assert first_doc(index, kb, "when does it open") == "hours"
     # Recorded with the collection: another process reads the same analyzer.
-    other = MilvusIndex(milvus_uri)
-    try:
-        assert other.analyzer(kb) == "english"
-    finally:
-        other.close()
+    assert recorded_analyzer(milvus_uri, kb) == "english"
 
 
 def test_a_chinese_corpus_keeps_the_chinese_analyzer(milvus_uri, index, kb):
@@ -87,11 +92,7 @@ def test_a_chinese_corpus_keeps_the_chinese_analyzer(milvus_uri, index, kb):
     assert report.analyzer == "chinese"
     assert first_doc(index, kb, "借书证工本费") == "fee"
     assert first_doc(index, kb, "几点关门") == "hours"
-    other = MilvusIndex(milvus_uri)
-    try:
-        assert other.analyzer(kb) == "chinese"
-    finally:
-        other.close()
+    assert recorded_analyzer(milvus_uri, kb) == "chinese"
 
 
 def test_a_collection_keeps_its_analyzer_and_an_explicit_other_one_is_refused(index, kb):
