@@ -566,7 +566,9 @@ class TurnEngine:
             shown = [Shown(r.chunk_id, r.doc_id, r.turn, r.query) for r in records
                      if plan.lift_consumed or r.chunk_id not in used]
             if not snapshot.entities and not plan.lift_consumed:
-                shown = self._read(kb, shown, text)
+                listed = shown
+                shown = run.guarded("offered", lambda: self._read(kb, listed, text),
+                                    lambda: listed, "every shown passage counted as read")
         run.trace["consumed"] = ConsumedTrace(
             granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
             excluded=len(exclude_docs) + len(exclude_chunks)).dump()
