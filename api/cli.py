@@ -289,25 +289,33 @@ def _count_ambiguous(ontology) -> int:
 @app.command("ingest")
 def ingest(kb: KbOption, file: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
            recreate: Annotated[bool, typer.Option(
-               help="drop the kb's collection first (all its chunks) and build it anew")] = False) -> None:
+               help="drop the kb's collection first (all its chunks) and build it anew")] = False,
+           analyzer: Annotated[Optional[str], typer.Option(
+               help="BM25 analyzer of a new collection: english | chinese (default: the "
+                    "corpus' language); an existing collection keeps its own, so change it "
+                    "with --recreate")] = None) -> None:
     """Ingest a corpus file (docs/formats.md §2) into the kb's Milvus collection."""
     from api.runtime import open_index, open_ontology_store
+    from retrieval.analyzers import check_analyzer
 
     with reported_errors():
         settings = Settings()
         store = open_ontology_store(settings)
         index = open_index(settings)
         try:
+            if analyzer is not None:  # before a --recreate drops anything
+                check_analyzer(analyzer)
             if recreate:
                 index.drop(kb)
-            report, tagging = _ingest(settings, store, index, kb, file)
+            report, tagging = _ingest(settings, store, index, kb, file, analyzer)
         finally:
             index.close()
             store.close()
     rate = report.written / report.seconds if report.seconds else 0.0
     console.print(f"ingested into {kb!r}: {report.documents} documents, {report.chunks} chunks "
                   f"({tagging}); {report.written} written, {report.unchanged} unchanged, "
-                  f"{report.removed} stale removed in {report.seconds:.1f} s ({rate:.0f} chunks/s)")
+                  f"{report.removed} stale removed in {report.seconds:.1f} s ({rate:.0f} chunks/s); "
+                  f"BM25 analyzer: {report.analyzer}")
 
 
 @app.command("delete-doc")
@@ -328,7 +336,7 @@ def delete_doc(kb: KbOption, doc_id: Annotated[str, typer.Argument(help="the doc
     console.print(f"deleted {doc_id!r} from {kb!r}: {deleted} chunks")
 
 
-def _ingest(settings: Settings, store, index, kb: str, file: Path):
+def _ingest(settings: Settings, store, index, kb: str, file: Path, analyzer: str | None = None):
     from api.runtime import open_embedder
     from common.errors import FormatError
     from kg.aliases import AliasSnapshot, SnapshotCache
@@ -357,7 +365,8 @@ def _ingest(settings: Settings, store, index, kb: str, file: Path):
 
         report = ingest_corpus(kb, lines, index=index, snapshot=snapshot, path=str(file),
                                chunk_chars=settings.retrieval.chunk_chars,
-                               embedder=open_embedder(settings), progress=step)
+                               embedder=open_embedder(settings), analyzer=analyzer,
+                               progress=step)
     return report, _tagging(report, tagged_lines, has_ontology=bool(snapshot.entities))
 
 

@@ -40,7 +40,7 @@ from dialogue.stages import TurnRun
 from dialogue.state import (PlayedTurn, SessionAccess, SessionOwner, SessionState,
                             ShownRecord, TurnRecord)
 from dialogue.topic_shift import SimilarityShift, refers_back
-from dialogue.topics import TopicConfig, TopicPhrase, next_topic, refers_to
+from dialogue.topics import TopicConfig, TopicPhrase, answers_read, next_topic, refers_to
 from dialogue.trace import ConsumedTrace, MentionTrace, RewriteTrace
 from dialogue.transition import Limits, TurnOutcome, apply_turn, negated_after
 from dialogue.validate import RewriteValidator
@@ -565,6 +565,10 @@ class TurnEngine:
                                                             if r.chunk_id in used]
             shown = [Shown(r.chunk_id, r.doc_id, r.turn, r.query) for r in records
                      if plan.lift_consumed or r.chunk_id not in used]
+            if not snapshot.entities and not plan.lift_consumed:
+                listed = shown
+                shown = run.guarded("offered", lambda: self._read(kb, listed, text),
+                                    lambda: listed, "every shown passage counted as read")
         run.trace["consumed"] = ConsumedTrace(
             granularity=granularity, lifted=plan.lift_consumed, intent=intent, shown=len(shown),
             excluded=len(exclude_docs) + len(exclude_chunks)).dump()
@@ -579,6 +583,14 @@ class TurnEngine:
                 "abstain": not plan.lift_consumed,
                 "names": {e: snapshot.entities[e].all_aliases for e in plan.entities
                           if e in snapshot.entities}}
+
+    def _read(self, kb: str, shown: list[Shown], text: str) -> list[Shown]:
+        """Of the shown chunks, those that count as read in a kb without an ontology
+        (dialogue/topics.py: answers_read)."""
+        texts = {c.chunk_id: f"{c.title}\n{c.text}"
+                 for c in self._retriever.chunks(kb, [r.chunk_id for r in shown])}
+        return answers_read(shown, strip_conversation_cues(text), texts,
+                            self._retriever.term_stats(kb))
 
     def _answer(self, run: TurnRun, state: SessionState, turn_no: int, text: str, plan: _Plan,
                 rewrite: RewriteInfo, found: list[Found], weak: bool) -> TurnResult:

@@ -28,13 +28,13 @@ old topic in its history ranking, where its own words still rank first
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from common.language.phrases import topic_phrases
 from common.language.tokens import tokens
 from retrieval.history import own_words
-from retrieval.novelty import TermStats
+from retrieval.novelty import Shown, TermStats
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,10 @@ def next_topic(previous: Sequence[TopicPhrase], said: str, shown: Sequence[str],
     candidates = [*own, *weighed(_repeated(grounded, config.evidence_phrases), stats,
                                  config.evidence)]
     if not switched:
-        candidates += [TopicPhrase(p.text, p.weight * config.carried) for p in previous]
+        # Only a turn that says something of its own moves the topic on: "Tell me more"
+        # or "Why?" keeps it as it was.
+        carried = config.carried if own else 1.0
+        candidates += [TopicPhrase(p.text, p.weight * carried) for p in previous]
     # Said again, a phrase adds up: what the conversation keeps coming back to stays.
     best: dict[str, TopicPhrase] = {}
     for phrase in candidates:
@@ -122,6 +125,32 @@ def _repeated(passages: Sequence[str], limit: int) -> list[str]:
             counts[phrase.lower()] = counts.get(phrase.lower(), 0) + 1
     ranked = sorted((p for p, n in counts.items() if n > 1), key=lambda p: -counts[p])
     return ranked[:limit]
+
+
+def answers_read(shown: Sequence[Shown], said: str, texts: Mapping[str, str],
+                 stats: TermStats) -> list[Shown]:
+    """Of the chunks a conversation was shown, those that count as read for a turn that
+    says ``said``: each turn's first (what it was answered with), and any other whose
+    text (``texts``, by chunk id) holds none of the words the turn asks that the query
+    which showed it did not.
+
+    Without an ontology no entity tells a passage about the subject from one that only
+    shares words with it, so the passages below an answer were offered rather than read;
+    a follow-up may take one as its answer ("Tell me more" after a list whose third
+    passage goes on with the subject) without the novelty test keeping it out. One that
+    holds nothing of what is newly asked ("那价格呢" after the broadband's opening
+    passage) stays shown: it would only repeat."""
+    asked = {t for t in tokens(said) if stats.df(t) > 0}
+    first: dict[int, Shown] = {}
+    for record in shown:
+        first.setdefault(record.turn, record)
+    answers = {id(r) for r in first.values()}
+
+    def offered_and_answering(record: Shown) -> bool:
+        new = asked - set(tokens(record.query))
+        return id(record) not in answers and (not new or bool(
+            new & set(tokens(texts.get(record.chunk_id, "")))))
+    return [r for r in shown if not offered_and_answering(r)]
 
 
 def refers_to(topic: Sequence[TopicPhrase]) -> str | None:

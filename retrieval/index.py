@@ -36,12 +36,20 @@ class VectorIndex(Protocol):
     Backend failures surface as ``common.errors.DependencyError``.
     """
 
-    def ensure_collection(self, kb: str, dense: DenseSpec | None = None) -> None:
+    def ensure_collection(self, kb: str, dense: DenseSpec | None = None,
+                          analyzer: str | None = None) -> None:
         """Create the kb's store if it does not exist and make it searchable; idempotent.
 
         ``dense`` is the embedder the kb's vectors come from (None: BM25 only); an
         existing store made for another raises ``common.errors.ConfigurationError``.
+        ``analyzer`` is how BM25 reads the kb's text (``retrieval.analyzers``; None: the
+        existing store's, or ``chinese`` for a new one); an existing store made with
+        another raises ``common.errors.ConfigurationError``.
         """
+        ...
+
+    def analyzer(self, kb: str) -> str:
+        """The BM25 analyzer the kb's store was created with (``retrieval.analyzers``)."""
         ...
 
     def dense_spec(self, kb: str) -> DenseSpec | None:

@@ -34,6 +34,7 @@ from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl
 from kg.aliases import AliasSnapshot
 from understanding.tagging import tag_entities
+from retrieval.analyzers import detect_analyzer
 from retrieval.chunking import chunk_text
 from retrieval.embedders import Embedder
 from retrieval.index import VectorIndex
@@ -58,6 +59,8 @@ class IngestReport:
     unchanged: int = 0
     removed: int = 0
     seconds: float = 0.0
+    # The BM25 analyzer of the kb's collection (retrieval/analyzers.py).
+    analyzer: str = ""
 
 
 class ParsedCorpus(NamedTuple):
@@ -151,23 +154,28 @@ def _refuse_foreign_chunks(kb: str, parsed: ParsedCorpus, stored_ids: dict[str, 
 
 def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot: AliasSnapshot,
                   path: str | None = None, chunk_chars: int = 300,
-                  embedder: Embedder | None = None,
+                  embedder: Embedder | None = None, analyzer: str | None = None,
                   progress: Callable[[int, int], None] | None = None) -> IngestReport:
     """Validate, chunk and tag a corpus file, then store what changed in ``kb``'s collection.
+
+    ``analyzer`` is how BM25 reads the kb's text (``retrieval.analyzers``); None: the
+    existing collection's, or for a new one the corpus' language's.
 
     ``progress(done, total)`` is called after each stored step, ``total`` being the
     number of chunks to write.
 
     Raises:
         FormatError: a bad line, or a chunk id of another document (nothing is written).
-        ConfigurationError: the kb was built with another embedder.
+        ConfigurationError: the kb was built with another embedder or analyzer.
         DependencyError: Milvus or the embeddings endpoint failed.
     """
     started = time.perf_counter()
     parsed = parse_corpus(lines, snapshot, path=path, chunk_chars=chunk_chars)
     chunks, tagged = parsed.chunks, parsed.tagged
     dense = DenseSpec(embedder.name, embedder.dim) if embedder is not None else None
-    index.ensure_collection(kb, dense)
+    if analyzer is None and not index.has_collection(kb):
+        analyzer = detect_analyzer(f"{c.title}\n{c.text}" for c in chunks)
+    index.ensure_collection(kb, dense, analyzer)
     doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
     stored_ids = index.doc_chunk_ids(kb, doc_ids)
     _refuse_foreign_chunks(kb, parsed, stored_ids, index, path)
@@ -194,4 +202,4 @@ def ingest_corpus(kb: str, lines: Iterable[str], *, index: VectorIndex, snapshot
     index.mark_complete(kb)
     return IngestReport(documents=len(doc_ids), chunks=len(chunks), tagged_by_linker=tagged,
                         written=total, unchanged=len(chunks) - total, removed=removed,
-                        seconds=time.perf_counter() - started)
+                        seconds=time.perf_counter() - started, analyzer=index.analyzer(kb))

@@ -14,11 +14,14 @@ chunk and document exclusions, one hit per document when grouping, upsert by
 
 Lexical scoring is BM25 (k1 = 1.2, b = 0.75, Milvus's defaults) over
 ``title + "\\n" + text``, with tokens made here rather than by Milvus's
-Chinese analyser (jieba): Chinese, Japanese and Korean runs give their
-character bigrams (a lone character gives itself), other text gives its
-lower-cased words and numbers. That finds 华东区销售额 in 华东区7月的销售额 and
-"accident insurance" in English text, which is what tests need; its ranking
-is not Milvus's, so no test may depend on the order of two near-equal hits.
+analyzers, following the kb's analyzer (``retrieval.analyzers``): Chinese,
+Japanese and Korean runs give their character bigrams (a lone character gives
+itself; jieba's words in Milvus), other text gives its lower-cased words and
+numbers, and under the ``english`` analyzer those words lose the English stop
+words and are stemmed ("Fees" meets "fee"), as Milvus's English analyzer does.
+That finds 华东区销售额 in 华东区7月的销售额 and "accident insurance" in English
+text, which is what tests need; its ranking is not Milvus's, so no test may depend on the order of two
+near-equal hits.
 """
 
 from __future__ import annotations
@@ -35,32 +38,43 @@ from typing import Any
 
 from common.errors import NotFoundError
 from common.ids import check_kb
+from common.language import cues
 from common.language.normalize import fold_traditional
+import snowballstemmer
+from retrieval.analyzers import LEGACY_ANALYZER, analyzer_mismatch, check_analyzer
 from retrieval.index import (check_chunks, check_filters, check_key, check_limit,
                              check_query_vector, check_vectors, dense_mismatch)
 from retrieval.models import Chunk, DenseSpec, Hit
 
 _K1 = 1.2
+# The Snowball English stemmer, as Milvus's English analyzer (tantivy) applies it.
+_ENGLISH_STEMMER = snowballstemmer.stemmer("english")
 _B = 0.75
 # A run of CJK ideographs, kana or hangul; or a word of letters and digits.
 _TOKEN_RE = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)"
                        r"|([^\W_]+)")
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, analyzer: str = LEGACY_ANALYZER) -> list[str]:
     """BM25 terms of ``text``: CJK character bigrams (traditional characters folded to
-    simplified, as the Milvus collection's BM25 input is) and lower-cased other words.
+    simplified, as the Milvus collection's BM25 input is) and lower-cased other words,
+    which the ``english`` analyzer stems and rids of stop words.
 
     >>> tokens("华东区 sales 2025")
     ['华东', '东区', 'sales', '2025']
+    >>> tokens("The Fees of 2025", "english")
+    ['fee', '2025']
     """
     terms: list[str] = []
     folded = fold_traditional(unicodedata.normalize("NFKC", text).casefold())
+    english = analyzer == "english"
     for cjk, word in _TOKEN_RE.findall(folded):
         if len(cjk) > 1:
             terms.extend(cjk[i:i + 2] for i in range(len(cjk) - 1))
-        else:
+        elif cjk or not english:
             terms.append(cjk or word)
+        elif word not in cues.STOP_WORDS:
+            terms.append(_ENGLISH_STEMMER.stemWord(word))
     return terms
 
 
@@ -76,6 +90,7 @@ class _Stored:
 class _Kb:
     dense: DenseSpec | None
     chunks: dict[str, _Stored]
+    analyzer: str = LEGACY_ANALYZER
 
 
 class InMemoryIndex:
@@ -92,14 +107,23 @@ class InMemoryIndex:
 
     # -- collections ---------------------------------------------------------
 
-    def ensure_collection(self, kb: str, dense: DenseSpec | None = None) -> None:
-        """Create the kb's store unless it exists; an existing one must fit ``dense``."""
+    def ensure_collection(self, kb: str, dense: DenseSpec | None = None,
+                          analyzer: str | None = None) -> None:
+        """Create the kb's store unless it exists; an existing one must fit ``dense`` and
+        ``analyzer`` (None: whichever it has; ``chinese`` for a new one)."""
+        if analyzer is not None:
+            check_analyzer(analyzer)
         with self._lock:
             found = self._kbs.get(check_kb(kb))
             if found is None:
-                self._kbs[kb] = _Kb(dense, {})
+                self._kbs[kb] = _Kb(dense, {}, analyzer or LEGACY_ANALYZER)
             elif found.dense != dense:
                 raise dense_mismatch(kb, found.dense, dense)
+            elif analyzer is not None and found.analyzer != analyzer:
+                raise analyzer_mismatch(kb, found.analyzer, analyzer)
+
+    def analyzer(self, kb: str) -> str:
+        return self._kb(kb).analyzer
 
     def dense_spec(self, kb: str) -> DenseSpec | None:
         return self._kb(kb).dense
@@ -149,7 +173,7 @@ class InMemoryIndex:
             return 0
         store = self._kb(kb)
         checked = check_vectors(kb, store.dense, chunks, vectors)
-        rows = [_stored(chunk, checked[i] if checked is not None else None)
+        rows = [_stored(chunk, checked[i] if checked is not None else None, store.analyzer)
                 for i, chunk in enumerate(chunks)]
         with self._lock:
             store.chunks.update((row.chunk.chunk_id, row) for row in rows)
@@ -207,7 +231,7 @@ class InMemoryIndex:
         store = self._kb(kb)
         check_limit(limit)
         allowed = _filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
-        terms = tokens(query)
+        terms = tokens(query, store.analyzer)
         rows = self._rows(kb)
         if not terms or not rows:
             return []
@@ -273,9 +297,9 @@ def _copy(chunk: Chunk) -> Chunk:
                    auto_tagged=bool(chunk.auto_tagged))
 
 
-def _stored(chunk: Chunk, vector: list[float] | None) -> _Stored:
+def _stored(chunk: Chunk, vector: list[float] | None, analyzer: str) -> _Stored:
     chunk = _copy(chunk)
-    terms = tokens(f"{chunk.title}\n{chunk.text}")
+    terms = tokens(f"{chunk.title}\n{chunk.text}", analyzer)
     return _Stored(chunk, Counter(terms), len(terms),
                    tuple(vector) if vector is not None else None)
 

@@ -10,7 +10,7 @@ Collection ``<prefix><kb>``, one row per chunk:
     title      VARCHAR(2048)
     text       VARCHAR(65535)       the passage as returned to callers
     bm25_text  VARCHAR(65535)       ``title + "\\n" + text``, traditional characters folded to
-                                    simplified, Chinese analyser; BM25 input
+                                    simplified, the kb's analyzer; BM25 input
     sparse     SPARSE_FLOAT_VECTOR  BM25 function output; SPARSE_INVERTED_INDEX, metric BM25
     entities   ARRAY<VARCHAR(128)>  canonical entity ids (at most 64), the entity filter
     auto_tagged BOOL                ``entities`` came from alias matching (re-tagged when
@@ -19,9 +19,11 @@ Collection ``<prefix><kb>``, one row per chunk:
     dense      FLOAT_VECTOR(dim)    only when the kb was created with an embedder; COSINE
 
 The collection description holds ``{"referent": 2, "embedder": name, "dim": n,
-"fold": "t2s"}`` (``embedder`` null for BM25 only): a kb's vectors fit one model,
-so a search or an ingest with another embedder configured is refused with a
-ConfigurationError instead of returning nonsense. ``fold`` says that ``bm25_text``
+"fold": "t2s", "analyzer": "english"}`` (``embedder`` null for BM25 only): a kb's vectors
+fit one model, so a search or an ingest with another embedder configured is refused with
+a ConfigurationError instead of returning nonsense. ``analyzer`` names the BM25 analyzer
+``bm25_text`` was created with (``retrieval.analyzers``; absent: ``chinese``), which
+Milvus also applies to the query. ``fold`` says that ``bm25_text``
 holds traditional characters as simplified ones (年費 as 年费), so the BM25 query is
 folded the same way and 國際漫遊 finds 国际漫游 (and the reverse); a collection made
 before (``"referent": 1``) is searched with the query as typed.
@@ -88,6 +90,12 @@ from common.errors import (
 )
 from common.ids import KB_RE, check_kb
 from common.language.normalize import fold_traditional
+from retrieval.analyzers import (
+    ANALYZER_PARAMS,
+    LEGACY_ANALYZER,
+    analyzer_mismatch,
+    check_analyzer,
+)
 from retrieval.index import (
     MAX_ENTITIES,
     MAX_KEY_BYTES,
@@ -149,6 +157,7 @@ class MilvusIndex:
         self._lite = "://" not in uri
         self._specs: dict[str, DenseSpec | None] = {}
         self._folded: dict[str, bool] = {}
+        self._analyzers: dict[str, str] = {}
         # Interrupted-ingest records, per kb: (read at, record or None).
         self._incomplete: dict[str, tuple[float, dict[str, Any] | None]] = {}
         self._refreshing: set[str] = set()
@@ -177,20 +186,26 @@ class MilvusIndex:
 
     # -- collections ---------------------------------------------------------
 
-    def ensure_collection(self, kb: str, dense: DenseSpec | None = None) -> None:
+    def ensure_collection(self, kb: str, dense: DenseSpec | None = None,
+                          analyzer: str | None = None) -> None:
         """Create the kb's collection (schema, BM25 function, indexes) unless it exists; load it.
 
         Args:
             dense: the embedder the kb's vectors come from; None for BM25 only.
                 An existing collection must have been created with the same one.
+            analyzer: how BM25 reads the kb's text (``retrieval.analyzers``); None: the
+                existing collection's, or ``chinese`` for a new one. An existing
+                collection must have been created with the same one.
 
         Loading matters on a Milvus server, where a released collection cannot
         be searched; it is a no-op when the collection is already loaded.
 
         Raises:
-            ConfigurationError: the collection exists for another embedder.
+            ConfigurationError: the collection exists for another embedder or analyzer.
         """
         name = self._collection(kb)
+        if analyzer is not None:
+            check_analyzer(analyzer)
         with self._errors("create the collection", kb):
             if self._client.has_collection(name, timeout=self._timeout):
                 fields = {f["name"] for f in self._client.describe_collection(
@@ -201,6 +216,8 @@ class MilvusIndex:
                         f"field, needed for re-tagging); drop it and ingest the corpus again: "
                         f"`referent ingest --kb {kb} --recreate FILE`")
                 self.check_dense(kb, dense)
+                if analyzer is not None and self.analyzer(kb) != analyzer:
+                    raise analyzer_mismatch(kb, self.analyzer(kb), analyzer)
                 self._client.load_collection(name, timeout=self._timeout)
                 return
             index_params = self._client.prepare_index_params()
@@ -209,10 +226,19 @@ class MilvusIndex:
             if dense is not None:
                 index_params.add_index(field_name="dense", metric_type="COSINE",
                                        index_type="FLAT" if self._lite else "AUTOINDEX")
-            self._client.create_collection(name, schema=_schema(dense), index_params=index_params,
+            analyzer = analyzer or LEGACY_ANALYZER
+            self._client.create_collection(name, schema=_schema(dense, analyzer),
+                                           index_params=index_params,
                                            consistency_level="Strong", timeout=self._timeout)
         self._specs[kb] = dense
         self._folded[kb] = True
+        self._analyzers[kb] = analyzer
+
+    def analyzer(self, kb: str) -> str:
+        """The BM25 analyzer the kb's collection was created with."""
+        if kb not in self._analyzers:
+            self._describe(kb)
+        return self._analyzers[kb]
 
     def dense_spec(self, kb: str) -> DenseSpec | None:
         """The embedder the kb's collection was created for; None when it is BM25 only."""
@@ -232,6 +258,7 @@ class MilvusIndex:
             description = self._client.describe_collection(name, timeout=self._timeout)
         self._specs[kb] = _spec_of(description)
         self._folded[kb] = _recorded(description).get("fold") == _FOLD
+        self._analyzers[kb] = _analyzer_of(description)
 
     def check_dense(self, kb: str, dense: DenseSpec | None) -> None:
         """Raise ConfigurationError unless the kb was created for the embedder ``dense``."""
@@ -276,6 +303,7 @@ class MilvusIndex:
                 self._client.drop_collection(name, timeout=self._timeout)
         self._specs.pop(kb, None)
         self._folded.pop(kb, None)
+        self._analyzers.pop(kb, None)
         self.mark_complete(kb)
 
     # -- ingest state ----------------------------------------------------------
@@ -647,10 +675,18 @@ def _spec_of(description: dict[str, Any]) -> DenseSpec | None:
     return None
 
 
-def _schema(dense: DenseSpec | None = None) -> Any:
+def _analyzer_of(description: dict[str, Any]) -> str:
+    """The analyzer recorded in a collection's description (``chinese`` for a collection
+    made before the choice existed, or elsewhere)."""
+    recorded = _recorded(description).get("analyzer")
+    return recorded if recorded in ANALYZER_PARAMS else LEGACY_ANALYZER
+
+
+def _schema(dense: DenseSpec | None = None, analyzer: str = LEGACY_ANALYZER) -> Any:
     description = json.dumps({"referent": _DESCRIPTION_VERSION,
                               "embedder": dense.embedder if dense else None,
-                              "dim": dense.dim if dense else None, "fold": _FOLD})
+                              "dim": dense.dim if dense else None, "fold": _FOLD,
+                              "analyzer": analyzer})
     schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False,
                                         description=description)
     schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=MAX_KEY_BYTES)
@@ -658,7 +694,7 @@ def _schema(dense: DenseSpec | None = None) -> Any:
     schema.add_field("title", DataType.VARCHAR, max_length=MAX_TITLE_BYTES)
     schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT_BYTES)
     schema.add_field("bm25_text", DataType.VARCHAR, max_length=MAX_TEXT_BYTES,
-                     enable_analyzer=True, analyzer_params={"type": "chinese"})
+                     enable_analyzer=True, analyzer_params=ANALYZER_PARAMS[analyzer])
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_field("entities", DataType.ARRAY, element_type=DataType.VARCHAR,
                      max_capacity=MAX_ENTITIES, max_length=MAX_ENTITY_ID_CHARS)

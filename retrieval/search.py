@@ -45,7 +45,7 @@ from retrieval.embedders import Embedder, embed_queries
 from retrieval.fusion import rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
-from retrieval.models import Hit
+from retrieval.models import Chunk, Hit
 from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Shown,
                                StatsCache, TermStats, admit, editions, holds_new, unknown_editions)
 from retrieval.request import SearchRequest
@@ -217,6 +217,10 @@ class Retriever:
         if found:
             self._seen[kb] = time.monotonic()
         return found
+
+    def chunks(self, kb: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The stored chunks of ``kb`` with these ids (those still stored)."""
+        return self._index.get_chunks(kb, list(chunk_ids)) if chunk_ids else []
 
     def search(self, kb: str, request: SearchRequest) -> SearchOutcome:
         """Search every query of ``request`` and return its best ``k`` chunks (the

@@ -148,7 +148,9 @@ FUNCTION_CHARS = ""
 # -- topic phrases (common.language.phrases) ----------------------------------------------
 
 # Words that end a topic phrase besides the stop words: what a turn says about the talk
-# ("interesting", "tell me more"), light verbs and vague nouns, never what it is about.
+# ("interesting", "tell me more", "amazing", "I wonder if"), light and common verbs (their
+# -ing forms stay: "running" and "skiing" are topics), time and degree adverbs ("ever",
+# "now", "almost"), conjunctions and vague nouns, never what it is about.
 TOPIC_BREAKS = """
 i i'm i've i'd you you're your yours we our us my mine myself let let's
 okay ok cool wow woah oh ah hmm yeah yes sure great nice interesting really right thanks
@@ -161,6 +163,20 @@ seen look looking try trying heard hear remember help find found use used let
 consider recommend suggest explain describe
 something anything everything nothing someone anyone lot lots bit way ways things stuff
 question answer information info details detail example examples specific
+if whether because since while though although unless until whereas
+ever never now then next before after later soon often always sometimes usually once
+yet else here nowadays today tonight tomorrow yesterday almost nearly roughly especially
+awesome amazing incredible fantastic wonderful beautiful fun hmm huh fair enough
+best better worse worst likely possible important relevant different similar special
+general true false safe legit sad shame deep due last year years month months week weeks
+day days
+""".split() + [w for verb in """
+happen feel love hate care sound seem learn teach visit live play talk speak argue assume
+add mix compare prevent avoid explore exist buy move offer mention wonder expect prefer
+enjoy stop start begin keep leave set meet reach work build bring call show turn stand die
+""".split() for w in (verb, verb + "s", verb + "ed", verb + "d")] + """
+made bought thought saw taught built brought kept left met began ran felt spoke
+talking thinking asking wondering meaning saying wanting hoping
 """.split()
 # Word endings that never carry a topic (regexes): manner adverbs ("currently",
 # "specifically", "unfortunately").

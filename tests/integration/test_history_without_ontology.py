@@ -65,10 +65,13 @@ def test_an_ellipsis_on_turn_two_finds_the_passage_its_history_points_to(runtime
 
     assert second.action == "retrieve"
     assert ids(second)[0] == "bb-price#0"
-    # Shown before and answering what this turn newly asks: back, and marked.
-    assert second.evidence[0].seen_in_turn == 1
-    # The speed passage answers nothing of 价格: it stays out.
+    # Offered below the first turn's answer (not read, dialogue/topics.py) and holding
+    # what this turn newly asks: it competes as an unseen passage.
+    assert second.evidence[0].seen_in_turn is None
+    # The speed passage, the first turn's answer, answers nothing of 价格: it stays out;
+    # so does the opening passage, offered too but holding nothing of 价格.
     assert "bb-speed#0" not in ids(second)
+    assert "bb-open#0" not in ids(second)
     history = second.trace["retrieval"]["history"]
     # Searched after the topic the first turn named, not after its whole question.
     assert history["follow_up"] is True and history["query"] == "千兆宽带网速 那价格呢"

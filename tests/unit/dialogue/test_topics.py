@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dialogue.topics import TopicConfig, TopicPhrase, next_topic, refers_to
-from retrieval.novelty import TermStats
+from dialogue.topics import TopicConfig, TopicPhrase, answers_read, next_topic, refers_to
+from retrieval.novelty import Shown, TermStats
 
 EN = TermStats.from_texts([
     "Climate change means long-term shifts in temperatures and weather patterns.",
@@ -72,6 +72,34 @@ def test_the_shown_passage_adds_what_it_repeats_when_it_is_about_the_question():
     # A passage that shares nothing with what was asked says nothing of the topic.
     unrelated = next_topic([], "What about lotion?", [passage], stats)
     assert "climate change" not in texts(unrelated)
+
+
+@pytest.mark.parametrize(("stats", "opening", "nothing_new"), [
+    (EN, "How does climate change affect farming?", "Tell me more."),
+    (EN, "How does climate change affect farming?", "Why?"),
+    (ZH, "信用卡年费怎么免除？", "再详细说说"),
+])
+def test_turns_that_say_nothing_of_their_own_keep_the_topic_as_it_was(stats, opening,
+                                                                     nothing_new):
+    topic = next_topic([], opening, [], stats)
+    later = topic
+    for _ in range(5):
+        later = next_topic(later, nothing_new, [], stats)
+    assert [(p.text, round(p.weight, 6)) for p in later] == \
+        [(p.text, round(p.weight, 6)) for p in topic]
+
+
+def test_offered_passages_below_an_answer_may_answer_a_turn_that_asks_nothing_new():
+    asked = "How does climate change affect farming?"
+    shown = [Shown("a", "A", 1, asked), Shown("b", "B", 1, asked), Shown("c", "C", 1, asked)]
+    texts = {"a": "Climate change hits farming.", "b": "Essential oils scent a lotion.",
+             "c": "Climate change hits developing countries hardest."}
+    # Only the answer of each turn counts as read.
+    assert [s.chunk_id for s in answers_read(shown, "Tell me more.", texts, EN)] == ["a"]
+    # A turn asking something new: an offered passage holding none of it stays shown.
+    read = answers_read(shown, "What about developing countries?", texts, EN)
+    assert [s.chunk_id for s in read] == ["a", "b"]
+    assert answers_read([], "Tell me more.", {}, EN) == []
 
 
 def test_a_pronoun_points_at_the_topics_first_phrase():

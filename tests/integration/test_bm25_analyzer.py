@@ -1,0 +1,120 @@
+"""The BM25 analyzer follows the corpus language, on a real Milvus Lite: an English kb
+matches across case and inflection, a Chinese kb keeps the Chinese analyzer, and a
+collection keeps the analyzer it was created with."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from common.errors import ConfigurationError
+from kg.aliases import AliasSnapshot
+from kg.ontology import Ontology
+from retrieval.ingest import ingest_corpus
+from retrieval.milvus_index import MilvusIndex
+
+pytestmark = pytest.mark.milvus
+
+ENGLISH = [
+    ("fee", "Library card fee", "A replacement card costs a fee of five euros at the desk."),
+    ("trail", "Trail running", "Trail runners train on hills before racing in the mountains."),
+    ("hours", "Opening hours", "The reading room opens at nine and closes at eight."),
+    ("wifi", "Wireless network", "Visitors connect to the guest network with their card number."),
+]
+CHINESE = [
+    ("fee", "借书证", "补办借书证需要交五元工本费，在服务台办理。"),
+    ("hours", "开放时间", "阅览室每天九点开门，晚上八点关门。"),
+    ("wifi", "无线网络", "读者用借书证号码登录访客网络。"),
+]
+
+
+def lines(docs: list[tuple[str, str, str]]) -> list[str]:
+    return [json.dumps({"doc_id": d, "chunk_id": d, "title": t, "text": x}, ensure_ascii=False)
+            for d, t, x in docs]
+
+
+@pytest.fixture(scope="module")
+def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("milvus") / "referent.db")
+
+
+@pytest.fixture(scope="module")
+def index(milvus_uri: str) -> Iterator[MilvusIndex]:
+    index = MilvusIndex(milvus_uri)
+    yield index
+    index.close()
+
+
+@pytest.fixture
+def kb(index: MilvusIndex) -> Iterator[str]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    index.drop(name)
+
+
+def ingest(index: MilvusIndex, kb: str, docs: list[tuple[str, str, str]],
+           analyzer: str | None = None):
+    return ingest_corpus(kb, lines(docs), index=index, analyzer=analyzer,
+                         snapshot=AliasSnapshot.from_ontology(kb, 0, Ontology()))
+
+
+def first_doc(index: MilvusIndex, kb: str, query: str) -> str | None:
+    hits = index.search(kb, query, limit=3)
+    return hits[0].doc_id if hits else None
+
+
+def recorded_analyzer(milvus_uri: str, kb: str) -> str:
+    """The analyzer another process reads from the collection's record."""
+    other = MilvusIndex(milvus_uri)
+    try:
+        return other.analyzer(kb)
+    finally:
+        other.close()
+
+
+def test_an_english_corpus_is_matched_across_case_and_inflection(milvus_uri, index, kb):
+    report = ingest(index, kb, ENGLISH)
+
+    assert report.analyzer == "english"
+    assert first_doc(index, kb, "Fees") == "fee"
+    assert first_doc(index, kb, "RUNNING trails") == "trail"
+    assert first_doc(index, kb, "when does it open") == "hours"
+    # Recorded with the collection: another process reads the same analyzer.
+    assert recorded_analyzer(milvus_uri, kb) == "english"
+
+
+def test_a_chinese_corpus_keeps_the_chinese_analyzer(milvus_uri, index, kb):
+    report = ingest(index, kb, CHINESE)
+
+    assert report.analyzer == "chinese"
+    assert first_doc(index, kb, "借书证工本费") == "fee"
+    assert first_doc(index, kb, "几点关门") == "hours"
+    assert recorded_analyzer(milvus_uri, kb) == "chinese"
+
+
+def test_a_collection_keeps_its_analyzer_and_an_explicit_other_one_is_refused(index, kb):
+    ingest(index, kb, CHINESE)
+    # Detection never changes an existing collection: English lines go in as they are.
+    assert ingest(index, kb, ENGLISH[:1]).analyzer == "chinese"
+    count = index.count(kb)
+
+    with pytest.raises(ConfigurationError, match="--recreate --analyzer english"):
+        ingest(index, kb, ENGLISH, analyzer="english")
+    assert index.count(kb) == count
+
+
+def test_an_explicit_analyzer_overrides_the_detected_one(index, kb):
+    report = ingest(index, kb, ENGLISH, analyzer="chinese")
+
+    assert report.analyzer == "chinese"
+    # The Chinese analyzer neither folds case nor stems English words.
+    assert first_doc(index, kb, "Fees") is None
+
+
+def test_an_unknown_analyzer_is_refused_before_anything_is_created(index, kb):
+    with pytest.raises(ConfigurationError, match="chinese, english"):
+        ingest(index, kb, ENGLISH, analyzer="french")
+    assert not index.has_collection(kb)
