@@ -127,6 +127,11 @@ def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
                                           else "") + text[cue.start():]
 
 
+def _asks(text: str) -> bool:
+    """Whether a standalone asks something: a question mark, word or particle."""
+    return "?" in text or "？" in text or cues.ASKS_RE.search(text) is not None
+
+
 def _inside(mention, spans: Sequence[tuple[int, int]]) -> bool:
     return any(start <= mention.start and mention.end <= end for start, end in spans)
 
@@ -315,7 +320,8 @@ class RuleRewriter:
                  correction: bool, excluded: Sequence[str] = ()) -> Rewrite | None:
         """A correction, an ellipsis or a sibling follow-up: the previous question's slots
         with what the turn changes, rendered (dialogue/render.py); None when the turn is
-        none of these or changes nothing."""
+        none of these, changes nothing, or the previous turn asked nothing (an ellipsis
+        after a statement borrows no question: the focus is carried instead)."""
         turn_aliases = [link for link in links.links if link.entity_ids
                         and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
         if not (correction or is_ellipsis(detection, links)
@@ -323,6 +329,8 @@ class RuleRewriter:
             return None
         named = [link for link in links.links if link.entity_ids
                  and (link.mention.kind in _WRITTEN_KINDS or is_counterpart(link))]
+        if not correction and not _asks(previous):
+            return None  # a statement before (I'm told X): no question to borrow
         before = read_question(previous, previous_entities, snapshot)
         change = _change(detection, named, snapshot, previous, previous_entities, excluded)
         after = follow_up(before, change, snapshot)
