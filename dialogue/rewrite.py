@@ -321,7 +321,8 @@ class RuleRewriter:
         """A correction, an ellipsis or a sibling follow-up: the previous question's slots
         with what the turn changes, rendered (dialogue/render.py); None when the turn is
         none of these, changes nothing, or the previous turn asked nothing (an ellipsis
-        after a statement borrows no question: the focus is carried instead)."""
+        after a statement borrows no question: the focus is carried instead) or about no
+        entity (without subjects, retrieval's history of the turns carries the topic)."""
         turn_aliases = [link for link in links.links if link.entity_ids
                         and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
         if not (correction or is_ellipsis(detection, links)
@@ -331,6 +332,8 @@ class RuleRewriter:
                  and (link.mention.kind in _WRITTEN_KINDS or is_counterpart(link))]
         if not correction and not _asks(previous):
             return None  # a statement before (I'm told X): no question to borrow
+        if not previous_entities:
+            return None  # no subject to render around: the turn's history carries its topic
         before = read_question(previous, previous_entities, snapshot)
         change = _change(detection, named, snapshot, previous, previous_entities, excluded)
         after = follow_up(before, change, snapshot)

@@ -236,21 +236,22 @@ def load_demo(kb: str, neo4j_store, index) -> None:
 
 
 def load_kb(kb: str, neo4j_store, index, ontology: Iterable[dict[str, Any]],
-            corpus: Iterable[dict[str, Any]], embedder=None) -> str:
+            corpus: Iterable[dict[str, Any]], embedder=None, analyzer: str | None = None) -> str:
     """A test's own ontology and corpus records into ``kb``, as import and ingest do;
-    returns ``kb``."""
+    returns ``kb``. ``analyzer``: the BM25 analyzer (None: chosen from the corpus)."""
     return load_lines(kb, neo4j_store, index,
                       [json.dumps(x, ensure_ascii=False) for x in ontology],
-                      [json.dumps(x, ensure_ascii=False) for x in corpus], embedder)
+                      [json.dumps(x, ensure_ascii=False) for x in corpus], embedder, analyzer)
 
 
 def load_lines(kb: str, neo4j_store, index, ontology: list[str], corpus: list[str],
-               embedder=None) -> str:
+               embedder=None, analyzer: str | None = None) -> str:
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
 
     neo4j_store.import_ontology(kb, ontology)
     ingest_corpus(kb, corpus, index=index, snapshot=SnapshotCache(neo4j_store).get(kb),
+                  analyzer=analyzer,
                   **({"embedder": embedder} if embedder is not None else {}))
     return kb
 
