@@ -127,9 +127,11 @@ def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
                                           else "") + text[cue.start():]
 
 
-def _asks(text: str) -> bool:
-    """Whether a standalone asks something: a question mark, word or particle."""
-    return "?" in text or "？" in text or cues.ASKS_RE.search(text) is not None
+def _stated(text: str) -> bool:
+    """Whether a standalone was written as a statement: it ends with a full stop or an
+    exclamation mark and holds no question mark (a question typed without its mark, as
+    Chinese queries often are, still counts as a question)."""
+    return re.search(r"[.。!！]\s*$", text) is not None and not re.search(r"[?？]", text)
 
 
 def _inside(mention, spans: Sequence[tuple[int, int]]) -> bool:
@@ -320,9 +322,9 @@ class RuleRewriter:
                  correction: bool, excluded: Sequence[str] = ()) -> Rewrite | None:
         """A correction, an ellipsis or a sibling follow-up: the previous question's slots
         with what the turn changes, rendered (dialogue/render.py); None when the turn is
-        none of these, changes nothing, or the previous turn asked nothing (an ellipsis
-        after a statement borrows no question: the focus is carried instead) or about no
-        entity (without subjects, retrieval's history of the turns carries the topic)."""
+        none of these, changes nothing, or the previous turn was a statement (an ellipsis
+        after a statement borrows no question: the focus is carried instead), and in a kb
+        without an ontology (there retrieval's history of the turns carries the topic)."""
         turn_aliases = [link for link in links.links if link.entity_ids
                         and (link.mention.kind is MentionKind.ALIAS or is_counterpart(link))]
         if not (correction or is_ellipsis(detection, links)
@@ -330,10 +332,10 @@ class RuleRewriter:
             return None
         named = [link for link in links.links if link.entity_ids
                  and (link.mention.kind in _WRITTEN_KINDS or is_counterpart(link))]
-        if not correction and not _asks(previous):
+        if not correction and _stated(previous):
             return None  # a statement before (I'm told X): no question to borrow
-        if not previous_entities:
-            return None  # no subject to render around: the turn's history carries its topic
+        if not snapshot.entities:
+            return None  # a kb without an ontology: the turns' history carries the topic
         before = read_question(previous, previous_entities, snapshot)
         change = _change(detection, named, snapshot, previous, previous_entities, excluded)
         after = follow_up(before, change, snapshot)
