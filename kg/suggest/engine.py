@@ -3,7 +3,8 @@
 Each stage is a module of this package, run in this order (later stages read
 what earlier ones found): candidate names (names), entities and editions
 (entities), structural aliases (aliases), types (types), short forms and Latin
-names (aliases), attributes (types), relations and editions (relations),
+names (aliases), the names families share (families), attributes (types),
+relations and editions (relations),
 confusable pairs (confusables).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kg.suggest import aliases, confusables, entities, names, relations, types
+from kg.suggest import aliases, confusables, entities, families, names, relations, types
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.model import Suggestion
 
@@ -53,6 +54,7 @@ def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     kinds = types.assign(suggestion)
     aliases.add_short_forms(suggestion, occurrences, kinds)
     aliases.add_contractions(suggestion)
+    families.add_family_names(suggestion)
     aliases.add_family_variant_forms(suggestion)
 
 

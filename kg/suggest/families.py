@@ -1,0 +1,110 @@
+"""The short name a family of two or three entities shares, though the documents
+write each member's full name: users say the family's name, and Referent must
+ask which member they mean rather than pick one.
+
+Three kinds of family, each read from the members' names alone:
+
+* variants: the name without its variant word (畅行信用卡 for 畅行信用卡标准版 and
+  畅行信用卡白金版; 5G畅享套餐 for its 个人版 and 家庭版);
+* a brand word two or three unrelated things start with (随心 for 随心贷 and
+  随心流量包), when it is no everyday word, no entity's name and not the
+  organisation's own name (a bank's name in front of its cards is its brand, and
+  a turn saying it means the bank);
+* a name that places or units tell apart (中山路支行 for 杭州中山路支行 and
+  宁波中山路支行; 口腔科 for 东院口腔科 and 西院口腔科), when what tells them apart
+  also leads other names of the corpus (杭州分行, 东院): it qualifies, it does
+  not name.
+
+A form more than three entities share says a kind and is left out, as are forms
+that are an entity's own name (that entity keeps it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from common.language import documents as words
+from kg.suggest.entities import ORG_TYPE
+from kg.suggest.evidence import Evidence
+from kg.suggest.model import SuggestedEntity, Suggestion
+from kg.suggest.segment import common_word, words_of
+from kg.suggest.types import head_core
+
+MAX_FAMILY = 3
+_QUALIFIER_CHARS = "（("
+
+
+def add_family_names(suggestion: Suggestion) -> None:
+    """Add each family's shared name to its members, as an ambiguous alias."""
+    members = [e for e in suggestion.entities.values() if e.type != ORG_TYPE]
+    taken = {e.name for e in suggestion.entities.values()}
+    brands = {a for e in suggestion.entities.values() if e.type == ORG_TYPE for a in (e.name, *e.aliases)}
+    rules: list[tuple[Callable[[SuggestedEntity], Iterable[str]], str]] = [
+        (_variant_stem, "the name its variants share, without their variant word"),
+        (_brand_words(members), "the first word two or three names share"),
+        (lambda e: _qualified_head(e, suggestion), "the name without the place or unit that tells them apart"),
+    ]
+    for rule, reason in rules:
+        families: dict[str, list[SuggestedEntity]] = defaultdict(list)
+        for entity in members:
+            for form in set(rule(entity)):
+                families[form].append(entity)
+        for form, owners in families.items():
+            if _is_family(form, owners, taken, brands):
+                evidence = Evidence(0.5, {"holders": len(owners)}, [], reason)
+                for owner in owners:
+                    owner.add_alias(form, evidence)
+
+
+def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands: set[str]) -> bool:
+    """Two or three things share it, it is no everyday word, no entity's own name, and no
+    part of an organisation's name (澄湖 of 澄湖银行 leads its cards: it means the bank)."""
+    stems = {e.stem or e.name for e in owners}
+    return (2 <= len(stems) <= MAX_FAMILY and len(form) >= 2 and form not in taken
+            and not common_word(form) and not any(form in b for b in brands))
+
+
+def _core(entity: SuggestedEntity) -> str:
+    name = entity.stem or entity.name
+    for bracket in _QUALIFIER_CHARS:
+        name = name.split(bracket, 1)[0]
+    return name.strip()
+
+
+def _variant_stem(entity: SuggestedEntity) -> Iterable[str]:
+    core = _core(entity)
+    m = words.VARIANT_TAIL_RE.search(core)
+    if m and m.start() >= 2 and not entity.stem:
+        yield core[: m.start()]
+
+
+def _brand_words(members: list[SuggestedEntity]) -> Callable[[SuggestedEntity], Iterable[str]]:
+    """The first words of names of several words (随心 of 随心流量包); a name the segmenter
+    reads as one word (随心贷) is matched by how it starts."""
+    leads = set()
+    for entity in members:
+        parts = words_of(_core(entity))
+        if len(parts) >= 2 and len(parts[0]) >= 2 and not parts[0].isascii():
+            leads.add(parts[0])
+
+    def starts(entity: SuggestedEntity) -> Iterable[str]:
+        core = _core(entity)
+        return [lead for lead in leads if core.startswith(lead) and len(core) > len(lead)]
+
+    return starts
+
+
+def _qualified_head(entity: SuggestedEntity, suggestion: Suggestion) -> Iterable[str]:
+    """中山路支行 for 杭州中山路支行, when 杭州 also leads a name outside the family (杭州分行)."""
+    parts = words_of(head_core(entity))
+    for n in range(1, len(parts)):
+        lead, head = "".join(parts[:n]), "".join(parts[n:])
+        if len(head) >= 3 and _leads_other_names(lead, head, suggestion):
+            yield head
+            return
+
+
+def _leads_other_names(lead: str, head: str, suggestion: Suggestion) -> bool:
+    return any(o.name.startswith(lead) and not head_core(o).endswith(head)
+               for o in suggestion.entities.values())

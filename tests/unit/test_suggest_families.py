@@ -1,0 +1,55 @@
+"""The short name a family of two or three suggested entities shares, though the
+documents write only each member's full name: it must come out as an ambiguous
+alias, so that a turn saying it is asked which member it means."""
+
+import json
+
+import pytest
+
+from kg.suggest import read_corpus, suggest
+
+
+def line(doc_id, title, text):
+    return json.dumps({"doc_id": doc_id, "title": title, "text": text}, ensure_ascii=False)
+
+
+CORPUS = [
+    line("org", "关于翠湖银行", "翠湖银行是一家城市商业银行，翠湖的客服电话是96000，翠湖在全省设有网点。"),
+    line("card-a", "翠湖借记卡普通版产品说明", "翠湖借记卡普通版免年费，每日取现限额2万元。"),
+    line("card-b", "翠湖借记卡钻石版产品说明", "翠湖借记卡钻石版年费200元，每日取现限额10万元。"),
+    line("loan", "悦行贷产品说明", "悦行贷最高可借20万元，年利率4.5%起。"),
+    line("pack", "悦行流量包产品说明", "悦行流量包每月30元，含20GB流量。"),
+    line("br-a", "江城分行", "江城分行辖下有多个网点，江城分行营业时间为9:00-17:00。"),
+    line("br-b", "海城分行", "海城分行辖下有多个网点，海城分行营业时间为9:00-17:30。"),
+    line("site-a", "江城解放路网点", "江城解放路网点周六营业，江城解放路网点电话0571-1111。"),
+    line("site-b", "海城解放路网点", "海城解放路网点周六不营业，海城解放路网点电话0574-2222。"),
+]
+
+
+@pytest.fixture(scope="module")
+def result():
+    return suggest(read_corpus(CORPUS))
+
+
+def holders(result, alias):
+    return {e.name for e in result.entities.values() if alias == e.name or alias in e.aliases}
+
+
+def test_variants_share_their_name_without_the_variant_word(result):
+    assert holders(result, "翠湖借记卡") == {"翠湖借记卡普通版", "翠湖借记卡钻石版"}
+
+
+def test_two_things_a_rare_first_word_starts_share_it(result):
+    # 悦行贷 is one word to the segmenter; it still starts with the brand 悦行.
+    assert holders(result, "悦行") == {"悦行贷", "悦行流量包"}
+
+
+def test_places_that_tell_units_apart_are_dropped_together(result):
+    # 江城 and 海城 lead other names (their branches): they qualify the unit's name.
+    assert holders(result, "解放路网点") == {"江城解放路网点", "海城解放路网点"}
+    assert "解放路网点" in result.ambiguous_aliases()
+
+
+def test_the_organisations_name_is_no_familys_name(result):
+    # 翠湖 leads both cards, but it names the bank: a turn saying it means the bank.
+    assert holders(result, "翠湖") <= {"翠湖银行"}
