@@ -60,8 +60,10 @@ def add_family_names(suggestion: Suggestion) -> None:
 def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands: set[str]) -> bool:
     """Two or three things share it, it is no everyday word, no entity's own name, and no
     part of an organisation's name (澄湖 of 澄湖银行 leads its cards: it means the bank)."""
-    stems = {e.stem or e.name for e in owners}
-    return (2 <= len(stems) <= MAX_FAMILY and len(form) >= 2 and form not in taken
+    # The bracketed variants of one name (X（A）, X（B）) already share X; what follows a
+    # lead they both have does not tell them apart.
+    cores = {_core(e) for e in owners}
+    return (2 <= len(cores) <= MAX_FAMILY and len(form) >= 2 and form not in taken
             and not common_word(form) and not any(form in b for b in brands))
 
 

@@ -62,6 +62,8 @@ SHARED_FORMS = [
     line("app-b", "福安就医App使用说明", "福安就医App可以挂号和缴费。App首页有报告查询。"),
     line("bag-a", "国内随身行李规定", "国内随身行李规定：每位旅客可带一件随身行李，重量不超过7公斤。"),
     line("bag-b", "国际随身行李规定", "国际随身行李规定：每位旅客可带两件随身行李，重量不超过10公斤。"),
+    line("hall-a", "晴川贵宾厅（厦门高崎）", "晴川贵宾厅（厦门高崎）位于T3航站楼，开放时间6:00-22:00。"),
+    line("hall-b", "晴川贵宾厅（福州长乐）", "晴川贵宾厅（福州长乐）位于T2航站楼，开放时间7:00-21:00。"),
 ]
 
 
@@ -77,3 +79,10 @@ def test_an_alias_one_name_got_is_shared_with_the_others_ending_in_it(shared):
 
 def test_the_words_before_an_everyday_last_word_are_a_short_form(shared):
     assert holders(shared, "随身行李") == {"国内随身行李规定", "国际随身行李规定"}
+
+
+def test_bracketed_variants_of_one_name_get_no_family_name_after_their_shared_lead(shared):
+    # Both start with the airline's 晴川: the brackets tell them apart, and 晴川贵宾厅 is
+    # already their shared name; 贵宾厅 alone would only widen it.
+    assert holders(shared, "晴川贵宾厅") == {"晴川贵宾厅（厦门高崎）", "晴川贵宾厅（福州长乐）"}
+    assert holders(shared, "贵宾厅") == set()
