@@ -43,7 +43,7 @@ def add_family_names(suggestion: Suggestion) -> None:
     rules: list[tuple[Callable[[SuggestedEntity], Iterable[str]], str]] = [
         (_variant_stem, "the name its variants share, without their variant word"),
         (_brand_words(members), "the first word two or three names share"),
-        (lambda e: _qualified_head(e, suggestion), "the name without the place or unit that tells them apart"),
+        (_qualified_heads(suggestion), "the name without the place or unit that tells them apart"),
     ]
     for rule, reason in rules:
         families: dict[str, list[SuggestedEntity]] = defaultdict(list)
@@ -84,29 +84,32 @@ def _variant_stem(entity: SuggestedEntity) -> Iterable[str]:
 def _brand_words(members: list[SuggestedEntity]) -> Callable[[SuggestedEntity], Iterable[str]]:
     """The first words of names of several words (随心 of 随心流量包); a name the segmenter
     reads as one word (随心贷) is matched by how it starts."""
-    leads = set()
+    leads: dict[str, set[str]] = defaultdict(set)  # its first two characters → the lead
     for entity in members:
         parts = words_of(_core(entity))
         if len(parts) >= 2 and len(parts[0]) >= 2 and not parts[0].isascii():
-            leads.add(parts[0])
+            leads[parts[0][:2]].add(parts[0])
 
     def starts(entity: SuggestedEntity) -> Iterable[str]:
         core = _core(entity)
-        return [lead for lead in leads if core.startswith(lead) and len(core) > len(lead)]
+        return [lead for lead in leads.get(core[:2], ()) if core.startswith(lead) and len(core) > len(lead)]
 
     return starts
 
 
-def _qualified_head(entity: SuggestedEntity, suggestion: Suggestion) -> Iterable[str]:
+def _qualified_heads(suggestion: Suggestion) -> Callable[[SuggestedEntity], Iterable[str]]:
     """中山路支行 for 杭州中山路支行, when 杭州 also leads a name outside the family (杭州分行)."""
-    parts = words_of(head_core(entity))
-    for n in range(1, len(parts)):
-        lead, head = "".join(parts[:n]), "".join(parts[n:])
-        if len(head) >= 3 and _leads_other_names(lead, head, suggestion):
-            yield head
-            return
+    heads_by_lead: dict[str, list[str]] = defaultdict(list)  # a name's start → the heads of its names
+    for other in suggestion.entities.values():
+        for n in range(1, len(other.name) + 1):
+            heads_by_lead[other.name[:n]].append(head_core(other))
 
+    def head(entity: SuggestedEntity) -> Iterable[str]:
+        parts = words_of(head_core(entity))
+        for n in range(1, len(parts)):
+            lead, rest = "".join(parts[:n]), "".join(parts[n:])
+            if len(rest) >= 3 and any(not h.endswith(rest) for h in heads_by_lead.get(lead, ())):
+                return [rest]
+        return []
 
-def _leads_other_names(lead: str, head: str, suggestion: Suggestion) -> bool:
-    return any(o.name.startswith(lead) and not head_core(o).endswith(head)
-               for o in suggestion.entities.values())
+    return head
