@@ -140,8 +140,7 @@ def _forms(core: str) -> set[str]:
 def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set[str]) -> None:
     """Short forms the passages use on their own, for every entity whose name holds them."""
     entities = list(suggestion.entities.values())
-    own_names = {e.name for e in entities}
-    names = own_names | {a for e in entities for a in e.aliases}
+    names = {e.name for e in entities} | {a for e in entities for a in e.aliases}
     holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
     qualifiers: set[str] = set()
     for entity in entities:
@@ -154,14 +153,9 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
     containing = _containing(names, holders)
     for form in sorted(holders, key=len, reverse=True):
         owners = holders[form]
-        if form in kinds or form in own_names:  # an entity's own name stays its own
+        if form in kinds or form in names:  # a name some entity holds already stays its own
             continue
-        held = {e.stem or e.name for e in entities if form in e.aliases}
-        if held and any(_core(e.stem or e.name).startswith(form) for e in owners):
-            continue  # 手机银行关怀版 is a variant of what 手机银行 names, not another 手机银行
-        # Otherwise an alias one entity has (App, the name without the organisation's) is
-        # shared with the other names that end in it, not kept by the first that got it.
-        if len({e.stem or e.name for e in owners} | held) > MAX_SHARED or form not in occurrences:
+        if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences:
             continue
         if common_word(form) or (form not in qualifiers and not all(
                 _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
@@ -255,10 +249,6 @@ def _keeps_head_or_lead(form: str, core: str) -> bool:
     if form[-1] == core[-1]:
         return True
     parts = words_of(core)
-    if len(parts) >= 3 and common_word(parts[-1]) and len(form) >= 3 and any(
-            form == "".join(parts[i:-1]) and all(len(p) >= 2 for p in parts[i:-1])
-            for i in range(1, len(parts) - 1)):
-        return True  # the words before an everyday last word, the first left out: 托运行李 for 国内托运行李规定
     if len(parts) >= 2 and form == core[: -len(parts[-1])] and common_word(parts[-1]):
         return True  # the name without an everyday last word: 退换货 for 退换货规则
     first = parts[0]

@@ -55,34 +55,20 @@ def test_the_organisations_name_is_no_familys_name(result):
     assert holders(result, "翠湖") <= {"翠湖银行"}
 
 
-SHARED_FORMS = [
+LOUNGES = [
     line("org-a", "关于晴川航空", "晴川航空是一家航空公司，晴川的总部在厦门，晴川在全国有航线。"),
-    line("org-b", "关于福安医疗集团", "福安医疗集团下设三家医院。"),
-    line("app-a", "晴川航空App使用说明", "晴川航空App可以值机和选座。在App里也能改签。"),
-    line("app-b", "福安就医App使用说明", "福安就医App可以挂号和缴费。App首页有报告查询。"),
-    line("bag-a", "国内随身行李规定", "国内随身行李规定：每位旅客可带一件随身行李，重量不超过7公斤。"),
-    line("bag-b", "国际随身行李规定", "国际随身行李规定：每位旅客可带两件随身行李，重量不超过10公斤。"),
     line("hall-a", "晴川贵宾厅（厦门高崎）", "晴川贵宾厅（厦门高崎）位于T3航站楼，开放时间6:00-22:00。"),
     line("hall-b", "晴川贵宾厅（福州长乐）", "晴川贵宾厅（福州长乐）位于T2航站楼，开放时间7:00-21:00。"),
 ]
 
 
 @pytest.fixture(scope="module")
-def shared():
-    return suggest(read_corpus(SHARED_FORMS))
+def lounges():
+    return suggest(read_corpus(LOUNGES))
 
 
-def test_an_alias_one_name_got_is_shared_with_the_others_ending_in_it(shared):
-    # 晴川航空App gets App as its name without the airline's; the clinic's App is one too.
-    assert holders(shared, "App") == {"晴川航空App", "福安就医App"}
-
-
-def test_the_words_before_an_everyday_last_word_are_a_short_form(shared):
-    assert holders(shared, "随身行李") == {"国内随身行李规定", "国际随身行李规定"}
-
-
-def test_bracketed_variants_of_one_name_get_no_family_name_after_their_shared_lead(shared):
+def test_bracketed_variants_of_one_name_get_no_family_name_after_their_shared_lead(lounges):
     # Both start with the airline's 晴川: the brackets tell them apart, and 晴川贵宾厅 is
     # already their shared name; 贵宾厅 alone would only widen it.
-    assert holders(shared, "晴川贵宾厅") == {"晴川贵宾厅（厦门高崎）", "晴川贵宾厅（福州长乐）"}
-    assert holders(shared, "贵宾厅") == set()
+    assert holders(lounges, "晴川贵宾厅") == {"晴川贵宾厅（厦门高崎）", "晴川贵宾厅（福州长乐）"}
+    assert holders(lounges, "贵宾厅") == set()
