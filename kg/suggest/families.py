@@ -4,15 +4,15 @@ ask which member they mean rather than pick one.
 
 Three kinds of family, each read from the members' names alone:
 
-* variants: the name without its variant word (畅行信用卡 for 畅行信用卡标准版 and
-  畅行信用卡白金版; 5G畅享套餐 for its 个人版 and 家庭版);
-* a brand word two or three unrelated things start with (随心 for 随心贷 and
-  随心流量包), when it is no everyday word, no entity's name and not the
+* variants: the name without its variant word (晨星信用卡 for 晨星信用卡标准版 and
+  晨星信用卡白金版; 星辰套餐 for its 个人版 and 家庭版);
+* a brand word two or three unrelated things start with (悦行 for 悦行贷 and
+  悦行流量包), when it is no everyday word, no entity's name and not the
   organisation's own name (a bank's name in front of its cards is its brand, and
   a turn saying it means the bank);
-* a name that places or units tell apart (中山路支行 for 杭州中山路支行 and
-  宁波中山路支行; 口腔科 for 东院口腔科 and 西院口腔科), when what tells them apart
-  also leads other names of the corpus (杭州分行, 东院): it qualifies, it does
+* a name that places or units tell apart (解放路网点 for 江城解放路网点 and
+  海城解放路网点; 皮肤科 for 北坪皮肤科 and 南坪皮肤科), when what tells them apart
+  also leads other names of the corpus (江城分行, 北坪): it qualifies, it does
   not name.
 
 A form more than three entities share says a kind and is left out, as are forms
@@ -59,7 +59,7 @@ def add_family_names(suggestion: Suggestion) -> None:
 
 def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands: set[str]) -> bool:
     """Two or three things share it, it is no everyday word, no entity's own name, and no
-    part of an organisation's name (澄湖 of 澄湖银行 leads its cards: it means the bank)."""
+    part of an organisation's name (翠湖 of 翠湖银行 leads its cards: it means the bank)."""
     # The bracketed variants of one name (X（A）, X（B）) already share X; what follows a
     # lead they both have does not tell them apart.
     cores = {_core(e) for e in owners}
@@ -82,8 +82,8 @@ def _variant_stem(entity: SuggestedEntity) -> Iterable[str]:
 
 
 def _brand_words(members: list[SuggestedEntity]) -> Callable[[SuggestedEntity], Iterable[str]]:
-    """The first words of names of several words (随心 of 随心流量包); a name the segmenter
-    reads as one word (随心贷) is matched by how it starts."""
+    """The first words of names of several words (悦行 of 悦行流量包); a name the segmenter
+    reads as one word (悦行贷) is matched by how it starts."""
     leads: dict[str, set[str]] = defaultdict(set)  # its first two characters → the lead
     for entity in members:
         parts = words_of(_core(entity))
@@ -98,7 +98,7 @@ def _brand_words(members: list[SuggestedEntity]) -> Callable[[SuggestedEntity], 
 
 
 def _qualified_heads(suggestion: Suggestion) -> Callable[[SuggestedEntity], Iterable[str]]:
-    """中山路支行 for 杭州中山路支行, when 杭州 also leads a name outside the family (杭州分行)."""
+    """解放路网点 for 江城解放路网点, when 江城 also leads a name outside the family (江城分行)."""
     heads_by_lead: dict[str, list[str]] = defaultdict(list)  # a name's start → the heads of its names
     for other in suggestion.entities.values():
         for n in range(1, len(other.name) + 1):
