@@ -4,8 +4,7 @@ Each stage is a module of this package, run in this order (later stages read
 what earlier ones found): candidate names (names), entities and editions
 (entities), structural aliases (aliases), types (types), short forms and Latin
 names (aliases), the names families share (families), attributes (types),
-relations and editions (relations),
-confusable pairs (confusables).
+relations and editions (relations), confusable pairs (confusables).
 """
 
 from __future__ import annotations
