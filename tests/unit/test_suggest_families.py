@@ -2,15 +2,10 @@
 documents write only each member's full name: it must come out as an ambiguous
 alias, so that a turn saying it is asked which member it means."""
 
-import json
-
 import pytest
 
 from kg.suggest import read_corpus, suggest
-
-
-def line(doc_id, title, text):
-    return json.dumps({"doc_id": doc_id, "title": title, "text": text}, ensure_ascii=False)
+from tests.unit.test_suggest import line
 
 
 CORPUS = [
