@@ -19,6 +19,7 @@ from common.language.normalize import is_cjk, turn_language
 from common.language.relative import anchored
 from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
                                revisit_cue, side_spans, strip_conversation_cues)
+from dialogue.framing import kept_question
 from dialogue.policy.counterparts import corrected_spans, is_counterpart
 from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, render,
                              same_type, written_name)
@@ -218,6 +219,7 @@ class RuleRewriter:
             detection, request.links, request.snapshot, entities=request.links.resolved,
             previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
             previous_entities=last.entities if last else (),
+            previous_slots=kept_question(last, request.snapshot),
             correction=kind is TurnKind.CORRECTION,
             continuation=kind is TurnKind.CONTINUATION
             or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"),
@@ -240,6 +242,7 @@ class RuleRewriter:
         state = request.state
         last = state.last_turn
         previous = last.standalone if last and last.action != "clarify" else None
+        previous_slots = kept_question(last, request.snapshot) if previous else None
         queries: list[str] = []
         entities: list[str] = []
         for reading in request.readings:
@@ -247,6 +250,7 @@ class RuleRewriter:
                               entities=reading.links.resolved or (reading.chosen,),
                               previous_standalone=previous,
                               previous_entities=last.entities if last else (),
+                              previous_slots=previous_slots,
                               times=_slot_values(state, "time"))
             entities.extend(e for e in rw.entities if e not in entities)
             queries.extend(q for q in rw.queries if q not in queries)
@@ -267,13 +271,16 @@ class RuleRewriter:
 
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
-                previous_entities: Sequence[str], correction: bool = False,
+                previous_entities: Sequence[str],
+                previous_slots: QuestionSlots | None = None, correction: bool = False,
                 continuation: bool = False, times: Sequence[str] | None = None,
                 compared: Sequence[str] = (), attributes: Sequence[str] = (),
                 earlier_times: Sequence[str] = (), excluded: Sequence[str] = ()) -> Rewrite:
         """Write the standalone query.
 
         Args:
+            previous_slots: the previous question as slots, as its turn kept them; None
+                reads them off ``previous_standalone`` (a turn saved before turns kept them).
             correction: the turn corrects the previous one (不对，我问的是B): the
                 previous query is asked again with B in place of what it replaces.
             continuation: the turn goes on with the previous one's topic: what the
@@ -293,7 +300,7 @@ class RuleRewriter:
         lang = turn_language(detection.text, names)
         if previous_standalone:
             swapped = self._swapped(detection, links, snapshot, previous_standalone,
-                                    previous_entities, lang, correction, excluded)
+                                    previous_entities, previous_slots, correction, excluded)
             if swapped is not None:
                 return swapped
         out, replaced_any = self._names_written(detection, links, snapshot, lang, times)
@@ -318,8 +325,9 @@ class RuleRewriter:
                                    earlier_times)
 
     def _swapped(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
-                 previous: str, previous_entities: Sequence[str], lang: str,
-                 correction: bool, excluded: Sequence[str] = ()) -> Rewrite | None:
+                 previous: str, previous_entities: Sequence[str],
+                 previous_slots: QuestionSlots | None, correction: bool,
+                 excluded: Sequence[str] = ()) -> Rewrite | None:
         """A correction, an ellipsis or a sibling follow-up: the previous question's slots
         with what the turn changes, rendered (dialogue/render.py); None when the turn is
         none of these, changes nothing, or the previous turn was a statement (an ellipsis
@@ -336,7 +344,8 @@ class RuleRewriter:
             return None  # a statement before (I'm told X): no question to borrow
         if not snapshot.entities:
             return None  # a kb without an ontology: the turns' history carries the topic
-        before = read_question(previous, previous_entities, snapshot)
+        before = previous_slots or read_question(previous, previous_entities, snapshot)
+        read = "kept slots" if previous_slots else "slots read from its standalone"
         change = _change(detection, named, snapshot, previous, previous_entities, excluded)
         after = follow_up(before, change, snapshot)
         if replace(after, said=()) == replace(before, said=()):
@@ -348,7 +357,7 @@ class RuleRewriter:
         entities = [*(e for e in change.subjects if e in after.entities), *after.entities, *compared]
         return Rewrite(standalone, (standalone,), tuple(dict.fromkeys(entities)),
                        ("correction" if correction else "ellipsis")
-                       + ": the previous question's slots with the turn's, rendered", after)
+                       + f": the previous question's {read} with the turn's, rendered", after)
 
     def _names_written(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
                        lang: str, times: Sequence[str] | None) -> tuple[str, bool]:
