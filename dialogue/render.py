@@ -36,7 +36,7 @@ from common.language.templates import TEMPLATES, name_links, template
 from kg.aliases import AliasSnapshot
 from understanding.frame import FIELD_RE as _FIELD_RE
 from understanding.frame import QuestionSlots
-from understanding.mentions import Mention, MentionKind, detect_mentions
+from understanding.mentions import Detection, Mention, MentionKind, detect_mentions
 
 # Between two names written together (A和B, A、B, A and B): they are one place.
 _BETWEEN_NAMES_RE = re.compile(rf"^\s*(?:{'|'.join(map(re.escape, name_links()))})?\s*$", re.IGNORECASE)
@@ -81,6 +81,30 @@ def read_question(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -
                    if (words := _beside(text[s:e], subjects[i], snapshot)))
     return QuestionSlots(lang, _pattern(text, pieces), tuple(subjects), tuple(times),
                          tuple(attribute), tuple(compared), beside, negations)
+
+
+def read_turn(detection: Detection, subjects: Sequence[str], lang: str, *, lead: int = 0,
+              asked: str = "", carried: Sequence[str] = (),
+              put: tuple[int, str] | None = None) -> QuestionSlots:
+    """A turn that names none of its ``subjects`` as slots, from its own detection (no
+    parse): its words are the pattern, its times and attributes in their places; the
+    subjects, with the times ``carried`` from the dialogue, go where the language's
+    template puts them. ``lead``: where the question starts (a continuation cue before it
+    is left out); ``asked``: the attribute the turn left out, written before its words;
+    ``put``: words written in at a position (``(at, words)``)."""
+    text = detection.text
+    pieces: list[tuple[int, int, str]] = [(0, lead, "")] if lead else []
+    if put is not None:
+        pieces.append((put[0], put[0], _escaped(put[1])))
+    said = [m for m in detection.mentions if m.kind in (MentionKind.TIME, MentionKind.ATTRIBUTE)
+            and m.start >= lead]
+    times, attribute = _slot_pieces(said, pieces)
+    if asked:
+        pieces.append((lead, lead, f"{{a{len(attribute)}}}"))
+        attribute.append(asked)
+    negations = tuple(m.text for m in detection.of(MentionKind.NEGATION) if m.start >= lead)
+    return QuestionSlots(lang, _pattern(text, pieces), tuple(subjects), (*times, *carried),
+                         tuple(attribute), negations=negations)
 
 
 def _beside(written: str, entity_id: str, snapshot: AliasSnapshot) -> str:

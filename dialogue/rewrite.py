@@ -21,8 +21,8 @@ from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ell
                                revisit_cue, side_spans, strip_conversation_cues)
 from dialogue.framing import kept_question
 from dialogue.policy.counterparts import corrected_spans, is_counterpart
-from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, render,
-                             same_type, written_name)
+from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, read_turn,
+                             render, same_type, written_name)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from understanding.linker import Link, LinkResult
@@ -119,13 +119,20 @@ def _asks_without_object(detection: Detection, links: LinkResult) -> bool:
 def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
     """两个版本月费差多少 → 2025版和2024版两个版本月费差多少, from the last two versions named
     (the user's words stay: they may name what is asked)."""
+    put = _versions_put(text, earlier)
+    return None if put is None else text[:put[0]] + put[1] + text[put[0]:]
+
+
+def _versions_put(text: str, earlier: Sequence[str]) -> tuple[int, str] | None:
+    """Where "both versions" is said and the two versions it stands for, as written in
+    before it."""
     cue = _BOTH_VERSIONS_RE.search(text)
     pair = list(dict.fromkeys(earlier))[:2]
     if cue is None or len(pair) < 2:
         return None
-    joined = cues.wording(turn_language(text)).join(pair)
-    return text[:cue.start()] + joined + ("" if joined.endswith(cue.group(0)) else " " if turn_language(text) == "en"
-                                          else "") + text[cue.start():]
+    lang = turn_language(text)
+    joined = cues.wording(lang).join(pair)
+    return cue.start(), joined + ("" if joined.endswith(cue.group(0)) else " " if lang == "en" else "")
 
 
 def _stated(text: str) -> bool:
@@ -393,21 +400,36 @@ class RuleRewriter:
                        entities: Sequence[str], lang: str, asked: str,
                        missing_times: Sequence[str], earlier_times: Sequence[str]) -> Rewrite:
         """Nothing in the turn names an entity: it is about the focus, at the dialogue's
-        time (``missing_times``), and about the attribute ``asked`` when it left it out."""
+        time (``missing_times``), and about the attribute ``asked`` when it left it out.
+        The turn's own words as slots, the focus written by the language's template
+        (dialogue/render.py); an English question whose subject is "the <word>" of the
+        focus's names, or that leaves out its attribute, gets the names written in."""
         text = detection.text
         # A version the focus's names say (套餐（2024版）) is written by them, not again.
         said = [snapshot.name(e) for e in entities]
-        carried = "".join(t for t in missing_times if t not in text and not any(t in n for n in said))
-        versions = _both_versions(text, earlier_times)
+        carried = [t for t in missing_times if t not in text and not any(t in n for n in said)]
+        versions = _versions_put(text, earlier_times)
         if versions:
-            text, carried = versions, ""
-        if lang == "en":
-            standalone = self._english_with_names(text, [*entities], carried, asked, snapshot)
+            carried = []
+        if lang == "en" and (asked or self._english_subject(text, entities, snapshot)):
+            written = text if versions is None else _both_versions(text, earlier_times)
+            standalone = self._english_with_names(written, [*entities], "".join(carried), asked,
+                                                  snapshot)
             return Rewrite(standalone, (standalone,), tuple(entities),
-                           "focus entity named in the English question")
-        prefix = _join([snapshot.name(e) for e in entities], lang)
-        standalone = glue(prefix + carried + asked, _LEADING_CUE_RE.sub("", text) or text)
-        return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
+                           "focus entity written into the English question")
+        cue = _LEADING_CUE_RE.match(text) if lang != "en" else None
+        lead = cue.end() if cue and cue.end() < len(text) else 0
+        slots = read_turn(detection, entities, lang, lead=lead, asked=asked, carried=carried,
+                          put=versions)
+        standalone = render(slots, snapshot)
+        return Rewrite(standalone, (standalone,), tuple(entities),
+                       "focus entity carried: the turn's words rendered with it", slots)
+
+    @staticmethod
+    def _english_subject(text: str, entities: Sequence[str], snapshot: AliasSnapshot):
+        """"The <word>" of an English question that stands for the focus, if any."""
+        return next((m for m in cues.SUBJECT_RE.finditer(text)
+                     if _names_it(m.group(1), entities, snapshot)), None)
 
     @staticmethod
     def _english_with_names(text: str, entities: Sequence[str], times: str, asked: str,
@@ -420,8 +442,7 @@ class RuleRewriter:
         is asked, not the entity."""
         names = " and ".join(written_name(e, "", "en", snapshot) for e in entities)
         extra = " ".join(x for x in (times, asked) if x)
-        subject = next((m for m in cues.SUBJECT_RE.finditer(text)
-                        if _names_it(m.group(1), entities, snapshot)), None)
+        subject = RuleRewriter._english_subject(text, entities, snapshot)
         if subject:
             head = snapshot.name(entities[0])
             written = f"{head} {extra}".strip() + f" ({subject.group(0)})"
