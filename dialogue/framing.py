@@ -15,7 +15,7 @@ from typing import Any
 
 from dialogue.classify import TurnKind, asks_for_more
 from dialogue.policy.decision import Clarify, PlanQueries, Resume
-from dialogue.render import read_question
+from dialogue.render import read_question, render
 from dialogue.state import SessionState, TurnRecord
 from dialogue.transition import TurnOutcome
 from kg.aliases import AliasSnapshot
@@ -55,12 +55,16 @@ def kept_question(record: TurnRecord | None, snapshot: AliasSnapshot) -> Questio
     return frame.question_for(snapshot_key(snapshot)) if frame is not None else None
 
 
-def _question(record: TurnRecord, snapshot: AliasSnapshot) -> QuestionSlots | None:
-    """The turn's standalone as slots, about the entities the turn record keeps (what a
-    follow-up takes as the previous question's subjects); none in a kb without an
-    ontology, where no follow-up is rendered."""
+def _question(record: TurnRecord, rendered: QuestionSlots | None,
+              snapshot: AliasSnapshot) -> QuestionSlots | None:
+    """The turn's standalone as slots: those it was rendered from, when it is their
+    render as searched, else the standalone read into slots about the entities the
+    turn record keeps (a standalone the rules wrote in place, or another rewriter's);
+    none in a kb without an ontology, where no follow-up is rendered."""
     if not snapshot.entities:
         return None
+    if rendered is not None and render(rendered, snapshot) == record.standalone:
+        return rendered
     return read_question(record.standalone, record.entities, snapshot)
 
 
@@ -78,7 +82,8 @@ def turn_frame(before: SessionState, after: SessionState, outcome: TurnOutcome,
         attribute=values(slots.attribute), times=values(slots.time),
         comparison=values(slots.comparison),
         corrected_away=tuple(e for e in after.negated if e not in before.negated),
-        standalone=outcome.standalone, question=_question(after.recent[-1], snapshot),
+        standalone=outcome.standalone,
+        question=_question(after.recent[-1], outcome.question, snapshot),
         question_snapshot=snapshot_key(snapshot))
 
 

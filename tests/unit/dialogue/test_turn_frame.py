@@ -160,12 +160,14 @@ def test_a_follow_up_starts_from_the_previous_turns_kept_slots(engine, parses, q
     read_start, parse_start = len(questions_read), len(parses)
     follow = engine.handle(KB, session, CONVERSATION[1])
     assert follow.standalone == "华南区7月的销售额是多少"
-    # The previous standalone is neither read into slots nor parsed again: only the
-    # follow-up's own standalone is read, once, for the next turn to start from.
-    assert first.standalone not in questions_read[read_start:]
-    assert questions_read[read_start:] == [follow.standalone]
+    # The previous standalone is neither read into slots nor parsed again, nor is the
+    # follow-up's own: the next turn starts from the slots it was rendered from.
+    assert questions_read[read_start:] == []
     assert (first.standalone, True) not in parses[parse_start:]
     assert "kept slots" in follow.trace["rewrite"]["how"]
+    kept = TurnFrame.from_stored(engine._sessions.load(KB, session).recent[-1].frame)
+    assert kept.question.pattern == "{s0}{t0}的{a0}是多少"
+    assert kept.question.subjects == ("region.south",)
 
 
 def test_the_frame_keeps_the_turns_question_as_slots(engine):
@@ -210,7 +212,7 @@ def test_a_session_whose_frames_kept_no_slots_reads_the_previous_standalone(
     start = len(questions_read)
     follow = engine.handle(KB, session, CONVERSATION[1])
     assert follow.standalone == "华南区7月的销售额是多少"
-    assert questions_read[start:] == [first.standalone, follow.standalone]
+    assert questions_read[start:] == [first.standalone]
     assert "slots read from its standalone" in follow.trace["rewrite"]["how"]
     kept = TurnFrame.from_stored(store.load(KB, session).recent[-1].frame)
     assert kept.format == FRAME_FORMAT and kept.question.subjects == ("region.south",)
