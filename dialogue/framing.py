@@ -51,8 +51,7 @@ def kept_question(record: TurnRecord | None, snapshot: AliasSnapshot) -> Questio
     """The slots ``record``'s standalone was rendered from or read as, when its frame kept
     them against ``snapshot``; None for a turn saved before frames kept them, or after an
     alias refresh (the standalone is read again then)."""
-    frame = TurnFrame.from_stored(record.frame) if record is not None else None
-    return frame.question_for(snapshot_key(snapshot)) if frame is not None else None
+    return TurnFrame.stored_question(record.frame, snapshot_key(snapshot)) if record else None
 
 
 def _question(record: TurnRecord, rendered: QuestionSlots | None,

@@ -128,6 +128,20 @@ class TurnFrame:
         """The frame a session kept; None for one of another format or malformed."""
         return _loaded(data)
 
+    @staticmethod
+    def stored_question(data: Any, snapshot_key: Sequence[Any]) -> QuestionSlots | None:
+        """The question as slots of a kept frame, made against this snapshot, read without
+        the rest of the frame; None when there is none or it is malformed."""
+        if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMATS:
+            return None
+        try:
+            kept = _question_loaded(data.get("question"))
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not kept or kept["question_snapshot"] != tuple(snapshot_key):
+            return None
+        return kept["question"]
+
 
 def build_frame(detection: Detection, links: LinkResult, *, intent: Intent,
                 subjects: Sequence[str] = (), attribute: Sequence[str] = (),

@@ -216,3 +216,14 @@ def test_a_session_whose_frames_kept_no_slots_reads_the_previous_standalone(
     assert "slots read from its standalone" in follow.trace["rewrite"]["how"]
     kept = TurnFrame.from_stored(store.load(KB, session).recent[-1].frame)
     assert kept.format == FRAME_FORMAT and kept.question.subjects == ("region.south",)
+
+
+def test_a_kept_question_is_read_without_the_rest_of_the_frame(engine):
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    engine.handle(KB, session, CONVERSATION[0])
+    stored = engine._sessions.load(KB, session).recent[0].frame
+    key = stored["question"]["snapshot"]
+    assert TurnFrame.stored_question(stored, key) == TurnFrame.from_stored(stored).question
+    assert TurnFrame.stored_question(stored, [*key[:-1], key[-1] + 1]) is None
+    assert TurnFrame.stored_question({**stored, "question": {"pattern": 3}}, key) is None
+    assert TurnFrame.stored_question({**stored, "format": 1, "question": None}, key) is None
