@@ -336,7 +336,7 @@ class TurnEngine:
                               asked=" ".join(plan.queries),
                               found_titles=tuple(e.title for e in result.evidence[:2] if e.title),
                               kinds=_kinds(facts, [*plan.entities, *state.focus]),
-                              topic=topic)
+                              topic=topic, question=plan.proposal.slots)
         new_state = self._apply(run, state, outcome, snapshot)
         run.trace["slots"] = new_state.slots.as_trace()
         result.trace = run.trace  # with what applying the turn added
@@ -712,7 +712,7 @@ class TurnEngine:
 
 def _with_queries(proposal: Proposal, queries: tuple[str, ...]) -> Proposal:
     return Proposal(proposal.source, queries, proposal.standalone, proposal.entities,
-                    proposal.how, proposal.note)
+                    proposal.how, proposal.note, proposal.slots)
 
 
 def _counted_only(state: SessionState, outcome: TurnOutcome, limits: Limits) -> SessionState:

@@ -13,9 +13,14 @@ its type (in its place), a time or attribute replaces the previous one, an entit
 corrected away leaves every slot. Nothing is pasted into the previous sentence, so a
 name is never written twice and a corrected name never survives.
 
-Limits: the pattern of an earlier question is read from its standalone when its turn
-kept none; a subject of a type the question had none of goes beside the first subject;
-a follow-up's own words that are no mention (打印呢) replace a word of the same length
+Each turn keeps the slots its standalone was rendered from or read as in its stored
+frame (understanding/frame.py), so a follow-up starts from them, never from the
+previous sentence.
+
+Limits: the slots of an earlier question are read from its standalone when its turn
+kept none (a session saved before turns kept them, or an alias refresh since); a
+subject of a type the question had none of goes beside the first subject; a
+follow-up's own words that are no mention (打印呢) replace a word of the same length
 and head, or go before the question word.
 """
 
@@ -29,36 +34,13 @@ from common.language import cues
 from common.language.normalize import is_cjk, turn_language
 from common.language.templates import TEMPLATES, name_links, template
 from kg.aliases import AliasSnapshot
-from understanding.mentions import Mention, MentionKind, detect_mentions
+from understanding.frame import FIELD_RE as _FIELD_RE
+from understanding.frame import QuestionSlots
+from understanding.mentions import Detection, Mention, MentionKind, detect_mentions
 
-_FIELD_RE = re.compile(r"\{([sta])(\d+)\}")
 # Between two names written together (A和B, A、B, A and B): they are one place.
 _BETWEEN_NAMES_RE = re.compile(rf"^\s*(?:{'|'.join(map(re.escape, name_links()))})?\s*$", re.IGNORECASE)
 _MARK_RE = re.compile(r"\s*([?？.。!！]+)\s*$")
-
-
-@dataclass(frozen=True)
-class QuestionSlots:
-    """A question as slots and the pattern of its own words.
-
-    ``subjects`` may hold ``""`` for a subject corrected away: its place stays empty.
-    """
-
-    language: str
-    pattern: str
-    subjects: tuple[str, ...] = ()
-    times: tuple[str, ...] = ()
-    attribute: tuple[str, ...] = ()
-    compared: tuple[str, ...] = ()  # what the subjects are compared with, as written
-    said: tuple[tuple[str, str], ...] = ()  # (entity, the user's words for it) written beside
-    negations: tuple[str, ...] = ()  # the negation words the pattern's words hold
-
-    @property
-    def entities(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(e for e in self.subjects if e))
-
-    def places(self, kind: str) -> list[int]:
-        return [int(n) for k, n in _FIELD_RE.findall(self.pattern) if k == kind]
 
 
 @dataclass(frozen=True)
@@ -99,6 +81,30 @@ def read_question(text: str, subjects: Sequence[str], snapshot: AliasSnapshot) -
                    if (words := _beside(text[s:e], subjects[i], snapshot)))
     return QuestionSlots(lang, _pattern(text, pieces), tuple(subjects), tuple(times),
                          tuple(attribute), tuple(compared), beside, negations)
+
+
+def read_turn(detection: Detection, subjects: Sequence[str], lang: str, *, lead: int = 0,
+              asked: str = "", carried: Sequence[str] = (),
+              put: tuple[int, str] | None = None) -> QuestionSlots:
+    """A turn that names none of its ``subjects`` as slots, from its own detection (no
+    parse): its words are the pattern, its times and attributes in their places; the
+    subjects, with the times ``carried`` from the dialogue, go where the language's
+    template puts them. ``lead``: where the question starts (a continuation cue before it
+    is left out); ``asked``: the attribute the turn left out, written before its words;
+    ``put``: words written in at a position (``(at, words)``)."""
+    text = detection.text
+    pieces: list[tuple[int, int, str]] = [(0, lead, "")] if lead else []
+    if put is not None:
+        pieces.append((put[0], put[0], _escaped(put[1])))
+    said = [m for m in detection.mentions if m.kind in (MentionKind.TIME, MentionKind.ATTRIBUTE)
+            and m.start >= lead]
+    times, attribute = _slot_pieces(said, pieces)
+    if asked:
+        pieces.append((lead, lead, f"{{a{len(attribute)}}}"))
+        attribute.append(asked)
+    negations = tuple(m.text for m in detection.of(MentionKind.NEGATION) if m.start >= lead)
+    return QuestionSlots(lang, _pattern(text, pieces), tuple(subjects), (*times, *carried),
+                         tuple(attribute), negations=negations)
 
 
 def _beside(written: str, entity_id: str, snapshot: AliasSnapshot) -> str:

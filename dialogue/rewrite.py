@@ -19,9 +19,10 @@ from common.language.normalize import is_cjk, turn_language
 from common.language.relative import anchored
 from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
                                revisit_cue, side_spans, strip_conversation_cues)
+from dialogue.framing import kept_question
 from dialogue.policy.counterparts import corrected_spans, is_counterpart
-from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, render,
-                             same_type, written_name)
+from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, read_turn,
+                             render, same_type, written_name)
 from dialogue.rewriter import Proposal, RewriteRequest
 from kg.aliases import AliasSnapshot
 from understanding.linker import Link, LinkResult
@@ -118,13 +119,20 @@ def _asks_without_object(detection: Detection, links: LinkResult) -> bool:
 def _both_versions(text: str, earlier: Sequence[str]) -> str | None:
     """两个版本月费差多少 → 2025版和2024版两个版本月费差多少, from the last two versions named
     (the user's words stay: they may name what is asked)."""
+    put = _versions_put(text, earlier)
+    return None if put is None else text[:put[0]] + put[1] + text[put[0]:]
+
+
+def _versions_put(text: str, earlier: Sequence[str]) -> tuple[int, str] | None:
+    """Where "both versions" is said and the two versions it stands for, as written in
+    before it."""
     cue = _BOTH_VERSIONS_RE.search(text)
     pair = list(dict.fromkeys(earlier))[:2]
     if cue is None or len(pair) < 2:
         return None
-    joined = cues.wording(turn_language(text)).join(pair)
-    return text[:cue.start()] + joined + ("" if joined.endswith(cue.group(0)) else " " if turn_language(text) == "en"
-                                          else "") + text[cue.start():]
+    lang = turn_language(text)
+    joined = cues.wording(lang).join(pair)
+    return cue.start(), joined + ("" if joined.endswith(cue.group(0)) else " " if lang == "en" else "")
 
 
 def _stated(text: str) -> bool:
@@ -218,6 +226,7 @@ class RuleRewriter:
             detection, request.links, request.snapshot, entities=request.links.resolved,
             previous_standalone=last.standalone if last and kind is not TurnKind.SWITCH else None,
             previous_entities=last.entities if last else (),
+            previous_slots=kept_question(last, request.snapshot),
             correction=kind is TurnKind.CORRECTION,
             continuation=kind is TurnKind.CONTINUATION
             or (kind is TurnKind.REVISIT and revisit_cue(detection.text) == "again"),
@@ -240,6 +249,7 @@ class RuleRewriter:
         state = request.state
         last = state.last_turn
         previous = last.standalone if last and last.action != "clarify" else None
+        previous_slots = kept_question(last, request.snapshot) if previous else None
         queries: list[str] = []
         entities: list[str] = []
         for reading in request.readings:
@@ -247,6 +257,7 @@ class RuleRewriter:
                               entities=reading.links.resolved or (reading.chosen,),
                               previous_standalone=previous,
                               previous_entities=last.entities if last else (),
+                              previous_slots=previous_slots,
                               times=_slot_values(state, "time"))
             entities.extend(e for e in rw.entities if e not in entities)
             queries.extend(q for q in rw.queries if q not in queries)
@@ -267,13 +278,16 @@ class RuleRewriter:
 
     def rewrite(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot, *,
                 entities: Sequence[str], previous_standalone: str | None,
-                previous_entities: Sequence[str], correction: bool = False,
+                previous_entities: Sequence[str],
+                previous_slots: QuestionSlots | None = None, correction: bool = False,
                 continuation: bool = False, times: Sequence[str] | None = None,
                 compared: Sequence[str] = (), attributes: Sequence[str] = (),
                 earlier_times: Sequence[str] = (), excluded: Sequence[str] = ()) -> Rewrite:
         """Write the standalone query.
 
         Args:
+            previous_slots: the previous question as slots, as its turn kept them; None
+                reads them off ``previous_standalone`` (a turn saved before turns kept them).
             correction: the turn corrects the previous one (不对，我问的是B): the
                 previous query is asked again with B in place of what it replaces.
             continuation: the turn goes on with the previous one's topic: what the
@@ -293,7 +307,7 @@ class RuleRewriter:
         lang = turn_language(detection.text, names)
         if previous_standalone:
             swapped = self._swapped(detection, links, snapshot, previous_standalone,
-                                    previous_entities, lang, correction, excluded)
+                                    previous_entities, previous_slots, correction, excluded)
             if swapped is not None:
                 return swapped
         out, replaced_any = self._names_written(detection, links, snapshot, lang, times)
@@ -318,8 +332,9 @@ class RuleRewriter:
                                    earlier_times)
 
     def _swapped(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
-                 previous: str, previous_entities: Sequence[str], lang: str,
-                 correction: bool, excluded: Sequence[str] = ()) -> Rewrite | None:
+                 previous: str, previous_entities: Sequence[str],
+                 previous_slots: QuestionSlots | None, correction: bool,
+                 excluded: Sequence[str] = ()) -> Rewrite | None:
         """A correction, an ellipsis or a sibling follow-up: the previous question's slots
         with what the turn changes, rendered (dialogue/render.py); None when the turn is
         none of these, changes nothing, or the previous turn was a statement (an ellipsis
@@ -336,7 +351,8 @@ class RuleRewriter:
             return None  # a statement before (I'm told X): no question to borrow
         if not snapshot.entities:
             return None  # a kb without an ontology: the turns' history carries the topic
-        before = read_question(previous, previous_entities, snapshot)
+        before = previous_slots or read_question(previous, previous_entities, snapshot)
+        read = "kept slots" if previous_slots else "slots read from its standalone"
         change = _change(detection, named, snapshot, previous, previous_entities, excluded)
         after = follow_up(before, change, snapshot)
         if replace(after, said=()) == replace(before, said=()):
@@ -348,7 +364,7 @@ class RuleRewriter:
         entities = [*(e for e in change.subjects if e in after.entities), *after.entities, *compared]
         return Rewrite(standalone, (standalone,), tuple(dict.fromkeys(entities)),
                        ("correction" if correction else "ellipsis")
-                       + ": the previous question's slots with the turn's, rendered", after)
+                       + f": the previous question's {read} with the turn's, rendered", after)
 
     def _names_written(self, detection: Detection, links: LinkResult, snapshot: AliasSnapshot,
                        lang: str, times: Sequence[str] | None) -> tuple[str, bool]:
@@ -384,21 +400,36 @@ class RuleRewriter:
                        entities: Sequence[str], lang: str, asked: str,
                        missing_times: Sequence[str], earlier_times: Sequence[str]) -> Rewrite:
         """Nothing in the turn names an entity: it is about the focus, at the dialogue's
-        time (``missing_times``), and about the attribute ``asked`` when it left it out."""
+        time (``missing_times``), and about the attribute ``asked`` when it left it out.
+        The turn's own words as slots, the focus written by the language's template
+        (dialogue/render.py); an English question whose subject is "the <word>" of the
+        focus's names, or that leaves out its attribute, gets the names written in."""
         text = detection.text
         # A version the focus's names say (套餐（2024版）) is written by them, not again.
         said = [snapshot.name(e) for e in entities]
-        carried = "".join(t for t in missing_times if t not in text and not any(t in n for n in said))
-        versions = _both_versions(text, earlier_times)
+        carried = [t for t in missing_times if t not in text and not any(t in n for n in said)]
+        versions = _versions_put(text, earlier_times)
         if versions:
-            text, carried = versions, ""
-        if lang == "en":
-            standalone = self._english_with_names(text, [*entities], carried, asked, snapshot)
+            carried = []
+        if lang == "en" and (asked or self._english_subject(text, entities, snapshot)):
+            written = text if versions is None else _both_versions(text, earlier_times)
+            standalone = self._english_with_names(written, [*entities], "".join(carried), asked,
+                                                  snapshot)
             return Rewrite(standalone, (standalone,), tuple(entities),
-                           "focus entity named in the English question")
-        prefix = _join([snapshot.name(e) for e in entities], lang)
-        standalone = glue(prefix + carried + asked, _LEADING_CUE_RE.sub("", text) or text)
-        return Rewrite(standalone, (standalone,), tuple(entities), "focus entity carried over")
+                           "focus entity written into the English question")
+        cue = _LEADING_CUE_RE.match(text) if lang != "en" else None
+        lead = cue.end() if cue and cue.end() < len(text) else 0
+        slots = read_turn(detection, entities, lang, lead=lead, asked=asked, carried=carried,
+                          put=versions)
+        standalone = render(slots, snapshot)
+        return Rewrite(standalone, (standalone,), tuple(entities),
+                       "focus entity carried: the turn's words rendered with it", slots)
+
+    @staticmethod
+    def _english_subject(text: str, entities: Sequence[str], snapshot: AliasSnapshot):
+        """"The <word>" of an English question that stands for the focus, if any."""
+        return next((m for m in cues.SUBJECT_RE.finditer(text)
+                     if _names_it(m.group(1), entities, snapshot)), None)
 
     @staticmethod
     def _english_with_names(text: str, entities: Sequence[str], times: str, asked: str,
@@ -411,8 +442,7 @@ class RuleRewriter:
         is asked, not the entity."""
         names = " and ".join(written_name(e, "", "en", snapshot) for e in entities)
         extra = " ".join(x for x in (times, asked) if x)
-        subject = next((m for m in cues.SUBJECT_RE.finditer(text)
-                        if _names_it(m.group(1), entities, snapshot)), None)
+        subject = RuleRewriter._english_subject(text, entities, snapshot)
         if subject:
             head = snapshot.name(entities[0])
             written = f"{head} {extra}".strip() + f" ({subject.group(0)})"

@@ -15,6 +15,7 @@ from dialogue.policy.decision import Clarify, Decision, PlanQueries, Resume
 from dialogue.slots import fold_into_summary, update_slots
 from dialogue.state import PendingClarification, SessionState, ShownRecord, TurnRecord
 from kg.aliases import AliasSnapshot
+from understanding.frame import QuestionSlots
 from understanding.linker import LinkResult
 from understanding.mentions import Detection, MentionKind
 
@@ -47,6 +48,8 @@ class TurnOutcome:
     kinds: Mapping[str, bool | None] | None = None
     # The topic the turn left behind, in a kb without an ontology (dialogue/topics.py).
     topic: Mapping[str, float] = field(default_factory=dict)
+    # The slots the standalone was rendered from, when it was (dialogue/render.py).
+    question: QuestionSlots | None = None
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,14 @@ the attribute asked, times and versions, what is compared, what is negated, the
 entities corrected away, the turn's intent, the user's question words and language.
 The session keeps the frames of its recent turns (``to_stored`` / ``from_stored``,
 JSON with a format number), so a later turn reads an earlier one's understanding
-instead of parsing its words again.
+instead of parsing its words again. A frame holds as well the turn's question as
+slots (:class:`QuestionSlots`): what its standalone was rendered from, or read as; a
+follow-up puts its own slots into them (dialogue/render.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -24,7 +27,13 @@ from understanding.reading import mention_rows, mentions_from_rows
 
 # Stored frames carry this number; a frame of another format is not read back (the
 # turn record keeps its strings, which is all sessions saved before frames had).
-FRAME_FORMAT = 1
+# Format 1 frames (saved before frames held their question's slots) still read, with
+# no slots: the follow-up reads the previous standalone instead.
+FRAME_FORMAT = 2
+_READABLE_FORMATS = (1, FRAME_FORMAT)
+
+# A placeholder of a question's pattern: a subject, a time or an attribute, numbered.
+FIELD_RE = re.compile(r"\{([sta])(\d+)\}")
 
 
 class Intent(str, Enum):
@@ -35,6 +44,30 @@ class Intent(str, Enum):
     REVISIT = "revisit"          # goes back to something shown before
     CORRECTION = "correction"    # 不是A，是B
     ANSWER = "answer"            # answers the clarification Referent asked
+
+
+@dataclass(frozen=True)
+class QuestionSlots:
+    """A question as slots and the pattern of its own words.
+
+    ``subjects`` may hold ``""`` for a subject corrected away: its place stays empty.
+    """
+
+    language: str
+    pattern: str
+    subjects: tuple[str, ...] = ()
+    times: tuple[str, ...] = ()
+    attribute: tuple[str, ...] = ()
+    compared: tuple[str, ...] = ()  # what the subjects are compared with, as written
+    said: tuple[tuple[str, str], ...] = ()  # (entity, the user's words for it) written beside
+    negations: tuple[str, ...] = ()  # the negation words the pattern's words hold
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e for e in self.subjects if e))
+
+    def places(self, kind: str) -> list[int]:
+        return [int(n) for k, n in FIELD_RE.findall(self.pattern) if k == kind]
 
 
 @dataclass(frozen=True)
@@ -70,6 +103,10 @@ class TurnFrame:
     corrected_away: tuple[str, ...] = ()    # entities the user corrected away from
     question_words: tuple[str, ...] = ()    # 多少, 哪些, how, which
     standalone: str = ""                    # the question as it was searched
+    # The standalone as slots, and the alias snapshot (kb, uid, version) its entity ids
+    # and pattern were made against: another snapshot's reads the standalone again.
+    question: QuestionSlots | None = None
+    question_snapshot: tuple[Any, ...] = ()
     format: int = field(default=FRAME_FORMAT, compare=False)
 
     def detection(self) -> Detection:
@@ -79,6 +116,10 @@ class TurnFrame:
     def of(self, kind: MentionKind) -> tuple[Mention, ...]:
         return tuple(m for m in self.mentions if m.kind is kind)
 
+    def question_for(self, snapshot_key: Sequence[Any]) -> QuestionSlots | None:
+        """The turn's question as slots, when they were made against this snapshot."""
+        return self.question if tuple(snapshot_key) == self.question_snapshot else None
+
     def to_stored(self) -> dict[str, Any]:
         return _stored(self)
 
@@ -87,11 +128,27 @@ class TurnFrame:
         """The frame a session kept; None for one of another format or malformed."""
         return _loaded(data)
 
+    @staticmethod
+    def stored_question(data: Any, snapshot_key: Sequence[Any]) -> QuestionSlots | None:
+        """The question as slots of a kept frame, made against this snapshot, read without
+        the rest of the frame; None when there is none or it is malformed."""
+        if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMATS:
+            return None
+        try:
+            kept = _question_loaded(data.get("question"))
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not kept or kept["question_snapshot"] != tuple(snapshot_key):
+            return None
+        return kept["question"]
+
 
 def build_frame(detection: Detection, links: LinkResult, *, intent: Intent,
                 subjects: Sequence[str] = (), attribute: Sequence[str] = (),
                 times: Sequence[str] = (), comparison: Sequence[str] = (),
-                corrected_away: Sequence[str] = (), standalone: str = "") -> TurnFrame:
+                corrected_away: Sequence[str] = (), standalone: str = "",
+                question: QuestionSlots | None = None,
+                question_snapshot: Sequence[Any] = ()) -> TurnFrame:
     """The frame of a turn from its detection, its links and what the dialogue settled."""
     text = detection.text
     names = [(m.start, m.end) for m in detection.of(MentionKind.ALIAS)]
@@ -105,7 +162,8 @@ def build_frame(detection: Detection, links: LinkResult, *, intent: Intent,
         negations=tuple(m.text for m in detection.of(MentionKind.NEGATION)),
         corrected_away=tuple(corrected_away),
         question_words=tuple(m.group(0) for m in cues.QUESTION_START_RE.finditer(text)),
-        standalone=standalone)
+        standalone=standalone, question=question,
+        question_snapshot=tuple(question_snapshot) if question is not None else ())
 
 
 def _link(link: Link, index: dict[int, int]) -> FrameLink:
@@ -126,7 +184,18 @@ def _stored(frame: TurnFrame) -> dict[str, Any]:
                   for li in frame.links],
         **{name: list(getattr(frame, name)) for name in _LISTS},
         "standalone": frame.standalone,
+        "question": None if frame.question is None else
+        {"snapshot": list(frame.question_snapshot), **_question_stored(frame.question)},
     }
+
+
+def _question_stored(slots: QuestionSlots) -> dict[str, Any]:
+    return {"language": slots.language, "pattern": slots.pattern,
+            **{name: list(getattr(slots, name)) for name in _QUESTION_LISTS},
+            "said": [list(pair) for pair in slots.said]}
+
+
+_QUESTION_LISTS = ("subjects", "times", "attribute", "compared", "negations")
 
 
 _LISTS = ("subjects", "attribute", "times", "comparison", "negations", "corrected_away",
@@ -134,7 +203,7 @@ _LISTS = ("subjects", "attribute", "times", "comparison", "negations", "correcte
 
 
 def _loaded(data: Any) -> TurnFrame | None:
-    if not isinstance(data, dict) or data.get("format") != FRAME_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMATS:
         return None
     try:
         mentions = mentions_from_rows(data["mentions"])
@@ -145,6 +214,18 @@ def _loaded(data: Any) -> TurnFrame | None:
                          intent=Intent(data["intent"]), mentions=mentions, links=links,
                          ellipsis=bool(data["ellipsis"]),
                          **{name: tuple(data[name]) for name in _LISTS},
-                         standalone=str(data["standalone"]))
+                         standalone=str(data["standalone"]),
+                         **_question_loaded(data.get("question")))
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _question_loaded(data: Any) -> dict[str, Any]:
+    """The frame's question and its snapshot key; none when the frame kept none (format
+    1) (raises KeyError, TypeError or ValueError when malformed)."""
+    if data is None:
+        return {}
+    slots = QuestionSlots(str(data["language"]), str(data["pattern"]),
+                          **{name: tuple(str(v) for v in data[name]) for name in _QUESTION_LISTS},
+                          said=tuple((str(e), str(w)) for e, w in data["said"]))
+    return {"question": slots, "question_snapshot": tuple(data["snapshot"])}

@@ -191,3 +191,16 @@ def test_asking_for_more_puts_no_particle_into_the_previous_question(snapshot):
                 previous_entities=["region.east"])
     assert "呢哪些" not in r.standalone
     assert r.standalone.startswith("华东区")
+
+
+def test_a_turn_naming_nothing_is_its_own_words_with_the_focus_rendered_in(snapshot):
+    from dialogue.render import render
+
+    r = rewrite("那么为什么涨这么多", snapshot, focus=["region.south"], previous="华南区7月的销售额是多少",
+                previous_entities=["region.south"])
+    # The turn's own words are the pattern (the continuation cue left out), its subject
+    # the focus and its time the dialogue's, written by the template: no name spliced in.
+    assert r.slots is not None and r.slots.pattern == "为什么涨这么多"
+    assert (r.slots.subjects, r.slots.times) == (("region.south",), ("7月",))
+    assert r.standalone == render(r.slots, snapshot) == "华南区7月为什么涨这么多"
+    assert "rendered" in r.how
