@@ -30,7 +30,7 @@ from understanding.reading import mention_rows, mentions_from_rows
 # Format 1 frames (saved before frames held their question's slots) still read, with
 # no slots: the follow-up reads the previous standalone instead.
 FRAME_FORMAT = 2
-_READABLE_FORMATS = (1, FRAME_FORMAT)
+_READABLE_FORMAT_NUMBERS = (1, FRAME_FORMAT)
 
 # A placeholder of a question's pattern: a subject, a time or an attribute, numbered.
 FIELD_RE = re.compile(r"\{([sta])(\d+)\}")
@@ -132,7 +132,7 @@ class TurnFrame:
     def stored_question(data: Any, snapshot_key: Sequence[Any]) -> QuestionSlots | None:
         """The question as slots of a kept frame, made against this snapshot, read without
         the rest of the frame; None when there is none or it is malformed."""
-        if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMATS:
+        if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMAT_NUMBERS:
             return None
         try:
             kept = _question_loaded(data.get("question"))
@@ -203,7 +203,7 @@ _LISTS = ("subjects", "attribute", "times", "comparison", "negations", "correcte
 
 
 def _loaded(data: Any) -> TurnFrame | None:
-    if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMATS:
+    if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMAT_NUMBERS:
         return None
     try:
         mentions = mentions_from_rows(data["mentions"])
