@@ -328,7 +328,20 @@ def test_dense_finds_what_bm25_cannot(index, dense_kb, embed_server, bm25_kb):
 
     assert not {"policy#0", "faq#0"} & set(found_ids(bm25))
     assert {"policy#0", "faq#0"} & set(found_ids(hybrid))
-    assert hybrid.trace["fusion"] == "rrf(k=60)" and hybrid.trace["queries"][0]["dense"] > 0
+    assert hybrid.trace["fusion"] == "rrf(k=60)"
+    assert hybrid.trace["queries"][0]["hybrid"] == "one request"
+    assert hybrid.trace["queries"][0]["fused"] > 0
+
+
+def test_a_hybrid_query_whose_filter_starves_is_relaxed_ranking_by_ranking(index, dense_kb,
+                                                                           embed_server):
+    outcome = dense_retriever(index, embed_server.url).search(
+        dense_kb, SearchRequest(["销售额同比增长"], k=5, entity_ids=[NORTH], abstain=False))
+
+    q = outcome.trace["queries"][0]
+    assert q["hybrid"] == "separate requests: the entity filter starves"
+    assert q["entity_filter"] == "relaxed_to_boost" and q["dense"] > 0
+    assert found_ids(outcome)[0] == "north#0" and len(found_ids(outcome)) > 1
 
 
 def test_a_searchs_queries_are_embedded_in_one_request_and_not_again(index, dense_kb):
@@ -344,7 +357,7 @@ def test_a_searchs_queries_are_embedded_in_one_request_and_not_again(index, dens
         again = retriever.search(dense_kb, SearchRequest(queries[1:], k=3, abstain=False))
         assert len(server.requests) == 1
 
-    assert all(q["dense"] > 0 for q in (*first.trace["queries"], *again.trace["queries"]))
+    assert all(q["fused"] > 0 for q in (*first.trace["queries"], *again.trace["queries"]))
 
 
 def test_near_duplicates_by_cosine_across_languages(index, dense_kb, embed_server):
