@@ -90,6 +90,9 @@ def main() -> None:
     parser.add_argument("--hybrid-kb", required=True)
     parser.add_argument("--rounds", type=int, default=1, help="times to play the suite")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--record", type=Path, default=None,
+                        help="merge the figures into this JSON under hybrid/<suite> "
+                             "(docs/benchmarks/results.json, what benchmarks/report.py renders)")
     args = parser.parse_args()
 
     from api.runtime import Runtime, engine_config
@@ -147,7 +150,10 @@ def main() -> None:
                             times["bare hybrid"].append(bare.time(turn.user))
     finally:
         runtime.close()
-    report = {"machine": machine(), "suite": str(args.suite),
+    from benchmarks.run_all import _git_commit
+
+    report = {"machine": machine(), "suite": f"{args.suite.parent.name}/{args.suite.name}",
+              "commit": _git_commit(),
               "systems": {name: summary(t) for name, t in times.items()}}
     bare_p50 = report["systems"]["bare hybrid"]["p50_ms"]
     report["hybrid_over_bare_p50"] = round(report["systems"]["hybrid"]["p50_ms"] / bare_p50, 2)
@@ -169,6 +175,11 @@ def main() -> None:
           f"(two requests: {report['two_requests_over_bare_p50']})", file=sys.stderr)
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    if args.record:
+        recorded = json.loads(args.record.read_text(encoding="utf-8"))
+        recorded.setdefault("hybrid", {})[args.suite.parent.name] = report
+        args.record.write_text(json.dumps(recorded, ensure_ascii=False, indent=2),
+                               encoding="utf-8")
 
 
 if __name__ == "__main__":
