@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -154,6 +155,7 @@ def main() -> None:
 
     report = {"machine": machine(), "suite": f"{args.suite.parent.name}/{args.suite.name}",
               "commit": _git_commit(),
+              "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "systems": {name: summary(t) for name, t in times.items()}}
     bare_p50 = report["systems"]["bare hybrid"]["p50_ms"]
     report["hybrid_over_bare_p50"] = round(report["systems"]["hybrid"]["p50_ms"] / bare_p50, 2)

@@ -338,6 +338,7 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
     w(f"- runs per figure: {cfg['runs']}; alias tables {', '.join(f'{a:,}' for a in cfg['aliases'])}; "
       f"corpora {', '.join(f'{c:,}' for c in cfg['chunks'])} chunks; clients {cfg['clients']}, "
       f"{cfg['load_seconds']:g} s per load run (at most {cfg['load_max_requests']:,} requests)\n")
+    render_provenance(r, w)
     w("## Commands\n")
     w("```bash")
     w("scripts/setup.sh                                    # .venv with the bench extra (matplotlib)")
@@ -521,6 +522,38 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
         else:
             w("Every Referent turn meets every expectation of its scripted turn.\n")
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_provenance(r: dict, w) -> None:
+    """Which commit each section measured, when, and under what load: the page mixes the
+    full run with later, narrower runs, and says so rather than presenting one tree."""
+    meta = r["meta"]
+    rows = [("linking, turn latency vs size, ingest, server, sessions (`run_all.py`)",
+             meta.get("commit"), meta["started"][:16], meta["machine"].get("load_average"))]
+    for suite, h in sorted(r.get("hybrid", {}).items()):
+        rows.append((f"hybrid turns, {suite} (`hybrid_turns.py`)", h.get("commit"),
+                     h.get("at", "?")[:16], h["machine"].get("load_average")))
+    profile = r.get("profile", {})
+    for section, script in (("turns", "turn_profile.py"), ("http", "http_load.py")):
+        for size, x in sorted(profile.get(section, {}).items(), key=lambda kv: int(kv[0])):
+            rows.append((f"{'turn profile' if section == 'turns' else 'running server'}, "
+                         f"{int(size):,} chunks (`{script}`)", x.get("commit"),
+                         x.get("at", "?")[:16], x.get("load_average")))
+    if meta.get("quality_from"):
+        rows.append(("quality sections (`referent eval`)", meta["quality_from"], "?", None))
+    w("## What was measured on which tree\n")
+    w("Each section gives the figures of one run; they are not all of one commit. The full "
+      "run (`run_all.py`: 10k and 100k chunks, 1M stopped) takes hours on these two shared "
+      "cores, so it is not repeated for every change: the narrower scripts measure what a "
+      "change touches, on its commit, each turn beside its own baseline in the same run. "
+      "Compare ratios within a row, not absolute times across rows: the load average says how "
+      "much of the two cores other work took.\n")
+    w("| section | commit | at (UTC) | load average (1 min) |")
+    w("|---|---|---|---:|")
+    for name, commit, at, load in rows:
+        shown = f"{load[0]:.1f}" if load else "–"
+        w(f"| {name} | `{(commit or '?')[:12]}` | {at.replace('T', ' ')} | {shown} |")
+    w("")
 
 
 def render_sessions(r: dict, images: dict[str, str], w) -> None:
