@@ -91,7 +91,10 @@ def render(profile: dict, w) -> None:
       "the dump against the model and encode it again: about 4 ms of CPU a turn), the "
       "dependencies that only read the app's state run on the event loop instead of the "
       "thread pool, and uvicorn parses HTTP with httptools on uvloop. Alias snapshots, "
-      "mention readings and the term statistics were cached per kb already.\n")
+      "mention readings and the term statistics are cached per kb, and the normalized text "
+      "of the last few thousand passages is remembered (the coverage and no-answer checks "
+      "normalize every passage of the pool, and the same passages come back turn after "
+      "turn: about 164,000 fewer Python calls over the 240 profiled turns at 100k chunks).\n")
     w("Why the turn stays above 2× the bare search: the bare search is the floor of a "
       "Milvus request, not the turn's request. The turn's own search filters by entity, "
       "excludes what the session was shown and fetches a pool of 4×k chunks with their "
