@@ -11,7 +11,10 @@ the same load. For the hybrid engine the query embeddings are timed, and the rep
 gives each system's turn p50/p95/p99 and the share of the hybrid turns' time spent
 embedding (the median of the per-turn shares, and the total). Beside each hybrid
 turn, a bare hybrid search of the user's words is timed (embedding them, then one
-Milvus ``hybrid_search``, top 5): the report gives the ratio of the p50s. Figures
+Milvus ``hybrid_search``, top 5): the report gives the ratio of the p50s. A third
+engine, ``hybrid 2 req``, is the same hybrid engine whose index fetches the BM25 and
+dense rankings in two requests and fuses them in process (what every hybrid query did
+before the index fused them in one request), so the two are compared in one run. Figures
 depend on the machine and on what else runs on it: the report records the load average.
 """
 
@@ -23,6 +26,7 @@ import statistics
 import sys
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -59,6 +63,27 @@ class BareHybrid:
         return (time.perf_counter() - start) * 1000
 
 
+class TwoRequests:
+    """An index whose hybrid search is two requests (BM25, then dense) fused in process;
+    everything else is the wrapped index's."""
+
+    def __init__(self, index) -> None:
+        self._index = index
+
+    def __getattr__(self, name: str):
+        return getattr(self._index, name)
+
+    def hybrid_search(self, kb, query, vector, *, limit, rrf_k=60, with_vectors=False,
+                      **filters):
+        from retrieval.fusion import rrf_scores
+
+        bm25 = self._index.search(kb, query, limit=limit, group_by_doc=False,
+                                  with_vectors=with_vectors, **filters)
+        dense = self._index.dense_search(kb, vector, limit=limit, with_vectors=with_vectors,
+                                         **filters)
+        return rrf_scores([bm25, dense], k=rrf_k)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", type=Path, required=True)
@@ -66,6 +91,9 @@ def main() -> None:
     parser.add_argument("--hybrid-kb", required=True)
     parser.add_argument("--rounds", type=int, default=1, help="times to play the suite")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--record", type=Path, default=None,
+                        help="merge the figures into this JSON under hybrid/<suite> "
+                             "(docs/benchmarks/results.json, what benchmarks/report.py renders)")
     args = parser.parse_args()
 
     from api.runtime import Runtime, engine_config
@@ -83,25 +111,33 @@ def main() -> None:
     try:
         e5 = LocalE5Embedder()
         clock = TimedEmbedder(e5)
-        # As the server wires it: one memo of query vectors shared by retrieval and the
-        # topic-shift check (api/runtime.py).
-        memo = QueryMemo(clock)
         e = settings.embed
-        hybrid = TurnEngine(runtime.snapshots,
-                            Retriever(runtime.index, config=runtime.retriever.config, embedder=memo),
-                            runtime.sessions, engine_config(settings),
-                            shift=SimilarityShift(memo, low=e.switch_low, high=e.switch_high))
+
+        def hybrid_engine(index) -> TurnEngine:
+            # As the server wires it: one memo of query vectors shared by retrieval and the
+            # topic-shift check (api/runtime.py); one per engine, so that neither finds the
+            # other's vectors.
+            memo = QueryMemo(clock)
+            return TurnEngine(runtime.snapshots,
+                              Retriever(index, config=runtime.retriever.config, embedder=memo),
+                              runtime.sessions, engine_config(settings),
+                              shift=SimilarityShift(memo, low=e.switch_low, high=e.switch_high))
+
         bare = BareHybrid(runtime.index, args.hybrid_kb, e5)
-        systems = {"bm25": (runtime.engine, args.bm25_kb), "hybrid": (hybrid, args.hybrid_kb)}
+        systems = {"bm25": (runtime.engine, args.bm25_kb),
+                   "hybrid": (hybrid_engine(runtime.index), args.hybrid_kb),
+                   "hybrid 2 req": (hybrid_engine(TwoRequests(runtime.index)), args.hybrid_kb)}
         times: dict[str, list[float]] = {name: [] for name in (*systems, "bare hybrid")}
         shares: list[float] = []
         embed_total = 0.0
-        # Warm both: the first turn loads the alias tables and the model.
+        # Warm each: the first turn loads the alias tables and the model.
         for engine, kb in systems.values():
             engine.handle(kb, f"warm-{uuid.uuid4().hex[:8]}", scripts[0].turns[0].user)
         for _ in range(args.rounds):
-            for script in scripts:
-                for name, (engine, kb) in systems.items():
+            for n, script in enumerate(scripts):
+                # Every other session the other way round, so no engine always plays second.
+                order = list(systems.items())
+                for name, (engine, kb) in (order if n % 2 == 0 else order[::-1]):
                     sid = f"bench-{uuid.uuid4().hex[:10]}"
                     for turn in script.turns:
                         clock.spent = 0.0
@@ -115,10 +151,16 @@ def main() -> None:
                             times["bare hybrid"].append(bare.time(turn.user))
     finally:
         runtime.close()
-    report = {"machine": machine(), "suite": str(args.suite),
+    from benchmarks.run_all import _git_commit
+
+    report = {"machine": machine(), "suite": f"{args.suite.parent.name}/{args.suite.name}",
+              "commit": _git_commit(),
+              "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "systems": {name: summary(t) for name, t in times.items()}}
-    report["hybrid_over_bare_p50"] = round(report["systems"]["hybrid"]["p50_ms"]
-                                           / report["systems"]["bare hybrid"]["p50_ms"], 2)
+    bare_p50 = report["systems"]["bare hybrid"]["p50_ms"]
+    report["hybrid_over_bare_p50"] = round(report["systems"]["hybrid"]["p50_ms"] / bare_p50, 2)
+    report["two_requests_over_bare_p50"] = round(
+        report["systems"]["hybrid 2 req"]["p50_ms"] / bare_p50, 2)
     report["systems"]["hybrid"]["embedding_share_median"] = round(statistics.median(shares), 3)
     report["systems"]["hybrid"]["embedding_share_of_total"] = round(
         embed_total / (sum(times["hybrid"]) / 1000), 3)
@@ -131,9 +173,15 @@ def main() -> None:
                  if name == "hybrid" else "")
         print(f"{name:<12} {s['turns']:>6} {s['p50_ms']:>8.1f} {s['p95_ms']:>8.1f} {s['p99_ms']:>8.1f}{extra}",
               file=sys.stderr)
-    print(f"hybrid turn p50 / bare hybrid p50: {report['hybrid_over_bare_p50']}", file=sys.stderr)
+    print(f"hybrid turn p50 / bare hybrid p50: {report['hybrid_over_bare_p50']} "
+          f"(two requests: {report['two_requests_over_bare_p50']})", file=sys.stderr)
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    if args.record:
+        recorded = json.loads(args.record.read_text(encoding="utf-8"))
+        recorded.setdefault("hybrid", {})[args.suite.parent.name] = report
+        args.record.write_text(json.dumps(recorded, ensure_ascii=False, indent=2),
+                               encoding="utf-8")
 
 
 if __name__ == "__main__":

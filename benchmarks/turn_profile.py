@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import os
@@ -106,17 +107,41 @@ class MilvusClock:
         client.search = timed
 
 
+class GcClock:
+    """Milliseconds the process spent in the garbage collector's cycle searches, and how
+    many of each generation ran (``gc.callbacks``), while it is installed."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self.runs = [0, 0, 0]
+        self._began = 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.spent += (time.perf_counter() - self._began) * 1000
+            self.runs[info["generation"]] += 1
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._tick)
+
+
 def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
                  clock: MilvusClock | None = None) -> dict:
     """Turns, then the bare search of each searched turn's standalone query, printed; with
     ``clock``, the part of each turn spent in Milvus searches."""
     tag = "t" + uuid.uuid4().hex[:6]
-    results, in_milvus = [], []
+    results, in_milvus, in_gc = [], [], []
+    collector = GcClock()
     for i, script in enumerate(scripts):
         for text in script:
-            before = clock.spent if clock else 0.0
+            before, gc_before = (clock.spent if clock else 0.0), collector.spent
             results.append(engine.handle(kb, f"{tag}-{i}", text))
             in_milvus.append((clock.spent if clock else 0.0) - before)
+            in_gc.append(collector.spent - gc_before)
+    collector.close()
     turns = [r.latency_ms for r in results]
     bare = bare_ms(uri, kb, [r.standalone for r in results if r.action != "clarify"])
     figures = {"turns": len(turns), "load_average": list(os.getloadavg()),
@@ -129,6 +154,11 @@ def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
         values = [r.trace.get("timings_ms", {}).get(stage, 0.0) for r in results]
         figures["stages_ms"][stage] = _spread(values)
         print(f"  {stage:<13} mean {statistics.fmean(values):7.2f} ms  p50 {pct(values, 50):7.2f} ms")
+    figures["in_gc_ms"] = {**_spread(in_gc), "total": round(collector.spent, 1),
+                           "collections": collector.runs}
+    print(f"  in the garbage collector: {collector.spent:.1f} ms over the {len(turns)} turns "
+          f"(collections of generation 0/1/2: {'/'.join(map(str, collector.runs))}), "
+          f"p99 per turn {pct(in_gc, 99):.2f} ms")
     if clock is not None:
         outside = [t - m for t, m in zip(turns, in_milvus, strict=True)]
         figures["in_milvus_ms"], figures["outside_milvus_ms"] = _spread(in_milvus), _spread(outside)

@@ -129,6 +129,20 @@ class VectorIndex(Protocol):
         """
         ...
 
+    def hybrid_search(self, kb: str, query: str, vector: Sequence[float], *, limit: int,
+                      entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
+                      exclude_doc_ids: Sequence[str] = (), rrf_k: int = 60,
+                      with_vectors: bool = False) -> list[Hit]:
+        """The BM25 ranking of ``query`` and the cosine ranking of ``vector`` (``limit``
+        chunks each, ungrouped, inside the filters of :meth:`search`) fused by reciprocal
+        rank fusion (``retrieval.fusion.rrf_scores``): every chunk either found, at most
+        ``2 * limit``, scored by its RRF sum, best first, ties by chunk id. One request
+        where the backend can fuse. A blank ``query`` ranks by the vector alone.
+
+        Raises ``ConfigurationError`` as :meth:`dense_search`.
+        """
+        ...
+
     def count(self, kb: str) -> int:
         """Number of chunks stored for the kb."""
         ...

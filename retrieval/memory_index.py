@@ -42,6 +42,7 @@ from common.language import cues
 from common.language.normalize import fold_traditional
 import snowballstemmer
 from retrieval.analyzers import LEGACY_ANALYZER, analyzer_mismatch, check_analyzer
+from retrieval.fusion import rrf_scores
 from retrieval.index import (check_chunks, check_filters, check_key, check_limit,
                              check_query_vector, check_vectors, dense_mismatch)
 from retrieval.models import Chunk, DenseSpec, Hit
@@ -258,6 +259,17 @@ class InMemoryIndex:
         scored = [(_cosine(query, row.vector), row) for row in self._rows(kb)
                   if row.vector is not None and allowed(row.chunk)]
         return _ranked(scored, limit, group_by_doc, with_vectors)
+
+    def hybrid_search(self, kb: str, query: str, vector: Sequence[float], *, limit: int,
+                      entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
+                      exclude_doc_ids: Sequence[str] = (), rrf_k: int = 60,
+                      with_vectors: bool = False) -> list[Hit]:
+        """Both rankings of :meth:`search` and :meth:`dense_search`, fused by RRF."""
+        filters = {"limit": limit, "entity_ids": entity_ids, "group_by_doc": False,
+                   "exclude_chunk_ids": exclude_chunk_ids, "exclude_doc_ids": exclude_doc_ids,
+                   "with_vectors": with_vectors}
+        dense = self.dense_search(kb, vector, **filters)
+        return rrf_scores([self.search(kb, query, **filters), dense], k=rrf_k)
 
     def count(self, kb: str) -> int:
         return len(self._kb(kb).chunks)

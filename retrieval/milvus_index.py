@@ -32,9 +32,10 @@ before (``"referent": 1``) is searched with the query as typed.
 match ("意外险条款" in the title, "第三条 ..." in the text) must count, while
 ``text`` stays exactly what the caller stored. Text-match indexing
 (``enable_match``) is off: it serves ``TEXT_MATCH`` filters, which would put
-user text into filter expressions. BM25 and dense are two separate searches
-with the same filter; the retriever fuses them (``retrieval.fusion``), because
-Lite 2.5.1 ignores ``group_by_field`` inside ``hybrid_search``.
+user text into filter expressions. A hybrid query is one ``hybrid_search``
+request: BM25 and dense with the same filter, fused by Milvus's RRF ranker.
+Lite 2.5.1 ignores ``group_by_field`` there, so grouped searches stay single
+rankings (``search``, ``dense_search``), fused by the retriever when it needs them.
 
 Filters. Milvus Lite 2.5.1 has no filter templates: a ``filter_params``
 placeholder (``{ents}``) is a lexer error there, which pymilvus retries as an
@@ -65,7 +66,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import grpc
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus import AnnSearchRequest, DataType, Function, FunctionType, MilvusClient, RRFRanker
 from pymilvus.client.types import Status
 from pymilvus.exceptions import (
     ConnectError,
@@ -96,6 +97,7 @@ from retrieval.analyzers import (
     analyzer_mismatch,
     check_analyzer,
 )
+from retrieval.fusion import by_score, rrf_scores
 from retrieval.index import (
     MAX_ENTITIES,
     MAX_KEY_BYTES,
@@ -545,6 +547,38 @@ class MilvusIndex:
                             entity_ids=entity_ids, exclude_chunk_ids=exclude_chunk_ids,
                             exclude_doc_ids=exclude_doc_ids, group_by_doc=group_by_doc,
                             with_vectors=with_vectors)
+
+    def hybrid_search(self, kb: str, query: str, vector: Sequence[float], *, limit: int,
+                      entity_ids: Sequence[str] = (), exclude_chunk_ids: Sequence[str] = (),
+                      exclude_doc_ids: Sequence[str] = (), rrf_k: int = 60,
+                      with_vectors: bool = False) -> list[Hit]:
+        """BM25 and cosine rankings of ``limit`` chunks each, fused by Milvus's RRF ranker
+        in one request (the formula of ``retrieval.fusion``, ranks from 1). The final
+        limit is ``2 * limit``, so every chunk either ranking found comes back and ties
+        can be ordered by chunk id here, as the in-process fusion orders them.
+
+        Raises:
+            ConfigurationError: the kb has no dense vectors, or of another length.
+        """
+        if not query.strip():
+            return rrf_scores([self.dense_search(
+                kb, vector, limit=limit, entity_ids=entity_ids, exclude_chunk_ids=exclude_chunk_ids,
+                exclude_doc_ids=exclude_doc_ids, with_vectors=with_vectors)], k=rrf_k)
+        name = self._collection(kb)
+        checked = check_query_vector(kb, self.dense_spec(kb), vector)
+        check_limit(2 * limit)
+        if self._folds(kb):
+            query = fold_traditional(query)
+        expr = _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids) or None
+        requests = [AnnSearchRequest(data=[query], anns_field="sparse", limit=limit,
+                                     param={"metric_type": "BM25"}, expr=expr),
+                    AnnSearchRequest(data=[checked], anns_field="dense", limit=limit,
+                                     param={"metric_type": "COSINE"}, expr=expr)]
+        fields = _OUTPUT_FIELDS + (["dense"] if with_vectors else [])
+        with self._errors("search", kb):
+            result = self._client.hybrid_search(name, requests, RRFRanker(rrf_k), limit=2 * limit,
+                                                output_fields=fields, timeout=self._timeout)
+        return by_score([_hit(found["entity"], found["distance"]) for found in result[0]])
 
     def _search(self, kb: str, data: list[Any], field: str, metric: str, *, limit: int,
                 entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],

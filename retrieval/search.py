@@ -15,7 +15,10 @@ Per query:
    more with the entities' names in the other script (``names_in_filter``;
    keyword search alone: a dense search finds those passages by itself).
 3. BM25 and dense rankings are fused by reciprocal rank fusion
-   (``retrieval.fusion.rrf``); BM25 alone is rescaled so its best hit is 1.0.
+   (``retrieval.fusion``): in one hybrid request to the index, or here when
+   the rankings had to be fetched apart (a starving filter, a pool a few
+   documents fill: ``Retriever._one_request``). The fused score, or BM25's
+   alone, is rescaled so the best hit is 1.0.
 4. An optional cross-encoder (``POST /rerank``) reorders the pool; on a
    timeout or a bad answer the pool keeps its order and the trace says why.
 5. The entity- and time-aware rerank.
@@ -42,7 +45,7 @@ from common.language.normalize import normalize
 from retrieval.cross_encoder import Reranker
 from retrieval.dedup import drop_near_duplicates
 from retrieval.embedders import Embedder, embed_queries
-from retrieval.fusion import rrf
+from retrieval.fusion import rescaled, rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Chunk, Hit
@@ -499,6 +502,11 @@ class Retriever:
         """The query's candidate pool (steps 1-3 of the module's docstring). ``names``
         (entity → its names) are added in every script to the keyword search inside the
         filter when the query's own words find none of the entities' passages."""
+        if vector is not None and query.strip():
+            fused = self._one_request(kb, query, vector, pool, min_docs, entity_ids,
+                                      exclude_chunk_ids, exclude_doc_ids, q_trace)
+            if fused is not None:
+                return rescaled(fused)
         want_vectors = vector is not None
 
         def topped_up(search, entities: Sequence[str], **extra: Any) -> list[Hit]:
@@ -548,7 +556,35 @@ class Retriever:
         if vector is not None:
             q_trace["dense"] = len(ranked[1])
             return rrf(ranked, k=self._config.rrf_k)
-        return _rescaled(ranked[0])
+        return rescaled(ranked[0])
+
+    def _one_request(self, kb: str, query: str, vector: tuple[float, ...], pool: int,
+                     min_docs: int, entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
+                     exclude_doc_ids: Sequence[str], q_trace: dict[str, Any]) -> list[Hit] | None:
+        """The hybrid query's pool from one request (BM25 and dense fused by the index), or
+        None when the separate rankings are needed: when the entity filter leaves fewer
+        than ``min_filtered_hits`` documents (each ranking is then relaxed on its own), and
+        when a full pool holds fewer than ``min_docs`` documents (a ranking a few long
+        documents fill is topped up with a grouped search, which hybrid search cannot do).
+        The one request cannot tell a ranking's own documents apart: a ranking with too few
+        documents is not topped up when the other one already brings enough."""
+        fused = self._index.hybrid_search(
+            kb, query, vector, limit=pool, entity_ids=entity_ids, rrf_k=self._config.rrf_k,
+            exclude_chunk_ids=exclude_chunk_ids, exclude_doc_ids=exclude_doc_ids,
+            with_vectors=True)
+        docs = len({h.doc_id for h in fused})
+        if entity_ids and docs < self._config.min_filtered_hits:
+            q_trace["hybrid"] = "separate requests: the entity filter starves"
+            return None
+        if len(fused) >= pool and docs < min_docs:
+            q_trace["hybrid"] = "separate requests: a few documents fill the pool"
+            return None
+        q_trace["hybrid"] = "one request"
+        q_trace["fused"] = len(fused)
+        if entity_ids:
+            q_trace["filtered_docs"] = docs
+            q_trace["entity_filter"] = "applied"
+        return fused
 
     def _cross_encode(self, query: str, hits: list[Hit], q_trace: dict[str, Any]) -> list[Hit]:
         """Reorder the top of the pool by the cross-encoder; fall back to the pool's order."""
@@ -577,12 +613,6 @@ def _about(hits: Sequence[Hit], entity_ids: Sequence[str], k: int) -> Iterator[s
     wanted = set(entity_ids)
     return (h.text for h in (hits if wanted else hits[:k])
             if not wanted or wanted & set(h.entity_ids))
-
-
-def _rescaled(hits: list[Hit]) -> list[Hit]:
-    """BM25 hits with scores divided by the best one (best = 1.0)."""
-    top = max((h.score for h in hits), default=0.0) or 1.0
-    return [replace(h, score=h.score / top) for h in hits]
 
 
 def _lift_tagged(hits: list[Hit], entity_ids: Sequence[str]) -> list[Hit]:

@@ -117,8 +117,13 @@ class Normalization:
 DEFAULT = Normalization()
 
 
+@lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
-    """Return the matching key of ``text`` under the default normalization."""
+    """Return the matching key of ``text`` under the default normalization.
+
+    Remembered for the last few thousand texts: a turn normalizes every passage of its
+    pool (coverage, the no-answer checks), and the same passages come back turn after
+    turn, at about 0.1 ms each for a 300-character passage."""
     return DEFAULT.normalize(text)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from common.errors import ConfigurationError, InputError, InvalidIdError, NotFoundError
+from retrieval.fusion import rrf_scores
 from retrieval.index import VectorIndex
 from retrieval.memory_index import InMemoryIndex
 from retrieval.models import Chunk, DenseSpec
@@ -307,6 +308,26 @@ class TestVectorIndexContract:
         filtered = index.dense_search(dense_kb, [1.0, 0.0, 0.0], limit=3, entity_ids=[SOUTH],
                                       exclude_chunk_ids=["mixed#0"], group_by_doc=True)
         assert [hit.chunk_id for hit in filtered] == ["south#1"]
+
+    def test_hybrid_search_is_the_rrf_of_both_rankings_inside_the_filters(self, index,
+                                                                          dense_kb):
+        # On Milvus one request, fused by its RRF ranker: the same fused list, scores and
+        # tie order as fusing the two separate rankings in process.
+        filters = {"entity_ids": [EAST, SOUTH], "exclude_chunk_ids": ["east#1"]}
+        query, vector = "华南区销售额", [1.0, 0.2, 0.0]
+        bm25 = index.search(dense_kb, query, limit=3, group_by_doc=False, **filters)
+        dense = index.dense_search(dense_kb, vector, limit=3, **filters)
+        expected = rrf_scores([bm25, dense], k=60)
+
+        fused = index.hybrid_search(dense_kb, query, vector, limit=3, rrf_k=60,
+                                    with_vectors=True, **filters)
+        assert len(expected) > 3  # the rankings differ, so the union is larger than either
+        assert [h.chunk_id for h in fused] == [h.chunk_id for h in expected]
+        assert [h.score for h in fused] == pytest.approx([h.score for h in expected], rel=1e-5)
+        stored = {c.chunk_id: v for c, v in zip(CORPUS, VECTORS, strict=True)}
+        assert all(h.vector == pytest.approx(stored[h.chunk_id], abs=1e-6) for h in fused)
+        blank = index.hybrid_search(dense_kb, " ", vector, limit=2, **filters)
+        assert [h.chunk_id for h in blank] == [h.chunk_id for h in dense[:2]]
 
     def test_re_tagging_keeps_the_vectors(self, index, dense_kb):
         retagged = Chunk("east#0", "east", "华东区销售报告", CORPUS[0].text, (SOUTH,),

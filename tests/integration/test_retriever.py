@@ -328,7 +328,38 @@ def test_dense_finds_what_bm25_cannot(index, dense_kb, embed_server, bm25_kb):
 
     assert not {"policy#0", "faq#0"} & set(found_ids(bm25))
     assert {"policy#0", "faq#0"} & set(found_ids(hybrid))
-    assert hybrid.trace["fusion"] == "rrf(k=60)" and hybrid.trace["queries"][0]["dense"] > 0
+    assert hybrid.trace["fusion"] == "rrf(k=60)"
+    assert hybrid.trace["queries"][0]["hybrid"] == "one request"
+    assert hybrid.trace["queries"][0]["fused"] > 0
+
+
+def test_a_hybrid_query_whose_filter_starves_is_relaxed_ranking_by_ranking(index, dense_kb,
+                                                                           embed_server):
+    outcome = dense_retriever(index, embed_server.url).search(
+        dense_kb, SearchRequest(["销售额同比增长"], k=5, entity_ids=[NORTH], abstain=False))
+
+    q = outcome.trace["queries"][0]
+    assert q["hybrid"] == "separate requests: the entity filter starves"
+    assert q["entity_filter"] == "relaxed_to_boost" and q["dense"] > 0
+    assert found_ids(outcome)[0] == "north#0" and len(found_ids(outcome)) > 1
+
+
+def test_a_hybrid_pool_filled_by_one_long_document_is_topped_up(index, embed_server, snapshot):
+    kb = _kb()
+    long_doc = [Chunk(f"long#{i}", "long", "华东区销售月报", f"华东区销售额第{i}周明细，华东区销售额。")
+                for i in range(40)]
+    others = [Chunk(f"o{i}#0", f"o{i}", "其他", f"第{i}个门店的装修安排。") for i in range(6)]
+    ingest_corpus(kb, corpus_lines(long_doc + others), index=index, snapshot=snapshot,
+                  embedder=OpenAIEmbedder(embed_server.url + "/v1", "fake-topic"))
+    try:
+        outcome = dense_retriever(index, embed_server.url).search(
+            kb, SearchRequest(["华东区销售额"], k=5, abstain=False))
+    finally:
+        index.drop(kb)
+
+    q = outcome.trace["queries"][0]
+    assert q["hybrid"] == "separate requests: a few documents fill the pool" and q["topped_up"]
+    assert len({f.hit.doc_id for f in outcome.found}) == 5
 
 
 def test_a_searchs_queries_are_embedded_in_one_request_and_not_again(index, dense_kb):
@@ -344,7 +375,7 @@ def test_a_searchs_queries_are_embedded_in_one_request_and_not_again(index, dens
         again = retriever.search(dense_kb, SearchRequest(queries[1:], k=3, abstain=False))
         assert len(server.requests) == 1
 
-    assert all(q["dense"] > 0 for q in (*first.trace["queries"], *again.trace["queries"]))
+    assert all(q["fused"] > 0 for q in (*first.trace["queries"], *again.trace["queries"]))
 
 
 def test_near_duplicates_by_cosine_across_languages(index, dense_kb, embed_server):
