@@ -16,7 +16,7 @@ document says 金卡：… and then its rules), so a split type's attributes als
 the words its members' own documents (those titled with their name) use and
 the other owners' members' documents never use (保级 and 定级 for an
 airline tier, 充值 and 余额 for a hospital card), leaving out words many other
-documents use too.
+documents use too and the words of the members' and organisations' own names.
 """
 
 from __future__ import annotations
@@ -100,7 +100,9 @@ def add_distinct_words(suggestion: Suggestion, occurrences: Occurrences) -> None
     for t in suggestion.types.values():
         if t.head:
             split[t.head].append(t)
-    names = {n for e in suggestion.entities.values() for n in (e.name, *e.aliases)}
+    split_names = {t.name for types_ in split.values() for t in types_}
+    names = {n for e in suggestion.entities.values() if e.type == ORG_TYPE or e.type in split_names
+             for n in (e.name, *e.aliases)}
     all_docs = {p.doc_id for p in occurrences.passages}
     for siblings in split.values():
         used = {t.name: _own_words(suggestion, t.name, occurrences) for t in siblings}
