@@ -44,3 +44,21 @@ def test_one_owners_things_keep_their_head_word_type():
     found = suggest(read_corpus(corpus))
     assert found.entities["鹏程银卡"].type == "银卡"
     assert not any(t.head for t in found.types.values())
+
+
+APPS = [
+    line("org-a", "关于晴川航空", "晴川航空是一家航空公司，总部在厦门。晴川航空有30条航线。"),
+    line("org-b", "关于福安医疗集团", "福安医疗集团下设三家医院。福安医疗集团的热线是96100。"),
+    line("app-a", "晴川航空App使用说明", "晴川航空App可以值机和选座。在App里也能改签，值机后生成登机牌。"),
+    line("app-b", "福安就医App使用说明", "福安就医App可以挂号和缴费。App首页有报告查询，挂号后可取消。"),
+]
+
+
+def test_two_organisations_apps_share_app_and_keep_their_own_words():
+    found = suggest(read_corpus(APPS))
+    air, clinic = found.entities["晴川航空App"], found.entities["福安就医App"]
+    # 晴川航空App gets App as its name without the airline's; the clinic's App is one too.
+    assert "App" in air.aliases and "App" in clinic.aliases
+    assert air.type != clinic.type
+    assert "值机" in found.types[air.type].attributes and "挂号" in found.types[clinic.type].attributes
+    assert "挂号" not in found.types[air.type].attributes
