@@ -55,7 +55,7 @@ def split_by_owner(suggestion: Suggestion, occurrences: Occurrences) -> None:
             continue
         for entity in group:
             if owners[entity.key]:
-                entity.type = f"{head}（{owners[entity.key]}）"
+                entity.type = words.OWNED_TYPE_NAME.format(head=head, owner=owners[entity.key])
                 suggestion.types.setdefault(entity.type, SuggestedType(entity.type, head=head))
         if all(e.type != head for e in suggestion.entities.values()):
             suggestion.types.pop(head, None)
