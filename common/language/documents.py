@@ -101,5 +101,7 @@ DOTTED_VERSION_TAIL_RE = re.compile(r"\s*(?:[vV])?(\d+(?:\.\d+)+)版?$")
 # An edition's canonical name from its stem and its year or version.
 EDITION_NAME = "{stem}（{edition}版）"
 DOTTED_EDITION_NAME = "{stem} {edition}版"
+# A head-word type narrowed to one organisation's members: 金卡（松涛）.
+OWNED_TYPE_NAME = "{head}（{owner}）"
 # How users run an edition into a shared short form.
 EDITION_ALIAS_FORMS = ("{ed}版{alias}", "{alias}{ed}版", "{ed}年版{alias}", "{alias}{ed}")

@@ -140,7 +140,8 @@ def _forms(core: str) -> set[str]:
 def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set[str]) -> None:
     """Short forms the passages use on their own, for every entity whose name holds them."""
     entities = list(suggestion.entities.values())
-    names = {e.name for e in entities} | {a for e in entities for a in e.aliases}
+    own_names = {e.name for e in entities}
+    names = own_names | {a for e in entities for a in e.aliases}
     holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
     qualifiers: set[str] = set()
     for entity in entities:
@@ -153,9 +154,13 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
     containing = _containing(names, holders)
     for form in sorted(holders, key=len, reverse=True):
         owners = holders[form]
-        if form in kinds or form in names:  # a name some entity holds already stays its own
+        if form in kinds or form in own_names:  # an entity's own name stays its own
             continue
-        if len({e.stem or e.name for e in owners}) > MAX_SHARED or form not in occurrences:
+        held = {e.stem or e.name for e in entities if form in e.aliases}
+        if held and any(_core(e.stem or e.name).startswith(form) for e in owners):
+            continue  # a variant of what the form names already, not another holder
+        # An alias one entity has (App) is shared with the other names that end in it.
+        if len({e.stem or e.name for e in owners} | held) > MAX_SHARED or form not in occurrences:
             continue
         if common_word(form) or (form not in qualifiers and not all(
                 _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):

@@ -2,7 +2,7 @@
 
 Each stage is a module of this package, run in this order (later stages read
 what earlier ones found): candidate names (names), entities and editions
-(entities), structural aliases (aliases), types (types), short forms and Latin
+(entities), structural aliases (aliases), types (types) split by owner (owners), short forms and Latin
 names (aliases), the names families share (families), attributes (types),
 relations and editions (relations), confusable pairs (confusables).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kg.suggest import aliases, confusables, entities, families, names, relations, types
+from kg.suggest import aliases, confusables, entities, families, names, owners, relations, types
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.model import Suggestion
 
@@ -28,7 +28,8 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
         ("types", _types), ("latin names", aliases.add_latin_names),
         ("bracketed names", aliases.add_bracketed_names),
         ("edition forms", aliases.add_edition_forms),
-        ("attributes", types.add_attributes), ("relations", relations.add_part_of),
+        ("attributes", types.add_attributes), ("distinct attributes", owners.add_distinct_words),
+        ("relations", relations.add_part_of),
         ("editions", relations.add_editions), ("confusables", confusables.add),
         ("descriptions", _describe),
     ]
@@ -51,6 +52,7 @@ def _names(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     kinds = types.assign(suggestion)
+    owners.split_by_owner(suggestion, occurrences)
     aliases.add_short_forms(suggestion, occurrences, kinds)
     aliases.add_contractions(suggestion)
     families.add_family_names(suggestion)

@@ -34,6 +34,7 @@ class SuggestedEntity:
 class SuggestedType:
     name: str
     attributes: dict[str, Evidence] = field(default_factory=dict)
+    head: str | None = None  # the head word it was split from, by its members' owner
 
 
 @dataclass

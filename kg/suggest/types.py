@@ -8,7 +8,9 @@ from 信用卡常见问题) names the kind, so that entity is dropped in favour 
 
 A type's attributes are what the passages say of its members: the word right
 after a member's name (晨星卡年费…, 基础版验光套餐价格为…), kept when it follows two
-members or more, plus the words titles add to a name (A产品（个人版）价格).
+members or more, plus the words titles add to a name (A产品（个人版）价格). A short
+form entities of different types share is not read: what follows it is said of
+one of them only, and would give each type the other's attributes.
 """
 
 from __future__ import annotations
@@ -67,12 +69,14 @@ def _wordlike(ending: str) -> bool:
 def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """Attribute words per type, from what follows its members' names."""
     entity_names = {a for e in suggestion.entities.values() for a in (e.name, *e.aliases)}
+    types_of = {k: e.type for k, e in suggestion.entities.items()}
+    mixed = {a for a, keys in suggestion.ambiguous_aliases().items() if len({types_of[k] for k in keys}) > 1}
     followers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for entity in suggestion.entities.values():
         for word in entity.attribute_words:
             followers[entity.type][word].add(entity.key)
         for name in {entity.name, *entity.aliases}:
-            if len(name) < 2:
+            if len(name) < 2 or name in mixed:
                 continue
             for after in occurrences.context_after(name, 8):
                 word = _attribute_word(after)
