@@ -374,6 +374,8 @@ class RuleRewriter:
         text = detection.text
         spans = comparison_spans(text)
         said_times = [m.text for m in detection.of(MentionKind.TIME)]
+        named = {e for link in links.links if link.mention.kind is MentionKind.ALIAS
+                 for e in link.entity_ids}
         out, replaced_any = text, False
         for link in sorted(links.links, key=lambda l: l.mention.start, reverse=True):
             if not link.entity_ids or link.mention.kind not in _WRITTEN_KINDS:
@@ -385,8 +387,11 @@ class RuleRewriter:
                     and link.mention.similarity == 100 and len(link.entity_ids) == 1 else "")
             written = _join([written_name(e, said, lang, snapshot) for e in link.entity_ids], lang)
             if link.mention.kind is MentionKind.PRONOUN:
-                if link.candidates[0].source == "named before it":
-                    continue  # 程远…，他获得过: the name is written just before it already
+                if link.candidates[0].source == "named before it" or (
+                        set(link.entity_ids) <= named and not _inside(link.mention, spans)):
+                    # 程远…，他获得过 / "how much does it cost to get a Gold Card" once the
+                    # card is known: the turn writes the name already; not twice.
+                    continue
                 # 2020版比它便宜多少 after 2019版: "it" is the entity as it was, at its time.
                 then = ("".join(t for t in times if t not in text)
                         if _inside(link.mention, spans) and said_times and times

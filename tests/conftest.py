@@ -76,6 +76,31 @@ def milvus_index(settings):
     index.close()
 
 
+@pytest.fixture(scope="module")
+def lite_uri(tmp_path_factory) -> str:
+    """A Milvus Lite file of the test module's own, for tests that open a second client
+    on it (what another process reads back, other batch bounds)."""
+    return str(tmp_path_factory.mktemp("milvus") / "referent.db")
+
+
+@pytest.fixture(scope="module")
+def lite_index(lite_uri):
+    """The module's own Milvus Lite index (see ``lite_uri``)."""
+    from retrieval.milvus_index import MilvusIndex
+
+    index = MilvusIndex(lite_uri)
+    yield index
+    index.close()
+
+
+@pytest.fixture
+def lite_kb(lite_index):
+    """A fresh kb name on the module's own index, with no collection yet; dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    lite_index.drop(name)
+
+
 @pytest.fixture(scope="session")
 def demo_kb(neo4j_store, milvus_index, settings):
     """The demo ontology and corpus loaded once into a kb of their own."""

@@ -5,8 +5,6 @@ collection keeps the analyzer it was created with."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -36,25 +34,6 @@ def lines(docs: list[tuple[str, str, str]]) -> list[str]:
             for d, t, x in docs]
 
 
-@pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(tmp_path_factory.mktemp("milvus") / "referent.db")
-
-
-@pytest.fixture(scope="module")
-def index(milvus_uri: str) -> Iterator[MilvusIndex]:
-    index = MilvusIndex(milvus_uri)
-    yield index
-    index.close()
-
-
-@pytest.fixture
-def kb(index: MilvusIndex) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield name
-    index.drop(name)
-
-
 def ingest(index: MilvusIndex, kb: str, docs: list[tuple[str, str, str]],
            analyzer: str | None = None):
     return ingest_corpus(kb, lines(docs), index=index, analyzer=analyzer,
@@ -75,46 +54,46 @@ def recorded_analyzer(milvus_uri: str, kb: str) -> str:
         other.close()
 
 
-def test_an_english_corpus_is_matched_across_case_and_inflection(milvus_uri, index, kb):
-    report = ingest(index, kb, ENGLISH)
+def test_an_english_corpus_is_matched_across_case_and_inflection(lite_uri, lite_index, lite_kb):
+    report = ingest(lite_index, lite_kb, ENGLISH)
 
     assert report.analyzer == "english"
-    assert first_doc(index, kb, "Fees") == "fee"
-    assert first_doc(index, kb, "RUNNING trails") == "trail"
-    assert first_doc(index, kb, "when does it open") == "hours"
+    assert first_doc(lite_index, lite_kb, "Fees") == "fee"
+    assert first_doc(lite_index, lite_kb, "RUNNING trails") == "trail"
+    assert first_doc(lite_index, lite_kb, "when does it open") == "hours"
     # Recorded with the collection: another process reads the same analyzer.
-    assert recorded_analyzer(milvus_uri, kb) == "english"
+    assert recorded_analyzer(lite_uri, lite_kb) == "english"
 
 
-def test_a_chinese_corpus_keeps_the_chinese_analyzer(milvus_uri, index, kb):
-    report = ingest(index, kb, CHINESE)
+def test_a_chinese_corpus_keeps_the_chinese_analyzer(lite_uri, lite_index, lite_kb):
+    report = ingest(lite_index, lite_kb, CHINESE)
 
     assert report.analyzer == "chinese"
-    assert first_doc(index, kb, "借书证工本费") == "fee"
-    assert first_doc(index, kb, "几点关门") == "hours"
-    assert recorded_analyzer(milvus_uri, kb) == "chinese"
+    assert first_doc(lite_index, lite_kb, "借书证工本费") == "fee"
+    assert first_doc(lite_index, lite_kb, "几点关门") == "hours"
+    assert recorded_analyzer(lite_uri, lite_kb) == "chinese"
 
 
-def test_a_collection_keeps_its_analyzer_and_an_explicit_other_one_is_refused(index, kb):
-    ingest(index, kb, CHINESE)
+def test_a_collection_keeps_its_analyzer_and_an_explicit_other_one_is_refused(lite_index, lite_kb):
+    ingest(lite_index, lite_kb, CHINESE)
     # Detection never changes an existing collection: English lines go in as they are.
-    assert ingest(index, kb, ENGLISH[:1]).analyzer == "chinese"
-    count = index.count(kb)
+    assert ingest(lite_index, lite_kb, ENGLISH[:1]).analyzer == "chinese"
+    count = lite_index.count(lite_kb)
 
     with pytest.raises(ConfigurationError, match="--recreate --analyzer english"):
-        ingest(index, kb, ENGLISH, analyzer="english")
-    assert index.count(kb) == count
+        ingest(lite_index, lite_kb, ENGLISH, analyzer="english")
+    assert lite_index.count(lite_kb) == count
 
 
-def test_an_explicit_analyzer_overrides_the_detected_one(index, kb):
-    report = ingest(index, kb, ENGLISH, analyzer="chinese")
+def test_an_explicit_analyzer_overrides_the_detected_one(lite_index, lite_kb):
+    report = ingest(lite_index, lite_kb, ENGLISH, analyzer="chinese")
 
     assert report.analyzer == "chinese"
     # The Chinese analyzer neither folds case nor stems English words.
-    assert first_doc(index, kb, "Fees") is None
+    assert first_doc(lite_index, lite_kb, "Fees") is None
 
 
-def test_an_unknown_analyzer_is_refused_before_anything_is_created(index, kb):
+def test_an_unknown_analyzer_is_refused_before_anything_is_created(lite_index, lite_kb):
     with pytest.raises(ConfigurationError, match="chinese, english"):
-        ingest(index, kb, ENGLISH, analyzer="french")
-    assert not index.has_collection(kb)
+        ingest(lite_index, lite_kb, ENGLISH, analyzer="french")
+    assert not lite_index.has_collection(lite_kb)

@@ -5,7 +5,6 @@ tests/contract/test_vector_index_contract.py."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,45 +17,27 @@ from tests.contract.test_vector_index_contract import CORPUS
 pytestmark = pytest.mark.milvus
 
 
-@pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(tmp_path_factory.mktemp("milvus") / "referent.db")
-
-
-@pytest.fixture(scope="module")
-def index(milvus_uri: str) -> Iterator[MilvusIndex]:
-    index = MilvusIndex(milvus_uri)
-    yield index
-    index.close()
-
-
-@pytest.fixture
-def kb(index: MilvusIndex) -> Iterator[str]:
-    """A fresh, empty kb for a test that writes, dropped afterwards."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    index.ensure_collection(name)
-    yield name
-    index.drop(name)
-
-
-def test_upsert_reports_progress_per_batch(milvus_uri: str, index: MilvusIndex, kb: str) -> None:
-    small_batches = MilvusIndex(milvus_uri, batch_rows=2)
+def test_upsert_reports_progress_per_batch(lite_uri: str, lite_index: MilvusIndex,
+                                           lite_kb: str) -> None:
+    lite_index.ensure_collection(lite_kb)
+    small_batches = MilvusIndex(lite_uri, batch_rows=2)
     done: list[int] = []
     try:
-        written = small_batches.upsert(kb, CORPUS[:5], progress=done.append)
+        written = small_batches.upsert(lite_kb, CORPUS[:5], progress=done.append)
     finally:
         small_batches.close()
 
     assert written == 5
     assert done == [2, 4, 5]
-    assert index.count(kb) == 5
+    assert lite_index.count(lite_kb) == 5
 
 
-def test_upsert_batches_by_size(milvus_uri: str, index: MilvusIndex, kb: str) -> None:
-    byte_bound = MilvusIndex(milvus_uri, batch_bytes=500)
+def test_upsert_batches_by_size(lite_uri: str, lite_index: MilvusIndex, lite_kb: str) -> None:
+    lite_index.ensure_collection(lite_kb)
+    byte_bound = MilvusIndex(lite_uri, batch_bytes=500)
     done: list[int] = []
     try:
-        byte_bound.upsert(kb, CORPUS[:3], progress=done.append)
+        byte_bound.upsert(lite_kb, CORPUS[:3], progress=done.append)
     finally:
         byte_bound.close()
 
@@ -73,7 +54,8 @@ def test_unusable_lite_path_names_the_setting(tmp_path: Path) -> None:
         MilvusIndex(str(tmp_path / "missing-dir" / "referent.db"))
 
 
-def test_a_collection_made_before_folding_is_searched_as_typed(milvus_uri: str, index: MilvusIndex,
+def test_a_collection_made_before_folding_is_searched_as_typed(lite_uri: str,
+                                                              lite_index: MilvusIndex,
                                                               monkeypatch) -> None:
     """A kb ingested before BM25 input was folded keeps its traditional text: a folded
     query would miss it, so such a kb gets the query as typed until it is re-ingested."""
@@ -81,9 +63,9 @@ def test_a_collection_made_before_folding_is_searched_as_typed(milvus_uri: str, 
 
     name = f"t_{uuid.uuid4().hex[:12]}"
     monkeypatch.setattr(milvus_index, "_FOLD", "none")  # as the older description said nothing
-    index.ensure_collection(name)
+    lite_index.ensure_collection(name)
     monkeypatch.undo()
-    older = MilvusIndex(milvus_uri)  # reads the description afresh
+    older = MilvusIndex(lite_uri)  # reads the description afresh
     try:
         older.upsert(name, [Chunk("fee#0", "fees", "收費標準", "信用卡年費為300元。")])
         assert [h.doc_id for h in older.search(name, "年費多少", limit=5)] == ["fees"]
