@@ -17,9 +17,8 @@ from dataclasses import dataclass, replace
 from common.language import cues
 from common.language.normalize import is_cjk, turn_language
 from common.language.relative import anchored
-from common.language.tokens import tokens
-from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, own_size,
-                               residue, revisit_cue, side_spans, strip_conversation_cues)
+from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
+                               revisit_cue, side_spans, strip_conversation_cues)
 from dialogue.policy.counterparts import corrected_spans, is_counterpart
 from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, render,
                              same_type, written_name)
@@ -577,8 +576,7 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
     compared += tuple(said(m) for kind in (MentionKind.ATTRIBUTE, MentionKind.TIME)
                       for m in detection.of(kind) if _inside(m, spans))
     new = [e for e in subjects if e not in previous_entities]
-    words = ("" if times or attribute or compared
-             else _words_beside_names(detection) if new else _own_words(detection))
+    words = "" if (new or times or attribute or compared) else _own_words(detection)
     return Change(subjects=subjects, removed=tuple(excluded), times=times, attribute=attribute,
                   compared=compared, words=words, said=_words_for(named))
 
@@ -598,21 +596,6 @@ def _own_words(detection: Detection) -> str:
             or asks_for_more(detection.text)):
         return ""  # 还有呢 asks for more of the same, with no words of its own
     return body.group("x").strip()
-
-
-def _words_beside_names(detection: Detection) -> str:
-    """What an ellipsis that names a new subject asks besides it (退票 of
-    超级经济舱退票呢 after a question about another cabin's change fee): without it the
-    previous question's ask would be kept for the new subject."""
-    if not detection.ellipsis:
-        return ""
-    rest = _LIGHT_RE.sub("", residue(detection, LinkResult(())))
-    return rest if tokens(rest) and own_size(rest) <= _ELLIPSIS_ASK_SIZE else ""
-
-
-# At most this much (in Chinese characters' worth) of a naming ellipsis's own words is
-# taken as what it asks: more is a question of its own, which the ellipsis is not.
-_ELLIPSIS_ASK_SIZE = 4
 
 
 def _earlier_times(state) -> list[str]:
