@@ -17,9 +17,13 @@ ONTOLOGY = """
 """
 
 
+def _snapshot(ontology: str) -> AliasSnapshot:
+    return AliasSnapshot.from_ontology("t", 1, parse_ontology(ontology.strip().splitlines()))
+
+
 @pytest.fixture(scope="module")
 def kb() -> AliasSnapshot:
-    return AliasSnapshot.from_ontology("t", 1, parse_ontology(ONTOLOGY.strip().splitlines()))
+    return _snapshot(ONTOLOGY)
 
 
 def test_a_slip_in_a_shared_name_finds_every_entity_of_that_name(kb):
@@ -33,6 +37,7 @@ def test_the_rest_of_a_name_said_in_the_turn_settles_the_slip(kb):
     assert links.resolved == ("desk.north",)
 
 
+# A short name shared by two branches' departments, each written after its branch.
 BRANCHES = """
 {"kind": "type", "name": "Branch", "attributes": ["地址"], "parent": null}
 {"kind": "type", "name": "Desk", "attributes": ["下班时间"], "parent": null}
@@ -46,7 +51,7 @@ BRANCHES = """
 
 @pytest.fixture(scope="module")
 def branches() -> AliasSnapshot:
-    return AliasSnapshot.from_ontology("t", 1, parse_ontology(BRANCHES.strip().splitlines()))
+    return _snapshot(BRANCHES)
 
 
 def test_a_slip_in_a_short_name_right_after_another_name_is_found(branches):
