@@ -580,6 +580,7 @@ class TurnEngine:
         # A revisit asks for something the session found before: it never abstains.
         return {"exclude_chunk_ids": exclude_chunks, "exclude_doc_ids": exclude_docs,
                 "readmittable": shown, "readmit": _READMIT[intent], "context": history,
+                "known_words": _known_words(plan, state),
                 "abstain": not plan.lift_consumed,
                 "names": {e: snapshot.entities[e].all_aliases for e in plan.entities
                           if e in snapshot.entities}}
@@ -754,6 +755,17 @@ def _with_used(state: SessionState, used: Sequence[str]) -> SessionState:
     state = state.model_copy(deep=True)
     state.mark_used(list(used))
     return state
+
+
+def _known_words(plan: _Plan, state: SessionState) -> tuple[str, ...] | None:
+    """The words a shown chunk does not come back for besides its own turn's: the last
+    turn's (the retrieval default, None), unless that turn was about other entities than
+    this one. What it asked of another subject (A's refund, then B's change fee, then
+    A's: "and the former?") is still unanswered for this one."""
+    last = state.last_turn
+    if last is None or not plan.entities or not last.entities:
+        return None
+    return None if set(plan.entities) & set(last.entities) else ()
 
 
 def _carried(plan: _Plan, state: SessionState, *, with_topic: bool = False) -> Carried:

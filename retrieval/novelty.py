@@ -299,15 +299,7 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
         return have[hit.chunk_id]
 
     if intent == "revisit":
-        match = {hit.chunk_id: gain(asked_units(asked), hit, stats, units_of(hit))
-                 for hit, _, asked in again}
-        best = max(match.values())
-        tied = [hit for hit, _, _ in again if match[hit.chunk_id] >= best - _EPS]
-        # Of those that match equally, the ones most specific to the turn's entities (a
-        # bundle's passage that also names the broadband is not the broadband's price).
-        wanted = set(entity_ids)
-        top = max(specificity(hit, wanted) for hit in tied)
-        return {hit.chunk_id for hit in tied if specificity(hit, wanted) >= top - _EPS}
+        return _revisited(again, stats, units_of, set(entity_ids))
     wanted = set(entity_ids)
     passed: dict[str, tuple[float, float]] = {}
     for hit, before, asked in again:
@@ -331,6 +323,29 @@ def admit(again: Sequence[tuple[Hit, Shown, str]], rivals: Sequence[Hit], stats:
     # search's order deciding among them; the others would only repeat what was seen.
     top = max(passed.values())
     return {c for c, answers in passed.items() if answers >= top * BEST_WITHIN}
+
+
+def _revisited(again: Sequence[tuple[Hit, Shown, str]], stats: TermStats, units_of,
+               wanted: set[str]) -> set[str]:
+    """The shown chunks a revisit ("刚才那条再发我一下", show me that again) brings back.
+
+    A revisit names what it wants back in a word or two (the name, 条件); the question
+    that first found the answer said the rest. Each chunk is matched against both: the
+    revisit's words and those of the question its showing turn asked (东院 again, after
+    东院停车怎么收费, is the parking answer, not any passage naming 东院). With entities
+    resolved, a chunk tagged with none of them was shown about something else and does
+    not come back. Of the chunks that match best, the ones most specific to the turn's
+    entities (a bundle's passage that also names the broadband is not the broadband's
+    price)."""
+    if wanted and any(specificity(hit, wanted) > 0 for hit, _, _ in again):
+        again = [item for item in again if specificity(item[0], wanted) > 0]
+    match = {hit.chunk_id: gain(asked_units(asked) | asked_units(before.query), hit, stats,
+                                units_of(hit))
+             for hit, before, asked in again}
+    best = max(match.values())
+    tied = [hit for hit, _, _ in again if match[hit.chunk_id] >= best - _EPS]
+    top = max(specificity(hit, wanted) for hit in tied)
+    return {hit.chunk_id for hit in tied if specificity(hit, wanted) >= top - _EPS}
 
 
 # Shown chunks that answer the new words at least this share as well as the best one

@@ -196,6 +196,10 @@ _RIGHT_OK = cues.NAME_RIGHT_CHARS
 
 def _stands_alone(found: _Collector, start: int, end: int) -> bool:
     text = found.text
+    # Right after another name, a short name stands on its own whatever follows: the name
+    # before it is its owner or its place (城北店客伏部周六…: that branch's department).
+    if any(m.kind is MentionKind.ALIAS and m.end == start for m in found.mentions):
+        return True
     left = start == 0 or text[start - 1] in _LEFT_OK or not _is_cjk(text[start - 1])
     right = (end >= len(text) or text[end] in _RIGHT_OK or not _is_cjk(text[end])
              or any(m.kind is MentionKind.ATTRIBUTE and m.start == end for m in found.mentions))
