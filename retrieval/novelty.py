@@ -331,8 +331,8 @@ def _revisited(again: Sequence[tuple[Hit, Shown, str]], stats: TermStats, units_
 
     A revisit names what it wants back in a word or two (the name, 条件); the question
     that first found the answer said the rest. Each chunk is matched against both: the
-    revisit's words and those of the question its showing turn asked (东院 again, after
-    东院停车怎么收费, is the parking answer, not any passage naming 东院). With entities
+    revisit's words and those of the question its showing turn asked (北楼 again, after
+    北楼寄存怎么收费, is the storage answer, not any passage naming 北楼). With entities
     resolved, a chunk tagged with none of them was shown about something else and does
     not come back. Of the chunks that match best, the ones most specific to the turn's
     entities (a bundle's passage that also names the broadband is not the broadband's

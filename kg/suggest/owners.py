@@ -4,11 +4,11 @@ A head word alone can join things of different kinds: a hospital's 健康金卡 
 airline's 金卡 both end in 金卡, two organisations' apps both in App. One type
 for both pools their attributes (充值 and 保级 alike), so what a turn asks cannot
 tell which one it means. The documents say whose each one is: the organisation
-whose name (or the word it leads its names with, 云栖 of 云栖航空) the member's
+whose name (or the word it leads its names with, 海岚 of 海岚航空) the member's
 name starts with, else the one its passages name most. When a type's members
 belong to two organisations or more, each organisation's members get a type of
 their own, the head word qualified by the organisation's lead word
-(``金卡（仁和）``); members with no clear owner keep the head word. A corpus of
+(``会员卡（晴川）``); members with no clear owner keep the head word. A corpus of
 one organisation never splits.
 
 The words that follow a name are too few to tell such types apart (a card's own
@@ -81,7 +81,7 @@ def owner_of(entity: SuggestedEntity, leads: dict[str, str], occurrences: Occurr
 
 def _organisation_leads(suggestion: Suggestion) -> dict[str, str]:
     """Each organisation's name, aliases and lead word → its lead word (the first word
-    of its name, which its products' names start with: 仁和 of 仁和医疗集团)."""
+    of its name, which its products' names start with: 晴川 of 晴川航空集团)."""
     leads: dict[str, str] = {}
     for org in suggestion.entities.values():
         if org.type != ORG_TYPE:
