@@ -90,6 +90,7 @@ from common.errors import (
     RetryableDependencyError,
 )
 from common.ids import KB_RE, check_kb
+from common.rwlock import ReadWriteLock
 from common.language.normalize import fold_traditional
 from retrieval.analyzers import (
     ANALYZER_PARAMS,
@@ -164,6 +165,9 @@ class MilvusIndex:
         self._incomplete: dict[str, tuple[float, dict[str, Any] | None]] = {}
         self._refreshing: set[str] = set()
         self._refreshing_lock = threading.Lock()
+        # One readers-writer lock per kb: see _reading.
+        self._row_locks: dict[str, ReadWriteLock] = {}
+        self._row_locks_guard = threading.Lock()
         # Longer than prefix + any kb name (64 characters at most), so no kb's collection
         # can ever be called this.
         self._state_collection = f"{collection_prefix}ingest_state_{'0' * 52}"
@@ -416,7 +420,7 @@ class MilvusIndex:
             self._attach_vectors(kb, chunks, rows, vectors)
         done = 0
         for batch in _batches(rows, self._batch_bytes, self._batch_rows):
-            with self._errors("upsert chunks", kb):
+            with self._writing("upsert chunks", kb):
                 self._client.upsert(name, batch, timeout=self._timeout)
             done += len(batch)
             if progress is not None:
@@ -437,7 +441,7 @@ class MilvusIndex:
             stored: dict[str, list[float]] = {}
             for start in range(0, len(wanted), _IDS_PER_QUERY):
                 expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
-                with self._errors("read vectors", kb):
+                with self._reading("read vectors", kb):
                     rows = self._client.query(self._collection(kb), filter=expr,
                                               output_fields=["chunk_id", "dense"],
                                               timeout=self._timeout)
@@ -464,7 +468,7 @@ class MilvusIndex:
         deleted = 0
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
-            with self._errors("delete chunks", kb):
+            with self._writing("delete chunks", kb):
                 result = self._client.delete(name, filter=expr, timeout=self._timeout)
             deleted += len(result) if isinstance(result, list) else int(result.get("delete_count", 0))
         return deleted
@@ -484,7 +488,7 @@ class MilvusIndex:
         """Delete all chunks of ``doc_id``; return how many were deleted (0 if none)."""
         name = self._collection(kb)
         expr = f"doc_id == {_literal(check_key(doc_id, 'doc id'))}"
-        with self._errors("delete a document", kb):
+        with self._writing("delete a document", kb):
             result = self._client.delete(name, filter=expr, timeout=self._timeout)
         # Lite returns the deleted primary keys, a server a {"delete_count": n} dict.
         if isinstance(result, list):
@@ -575,7 +579,7 @@ class MilvusIndex:
                     AnnSearchRequest(data=[checked], anns_field="dense", limit=limit,
                                      param={"metric_type": "COSINE"}, expr=expr)]
         fields = _OUTPUT_FIELDS + (["dense"] if with_vectors else [])
-        with self._errors("search", kb):
+        with self._reading("search", kb):
             result = self._client.hybrid_search(name, requests, RRFRanker(rrf_k), limit=2 * limit,
                                                 output_fields=fields, timeout=self._timeout)
         return by_score([_hit(found["entity"], found["distance"]) for found in result[0]])
@@ -589,7 +593,7 @@ class MilvusIndex:
         expr = _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
         grouping = {"group_by_field": "doc_id"} if group_by_doc else {}
         fields = _OUTPUT_FIELDS + (["dense"] if with_vectors and self.dense_spec(kb) else [])
-        with self._errors("search", kb):
+        with self._reading("search", kb):
             result = self._client.search(
                 name, data=data, anns_field=field, limit=limit, filter=expr,
                 output_fields=fields, search_params={"metric_type": metric},
@@ -600,7 +604,7 @@ class MilvusIndex:
     def count(self, kb: str) -> int:
         """Number of chunks in the kb's collection."""
         name = self._collection(kb)
-        with self._errors("count chunks", kb):
+        with self._reading("count chunks", kb):
             result = self._client.query(name, filter="", output_fields=["count(*)"],
                                         timeout=self._timeout)
         return int(result[0]["count(*)"])
@@ -612,7 +616,7 @@ class MilvusIndex:
         found: dict[str, Chunk] = {}
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
-            with self._errors("read chunks", kb):
+            with self._reading("read chunks", kb):
                 rows = self._client.query(name, filter=expr, output_fields=_OUTPUT_FIELDS,
                                           timeout=self._timeout)
             found.update((row["chunk_id"], _chunk(row)) for row in rows)
@@ -632,12 +636,12 @@ class MilvusIndex:
     def _rows(self, kb: str, name: str, expr: str, fields: list[str],
               batch: int) -> Iterator[dict[str, Any]]:
         """Every row matching ``expr`` (built from checked literals only), batch by batch."""
-        with self._errors("read chunks", kb):
+        with self._reading("read chunks", kb):
             iterator = self._client.query_iterator(name, batch_size=batch, filter=expr,
                                                    output_fields=fields, timeout=self._timeout)
         try:
             while True:
-                with self._errors("read chunks", kb):
+                with self._reading("read chunks", kb):
                     rows = iterator.next()
                 if not rows:
                     return
@@ -649,6 +653,34 @@ class MilvusIndex:
 
     def _collection(self, kb: str) -> str:
         return self._prefix + check_kb(kb)
+
+    def _rows_lock(self, kb: str) -> ReadWriteLock:
+        with self._row_locks_guard:
+            lock = self._row_locks.get(kb)
+            if lock is None:
+                lock = self._row_locks[kb] = ReadWriteLock(f"the chunks of kb {kb!r}",
+                                                           self._timeout)
+            return lock
+
+    @contextmanager
+    def _reading(self, action: str, kb: str) -> Iterator[None]:
+        """A read of the kb's rows, never run while this process writes them.
+
+        Milvus Lite 2.5.1 applies an upsert as a delete and an insert that a search
+        running in between can see apart: the replaced rows are missing from its
+        results, or the search fails ("Invalid sparse row: negative value"). Re-tagging
+        after an alias edit rewrites rows of a kb that is being searched, so within one
+        process a read waits for a write of the same kb to finish (a write waits for the
+        reads under way, and reads that arrive while it waits queue behind it). Writes
+        by another process through a shared Milvus are not covered."""
+        with self._rows_lock(kb).reading(), self._errors(action, kb):
+            yield
+
+    @contextmanager
+    def _writing(self, action: str, kb: str) -> Iterator[None]:
+        """A write of the kb's rows (upsert, delete): see ``_reading``."""
+        with self._rows_lock(kb).writing(), self._errors(action, kb):
+            yield
 
     @contextmanager
     def _errors(self, action: str, kb: str | None) -> Iterator[None]:

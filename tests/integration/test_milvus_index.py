@@ -73,3 +73,38 @@ def test_a_collection_made_before_folding_is_searched_as_typed(lite_uri: str,
     finally:
         older.drop(name)
         older.close()
+
+
+def test_a_search_while_this_process_rewrites_the_rows_still_finds_them(lite_index: MilvusIndex,
+                                                                        lite_kb: str) -> None:
+    """Re-tagging rewrites rows of a kb that turns are searching. Lite applies an upsert as
+    a delete then an insert, and a search in between missed the rows (or failed) until
+    reads and writes of one kb were kept apart in the index."""
+    import threading
+    from dataclasses import replace
+
+    lite_index.ensure_collection(lite_kb)
+    lite_index.upsert(lite_kb, CORPUS)
+    retagged = [replace(c, entity_ids=c.entity_ids[::-1]) for c in CORPUS]
+    stop, failures = threading.Event(), []
+
+    def rewrite() -> None:
+        while not stop.is_set():
+            try:
+                lite_index.set_entity_tags(lite_kb, retagged)
+            except Exception as exc:  # noqa: BLE001 - reported below
+                failures.append(exc)
+                return
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    found = []
+    try:
+        for _ in range(40):
+            hits = lite_index.search(lite_kb, "华东区销售额", limit=10, group_by_doc=False)
+            found.append(len({h.chunk_id for h in hits} & {"east#0", "east#1", "mixed#0"}))
+    finally:
+        stop.set()
+        writer.join(30)
+    assert not failures
+    assert found == [3] * 40
