@@ -98,11 +98,25 @@ def strip_correction_cue(text: str) -> str:
 
 
 def is_correction(detection: Detection, links: LinkResult) -> bool:
-    """不对，我问的是华北区 / 不是A，是B / I meant B: the user fixes what the last turn was about."""
-    names = any(link.mention.kind is MentionKind.ALIAS and link.entity_ids for link in links.links)
+    """不对，我问的是华北区 / 不是A，是B / I meant B: the user fixes what the last turn was
+    about. B，不是A / not A, B / B, not A are corrections when A names something (a name or
+    an edition): "is it free, not just cheap" corrects nothing."""
+    named = [link.mention for link in links.links
+             if link.mention.kind is MentionKind.ALIAS and link.entity_ids]
     # 不是2019，是2020版的: an edition names what was meant as well as a name does.
-    return (names or bool(detection.of(MentionKind.TIME))) and bool(
-        _CORRECTION_RE.search(detection.text))
+    said = named + list(detection.of(MentionKind.TIME))
+    if not said:
+        return False
+    if _CORRECTION_RE.search(detection.text):
+        return True
+    wrong = corrected_spans(detection.text)
+    return any(start <= m.start and m.end <= end for m in said for start, end in wrong)
+
+
+def corrected_spans(text: str) -> list[tuple[int, int]]:
+    """Where a correction says what was wrong (the 北校区 of 不是北校区，是南校区 or of
+    南校区，不是北校区; not A but B)."""
+    return [m.span("x") for regex in cues.CORRECTED_RES for m in regex.finditer(text)]
 
 
 # 回到刚才那个产品 / go back to …: an earlier topic; 再给我看看刚才那个 / show me that again:

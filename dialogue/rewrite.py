@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from common.language import cues
 from common.language.normalize import is_cjk, turn_language
 from common.language.relative import anchored
-from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, is_ellipsis, residue,
-                               revisit_cue, side_spans, strip_conversation_cues)
+from dialogue.classify import (TurnKind, asks_for_more, comparison_spans, corrected_spans,
+                               is_ellipsis, residue, revisit_cue, side_spans,
+                               strip_conversation_cues)
 from dialogue.framing import kept_question
-from dialogue.policy.counterparts import corrected_spans, is_counterpart
+from dialogue.policy.counterparts import is_counterpart
 from dialogue.render import (Change, QuestionSlots, follow_up, glue, read_question, read_turn,
                              render, same_type, written_name)
 from dialogue.rewriter import Proposal, RewriteRequest

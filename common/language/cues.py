@@ -175,7 +175,9 @@ _OH = rf"(?:(?:{_alt('CORRECTION_INTERJECTIONS')})[，,。!！\s]*)?"
 CORRECTION_RE = re.compile(rf"^\s*{_OH}(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
 #: The correction's cue itself, to take off what the correction asks.
 CORRECTION_STRIP_RE = re.compile(
-    rf"^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)?{_ASKED}|^\s*{_OH}{_WRONG}[，,。!！\s]*|{_ANYWHERE}",
+    rf"^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)*{_ASKED}|^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)+|{_ANYWHERE}"
+    rf"|^\s*(?:{_alt('CORRECTION_LEADS')})"
+    rf"|{_alt('CORRECTED')}".replace("?P<x>", "?:"),
     re.IGNORECASE)
 #: Back to an earlier topic (回到刚才…, go back to).
 REVISIT_BACK_RE = re.compile(_alt("REVISIT_BACK"), re.IGNORECASE)

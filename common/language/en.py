@@ -101,10 +101,13 @@ CUE_LEADS = ["and", "what about", "how about"]
 CUE_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",
           r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b"]
-CORRECTION_WRONG: list[str] = []
-CORRECTION_ASKED: list[str] = []
+CORRECTION_WRONG = [r"no(?=\s*[,.!])", r"nope\b", r"wrong one\b", r"not that one\b",
+                    r"that'?s (?:wrong|not (?:it|right|the one))\b"]
+CORRECTION_ASKED = [r"i (?:was|am|'m) (?:asking|talking) about\b", r"i asked about\b",
+                    r"i said\b", r"what i (?:meant|asked about) (?:is|was)\b"]
 CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
 CORRECTION_INTERJECTIONS = ["oh", "sorry", "oops"]
+CORRECTION_LEADS: list[str] = []
 REVISIT_BACK = [r"\bgo(?:ing)? back to\b", r"\bback to (?:the|that)\b",
                 r"\bthe (?:earlier|previous) one\b"]
 REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\brepeat that\b"]
@@ -209,7 +212,9 @@ INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"],
 
 SIDE_JOINERS = ["and", "or", "versus", "vs.", "vs"]
 SIDE_LINKS = ["the"]
-CORRECTED = [r"\bnot\s+(?P<x>[^,.?!]{1,40}?),?\s+but\b"]
+CORRECTED = [r"\bnot\s+(?P<x>[^,.?!]{1,40}?),?\s+but\b",
+             r"^\s*(?:no[,.]?\s+)?not\s+(?P<x>[^,.?!]{1,40}?)\s*[,;]\s*",
+             r"[,;]?\s+(?:not|rather than|instead of)\s+(?P<x>[^,.?!]{1,40}?)\s*[.!]?\s*$"]
 OLDER_EDITION = ["previous version", "previous edition", "older version", "old version",
                  "old edition", "earlier version", "earlier edition"]
 NEWER_EDITION = ["newer version", "new version", "new edition", "latest version", "latest edition"]

@@ -168,11 +168,14 @@ SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", 
           r"先不(?:管|说|问|提)(?:这个|那个)了?", r"(?:这个|那个)先不(?:管|说|问)了?",
           r"不管(?:这个|那个)了", "先放一放", "回头再说"]
 # A correction: "that's wrong", "what I asked was", and 不是A，是B anywhere (regexes).
-CORRECTION_WRONG = ["不对", "不是的", "错了", "(?:说|搞|打|写|问)错了"]
+CORRECTION_WRONG = ["不对", "不是的", "错了", "(?:说|搞|打|写|问)错了", "不是这个", "不是那个"]
 CORRECTION_ASKED = [r"我(?:想|要|是)?(?:问|说|指|找|去|查|办)的是", "我是说", "我是想问"]
 # Interjections that may open a correction (哦，我说的是…).
 CORRECTION_INTERJECTIONS = ["哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
 CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
+# What opens a correction whose wrong part follows (是南校区不是北校区, 我问的不是北校区，是南校区):
+# taken off with the cue, never a correction by itself (regexes).
+CORRECTION_LEADS = [r"是(?=[^，,。？?！!]{1,20}?不是)", r"我(?:想|要|是)?(?:问|说|指|找|查|办)的(?=不是)"]
 # A revisit: back to an earlier topic, or the same one again (regexes).
 REVISIT_BACK = [r"回到(?:刚才|之前|前面|上面)", r"(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个",
                 r"^\s*(?:再|还是|我们)?(?:说|聊|问|绕)回(?:到|来)?"]
@@ -296,8 +299,13 @@ INTENT_GROUPS = [["为什么", "为何"], ["怎么", "如何"], ["多少", "几"
 SIDE_JOINERS = ["以及", "还是", "和", "与", "跟", "及", "或", "同", "、"]
 # What may stand between the last side and the name the sides qualify (北校区和南校区的图书馆).
 SIDE_LINKS = ["的"]
-# What a correction says was wrong (不是北校区，是南校区): the wrong part as ``x`` (regexes).
-CORRECTED = [r"不是(?P<x>[^，,。？?！!]{1,20}?)[，,、\s]*(?:而)?是"]
+# What a correction says was wrong, as ``x`` (regexes): 不是北校区，是南校区; 不是北校区啦，南校区
+# (at the start); 南校区，不是北校区 / 是南校区不是北校区 (at the end, never 是不是). Only the
+# first form is a correction by itself; the others are when ``x`` names something
+# (dialogue.classify).
+CORRECTED = [r"不是(?P<x>[^，,。？?！!]{1,20}?)[，,、\s]*(?:而)?是",
+             r"^\s*不是(?!说|吗|要|有)(?P<x>[^，,。？?！!吗呢吧]{1,20}?)[啦呀哦嘛]*[，,、\s]+",
+             r"(?<!是)不是(?P<x>[^，,。？?！!吗呢吧]{1,20}?)[啦呀哦嘛]*[。!！]?\s*$"]
 # An edition before / after the one talked about (老版本呢, 新版改了什么).
 OLDER_EDITION = ["上一版", "上个版本", "之前的版本", "以前的版本", "前一版", "旧版", "老版"]
 NEWER_EDITION = ["最新版", "新版", "下一版", "新的版本"]

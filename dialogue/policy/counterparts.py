@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from common.language import cues
-from dialogue.classify import TurnKind, comparison_spans, is_ellipsis
+from dialogue.classify import TurnKind, comparison_spans, corrected_spans, is_ellipsis
 from dialogue.policy.versions import edition, number_said
 from kg.aliases import AliasSnapshot
 from understanding.linker import Candidate, Link, LinkResult
@@ -41,11 +41,6 @@ SOURCE = "counterpart"
 def is_counterpart(link: Link) -> bool:
     """Whether ``link`` names the counterpart of a focus entity (it replaces that one)."""
     return bool(link.entity_ids) and bool(link.candidates) and link.candidates[0].source == SOURCE
-
-
-def corrected_spans(text: str) -> list[tuple[int, int]]:
-    """Where a correction says what was wrong (the 北校区 of 不是北校区，是南校区; not A but B)."""
-    return [m.span("x") for regex in cues.CORRECTED_RES for m in regex.finditer(text)]
 
 
 def swap_counterparts(kind: TurnKind, links: LinkResult, detection: Detection,

@@ -535,7 +535,7 @@ def keep_referred_kind(links: LinkResult, turn: UnderstoodTurn, state: SessionSt
 
 
 def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
-                 facts: EntityFacts) -> LinkResult:
+                 facts: EntityFacts, snapshot: AliasSnapshot | None = None) -> LinkResult:
     """The entity a turn's question fits, by what the passages state about each.
 
     A turn that asks about an attribute (导演是谁, 门票多少钱) whose subjects' own
@@ -544,7 +544,10 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     that entity too: a film stays the subject when the user asks its director's
     name after talking about its lead actor. Where the turn's subject came only
     from the dialogue (a pronoun, or nothing named), the fitting entity replaces
-    it; beside a name the user said, it is kept after that name. An ambiguous
+    it; beside a name the user said, it is kept after that name, unless it is of
+    that name's kind (with ``snapshot``: the same type, both people or both not): a
+    sibling the user names takes the place of the one in play, whatever its
+    passages lack. An ambiguous
     reference is left to the clarify gate (it, 这个 after two cards: which one is
     asked even if only one card's passages name the fee). Entities the kb has no
     passage about alone decide nothing. Returns ``links`` itself when nothing
@@ -567,8 +570,10 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     # does not fit, whatever its passages state.
     kinds = {m.text.lower() in cues.PERSON_PRONOUNS for m in turn.detection.of(MentionKind.PRONOUN)
              if m.text.lower() in cues.PERSON_PRONOUNS or m.text.lower() in cues.THING_PRONOUNS}
+    said = [e for link in out if link.mention.kind is MentionKind.ALIAS for e in link.entity_ids]
     fitting = next((e for e in dict.fromkeys(pool)
                     if e not in subjects and e not in state.negated
+                    and not _sibling_of(e, said, snapshot, facts)
                     and facts.states(e, asked)
                     and not (len(kinds) == 1 and facts.is_person(e) is (not next(iter(kinds))))),
                    None)
@@ -585,6 +590,19 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
             return LinkResult(tuple(out))
     out.append(Link(Mention(MentionKind.IMPLICIT, "", 0, 0), (candidate,), (fitting,), reason))
     return LinkResult(tuple(out))
+
+
+def _sibling_of(entity: str, named: Sequence[str], snapshot: AliasSnapshot | None,
+                facts: EntityFacts) -> bool:
+    """Whether ``entity`` is of the kind of one of ``named``: the same type, and not a
+    person beside a thing (kbs that put everything under one type tell those apart by
+    their passages only). Never without a snapshot."""
+    if snapshot is None:
+        return False
+    known = snapshot.entities.get(entity)
+    return known is not None and any(
+        (other := snapshot.entities.get(n)) is not None and other.type == known.type
+        and facts.is_person(n) == facts.is_person(entity) for n in named)
 
 
 def _narrowed(out: list[Link], verdicts: list[bool | None], asked: list[str],

@@ -16,7 +16,8 @@ class QuestionFit:
     def resolve(self, links: LinkResult, context: DialogueContext) -> Resolved | None:
         if context.facts is None or not context.going_on:
             return None
-        return changed(links, fit_question(links, context.turn, context.state, context.facts),
+        return changed(links, fit_question(links, context.turn, context.state, context.facts,
+                                            context.snapshot),
                        "the entity the question fits, by what its passages state")
 
 

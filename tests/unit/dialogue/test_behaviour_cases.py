@@ -7,7 +7,7 @@ They run against the in-memory ontology store, index and session store, with the
 entity facts the server reads (what the corpus states of each entity).
 
 Expectation keys (all optional, per turn):
-  action, action_not, classification (the trace's), queries (exact), entities (exact,
+  action, action_not, classification (the trace's), classification_not, queries (exact), entities (exact,
   in order), entities_set, entities_first, entities_include, entities_exclude,
   options (the clarification's option ids, as a set), standalone (exact),
   standalone_starts, standalone_has, standalone_lacks, standalone_lacks_pattern (a
@@ -89,6 +89,7 @@ _CHECKS = {
     "options": lambda r, want, frame: _options(r) == set(want),
     "queries": lambda r, want, frame: r.queries == want,
     "classification": lambda r, want, frame: r.trace.get("classification") == want,
+    "classification_not": lambda r, want, frame: r.trace.get("classification") != want,
     "standalone": lambda r, want, frame: r.standalone == want,
     "standalone_starts": lambda r, want, frame: r.standalone.startswith(want),
     "standalone_has": lambda r, want, frame: all(w in r.standalone for w in want),
