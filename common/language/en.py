@@ -47,7 +47,13 @@ ANCHORED_NAME_AFTER_PRONOUN = [r"\s+(?:neighbou?r|next-door neighbou?r)[,:]?\s+(
 ANCHORED_NAME_BEFORE_PRONOUN = [r"\s+(?:next to|near|beside|close to|around)\s+"]
 PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?=\s*(?:[?.!,;]|$))"]
 PLACE_ATTRIBUTES = ["address", "location", "opening hours", "business hours", "office hours"]
-NOT_PRONOUN_CONTEXT: list[str] = []
+# "it" that stands for nothing: the subject of a cost, a duration or a judgement whose
+# real subject is the to-clause or that-clause after it (how much does it cost to get X,
+# it takes three days for X to arrive, is it possible to move X). Regexes over "it".
+NOT_PRONOUN_CONTEXT = [
+    r"(?i:\bit(?=(?:\s+(?:is|was|will\s+be|would\s+be)|'s)?\s+(?:really\s+|still\s+|also\s+)?"
+    r"(?:costs?|takes?|took|possible|necessary|ok|okay|allowed|true|worth|required|mandatory|safe"
+    r"|hard|easy|free)\b[^.?!]*?\b(?:to\s+[a-z]|that\b)))"]
 NAME_LEFT_CHARS = ""
 NAME_RIGHT_CHARS = ""
 # What makes the digits before it part of a date, a time or an amount (21st, 21%).
