@@ -82,6 +82,7 @@ STATES_COUNT = [r"\b\d+\s+[a-z]+s\b"]
 MONEY = [r"(?:\bRMB|\bCNY|\bUSD|[$¥])\s*\d", r"\d\s*(?:yuan|dollars?)\b"]
 ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
             "the latter": -1, "the last": -1, "first one": 0, "second one": 1,
+            "the first one": 0, "the second one": 1, "the third one": 2, "the last one": -1,
             "first": 0, "second": 1}
 # Negation: the words on word boundaries, the contraction anywhere.
 NEGATIONS = ["no longer", "not", "never", "except", "without", "no"]
@@ -120,7 +121,7 @@ REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\bre
 MORE = [r"\bwhat else\b", r"\banything else\b", r"\b(?:tell|show|give) me more\b",
         r"\bany (?:more|others?)\b", r"\bother (?:ones|options)\b",
         r"^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$"]
-LEADING_REVISIT = [r"(?:let'?s\s+)?go(?:ing)? back to\s+"]
+LEADING_REVISIT = [r"(?:let'?s\s+)?(?:go(?:ing)?\s+)?back to\s+"]
 
 QUESTION_WORDS = ["what", "why", "how", "which", "who", "when", "where", "whether"]
 QUESTION_PARTICLES: list[str] = []
