@@ -173,6 +173,20 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
                             cite(occurrences, form), "a short form the passages use on its own")
         for entity in owners:
             entity.add_alias(form, evidence)
+        _add_led_forms(form, owners, names)
+
+
+def _add_led_forms(form: str, owners: list[SuggestedEntity], names: set[str]) -> None:
+    """国内托运行李 for 国内托运行李规定 once its family shares 托运行李: the member's own lead
+    word with the shared name says which member is meant, so a turn writing it is not
+    asked (editions of one thing still share it: 国际托运行李)."""
+    if len(owners) < 2:
+        return
+    for entity in owners:
+        lead = next((lead for core in _cores(entity) if (lead := _lead_before(form, core))), None)
+        if lead and (lead + form not in names or lead + form == entity.title_name):
+            entity.add_alias(lead + form, Evidence(0.5, {"holders": len(owners)}, [],
+                                                   f"{form}, which its family shares, after its own {lead}"))
 
 
 def _holders_of_forms(entities: list[SuggestedEntity]) -> dict[str, list[SuggestedEntity]]:

@@ -93,3 +93,9 @@ def test_a_family_name_only_the_titles_hold_is_shared(inner):
     # the passages write 陪护结算 alone: the name of the pair, from the titles' names.
     assert {e.name for e in inner.entities.values()} >= {"日间陪护", "夜间陪护"}
     assert holders(inner, "陪护结算") == {"日间陪护", "夜间陪护"}
+
+
+def test_a_members_own_lead_with_the_family_name_names_it_alone(inner):
+    # 寄存包裹 is asked about; 江北寄存包裹 says which one (a turn writing it is not asked).
+    assert holders(inner, "江北寄存包裹") == {"江北寄存包裹规定"}
+    assert holders(inner, "夜间陪护结算") == {"夜间陪护"}
