@@ -8,7 +8,10 @@
 * an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
   (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
-  counted only where they do not stand inside a longer name;
+  counted only where they do not stand inside a longer name; two or three names'
+  shared inner words (寄存包裹 of 江北寄存包裹规定 and 江南寄存包裹规定), made from
+  the titles' names too when the entities lost an everyday last word of them, and
+  then each member's own lead with them (江北寄存包裹);
 * a Latin name the passages give beside the Chinese one, either way round
   (Paid annual leave (年假), 意外险（accident insurance）).
 
@@ -183,7 +186,7 @@ def _add_led_forms(form: str, owners: list[SuggestedEntity], names: set[str]) ->
     if len(owners) < 2:
         return
     for entity in owners:
-        lead = next((lead for core in _cores(entity) if (lead := _lead_before(form, core))), None)
+        lead = _lead_of(form, entity)
         if lead and (lead + form not in names or lead + form == entity.title_name):
             entity.add_alias(lead + form, Evidence(0.5, {"holders": len(owners)}, [],
                                                    f"{form}, which its family shares, after its own {lead}"))
@@ -290,13 +293,14 @@ def _shared_middle(form: str, owners: list[SuggestedEntity]) -> bool:
     """托运行李 of 国内托运行李规定 and 国际托运行李规定: what two or three names share once
     the first words that tell them apart (国内, 国际) and an everyday last word (规定) are
     off. Users name the family so; one thing's inner words alone say too little."""
-    leads = set()
-    for entity in owners:
-        lead = next((lead for core in _cores(entity) if (lead := _lead_before(form, core)) is not None), None)
-        if lead is None:
-            return False
-        leads.add(lead)
-    return len({e.stem or e.name for e in owners}) >= 2 and len(leads) >= 2
+    leads = [_lead_of(form, entity) for entity in owners]
+    return (None not in leads and len(set(leads)) >= 2
+            and len({e.stem or e.name for e in owners}) >= 2)
+
+
+def _lead_of(form: str, entity: SuggestedEntity) -> str | None:
+    """The words before ``form`` in one of the entity's names (its title's included)."""
+    return next((lead for core in _cores(entity) if (lead := _lead_before(form, core))), None)
 
 
 def _lead_before(form: str, core: str) -> str | None:
