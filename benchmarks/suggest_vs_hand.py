@@ -15,7 +15,11 @@ many of the hand ontology's entities and ambiguous aliases the documents never
 write: a hand entity none of whose names occurs in a title or a passage, or a
 hand ambiguous alias that occurs nowhere on its own, only inside longer names
 (a family's everyday name, "App"), cannot be suggested from the corpus. The recall over what the corpus writes
-(reachable) is printed beside the recall over everything.
+(reachable) is printed beside the recall over everything. "On its own" means outside
+the longer names of both ontologies and at word boundaries: 标准票 inside 标准票价 is
+not written on its own. Each missed ambiguous alias is then put in one class: never
+written on its own, written but proposed for no entity, or proposed for one entity
+only (not marked ambiguous).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from pathlib import Path
 from common.language.normalize import normalize
 from kg.ontology import Ontology, parse_ontology
 from kg.suggest import read_corpus
+from kg.suggest.segment import words_of
+
+_EDGE_WINDOW = 12  # characters segmented on either side of an occurrence
 
 
 def load(path: Path) -> Ontology:
@@ -50,20 +57,27 @@ def corpus_text(path: Path) -> str:
     return "\n".join(normalize(f"{p.title}\n{p.text}") for p in passages)
 
 
-def reachable(result: dict, hand: Ontology, text: str) -> dict:
-    """Recall counted over the hand entities and ambiguous aliases the corpus writes."""
+def reachable(result: dict, hand: Ontology, suggested: Ontology, text: str) -> dict:
+    """Recall counted over the hand entities and ambiguous aliases the corpus writes,
+    and the class of each missed ambiguous alias."""
     missed = set(result["missed_entities"])
     written = [h for h in hand.entities if h.name not in missed or any(n and n in text for n in _names(h))]
     hit = [h for h in written if h.name not in missed]
     amb = _ambiguous(hand)
-    names = {n for h in hand.entities for n in _names(h)}
+    names = {n for o in (hand, suggested) for e in o.entities for n in _names(e)}
     amb_written = {a for a in amb if a not in result["missed_ambiguous"] or _on_its_own(a, names, text)}
     amb_hit = amb_written - set(result["missed_ambiguous"])
+    holders = {a: sum(1 for s in suggested.entities if a in _names(s)) for a in result["missed_ambiguous"]}
+    proposed_once = {a for a, n in holders.items() if n == 1}
     return {
         "unwritten_entities": sorted(h.name for h in hand.entities if h not in written),
         "reachable_entity_recall": len(hit) / max(1, len(written)),
         "unwritten_ambiguous": sorted(amb - amb_written),
         "reachable_ambiguous_recall": len(amb_hit) / max(1, len(amb_written)),
+        # Each missed ambiguous alias in one class, the first that fits.
+        "missed_ambiguous_proposed_not_shared": sorted(proposed_once),
+        "missed_ambiguous_never_written": sorted(a for a in holders if a not in amb_written | proposed_once),
+        "missed_ambiguous_written_not_proposed": sorted(a for a, n in holders.items() if n == 0 and a in amb_written),
     }
 
 
@@ -73,10 +87,26 @@ def _on_its_own(alias: str, names: set[str], text: str) -> bool:
     longer = [(n, n.find(alias)) for n in names if alias in n and n != alias]
     at = text.find(alias)
     while alias and at >= 0:
-        if not any(text.startswith(n, at - shift) for n, shift in longer if at >= shift):
+        if not any(text.startswith(n, at - shift) for n, shift in longer if at >= shift) \
+                and _at_word_edges(text, at, at + len(alias)):
             return True
         at = text.find(alias, at + 1)
     return False
+
+
+def _at_word_edges(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` starts and ends where words do (jieba over a window
+    around it). Latin always passes: normalisation took the spaces out of the text."""
+    if text[start:end].isascii():
+        return True
+    left = max(0, start - _EDGE_WINDOW)
+    window = text[left:end + _EDGE_WINDOW]
+    edges, at = {0}, 0
+    for word in words_of(window):
+        at = window.find(word, at) + len(word)
+        edges.add(at)
+    edges.add(len(window))
+    return start - left in edges and end - left in edges
 
 
 def compare(suggested: Ontology, hand: Ontology) -> dict:
@@ -105,9 +135,10 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="the corpus the suggestion was made from")
     args = parser.parse_args()
     hand = load(args.hand)
-    result = compare(load(args.suggested), hand)
+    suggested = load(args.suggested)
+    result = compare(suggested, hand)
     if args.corpus:
-        result |= reachable(result, hand, corpus_text(args.corpus))
+        result |= reachable(result, hand, suggested, corpus_text(args.corpus))
     print(f"entities: hand {result['hand_entities']}, suggested {result['suggested_entities']}; "
           f"recall {result['entity_recall']:.2f}, precision {result['entity_precision']:.2f}")
     print(f"ambiguous aliases: hand {result['hand_ambiguous_aliases']}, "
@@ -118,7 +149,8 @@ def main() -> None:
               f"{result['hand_ambiguous_aliases'] - len(result['unwritten_ambiguous'])} ambiguous aliases on their own "
               f"(recall {result['reachable_ambiguous_recall']:.2f})")
     keys = ("missed_entities", "unmatched_suggestions", "missed_ambiguous", "unwritten_entities",
-            "unwritten_ambiguous")
+            "unwritten_ambiguous", "missed_ambiguous_proposed_not_shared", "missed_ambiguous_never_written",
+            "missed_ambiguous_written_not_proposed")
     for key in keys:
         if key in result:
             print(f"{key}: {', '.join(result[key]) or '-'}")

@@ -8,7 +8,10 @@
 * an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
   (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
-  counted only where they do not stand inside a longer name;
+  counted only where they do not stand inside a longer name; two or three names'
+  shared inner words (寄存包裹 of 江北寄存包裹规定 and 江南寄存包裹规定), made from
+  the titles' names too when the entities lost an everyday last word of them, and
+  then each member's own lead with them (江北寄存包裹);
 * a Latin name the passages give beside the Chinese one, either way round
   (Paid annual leave (年假), 意外险（accident insurance）).
 
@@ -140,13 +143,11 @@ def _forms(core: str) -> set[str]:
 def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set[str]) -> None:
     """Short forms the passages use on their own, for every entity whose name holds them."""
     entities = list(suggestion.entities.values())
-    own_names = {e.name for e in entities}
+    own_names = {n for e in entities for n in (e.name, e.title_name) if n}
     names = own_names | {a for e in entities for a in e.aliases}
-    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    holders = _holders_of_forms(entities)
     qualifiers: set[str] = set()
     for entity in entities:
-        for form in _forms(_core(entity.stem or entity.name)):
-            holders[form].append(entity)
         m = _QUALIFIER_RE.search(entity.name)
         if m and not entity.stem and len(m.group(1)) >= 2:  # 个人版 alone, for A产品（个人版）
             holders[m.group(1)].append(entity)
@@ -162,8 +163,8 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
         # An alias one entity has (App) is shared with the other names that end in it.
         if len({e.stem or e.name for e in owners} | held) > MAX_SHARED or form not in occurrences:
             continue
-        if common_word(form) or (form not in qualifiers and not all(
-                _keeps_head_or_lead(form, _core(e.stem or e.name)) for e in owners)):
+        if common_word(form) or (form not in qualifiers and not _shared_middle(form, owners) and not all(
+                any(_keeps_head_or_lead(form, core) for core in _cores(e)) for e in owners)):
             continue
         if _variant_of_several(form, owners, qualifiers):
             continue
@@ -175,6 +176,38 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
                             cite(occurrences, form), "a short form the passages use on its own")
         for entity in owners:
             entity.add_alias(form, evidence)
+        _add_led_forms(form, owners, names)
+
+
+def _add_led_forms(form: str, owners: list[SuggestedEntity], names: set[str]) -> None:
+    """国内托运行李 for 国内托运行李规定 once its family shares 托运行李: the member's own lead
+    word with the shared name says which member is meant, so a turn writing it is not
+    asked (editions of one thing still share it: 国际托运行李)."""
+    if len(owners) < 2:
+        return
+    for entity in owners:
+        lead = _lead_of(form, entity)
+        if lead and (lead + form not in names or lead + form == entity.title_name):
+            entity.add_alias(lead + form, Evidence(0.5, {"holders": len(owners)}, [],
+                                                   f"{form}, which its family shares, after its own {lead}"))
+
+
+def _holders_of_forms(entities: list[SuggestedEntity]) -> dict[str, list[SuggestedEntity]]:
+    """Each short form → the entities whose name holds it. A form only a title's longer
+    name holds (医保结算 of 门诊医保结算, where the entity is 门诊医保) counts when two names
+    or more hold it: the family's name, not one thing's further nickname."""
+    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    by_title: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in entities:
+        own = _forms(_cores(entity)[0])
+        for form in own:
+            holders[form].append(entity)
+        for form in set().union(*(_forms(core) for core in _cores(entity)[1:])) - own:
+            by_title[form].append(entity)
+    for form, more in by_title.items():
+        if len({e.stem or e.name for e in (*holders.get(form, ()), *more)}) >= 2:
+            holders[form].extend(more)
+    return holders
 
 
 def add_contractions(suggestion: Suggestion) -> None:
@@ -245,6 +278,42 @@ def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
             if part in forms and part != name:
                 index[part].append(name)
     return index
+
+
+def _cores(entity: SuggestedEntity) -> list[str]:
+    """The names short forms are made from: the entity's, and the title's when an
+    everyday last word was taken off it (门诊医保结算 for 门诊医保)."""
+    cores = [_core(entity.stem or entity.name)]
+    if entity.title_name and not entity.stem:
+        cores.append(_core(entity.title_name))
+    return cores
+
+
+def _shared_middle(form: str, owners: list[SuggestedEntity]) -> bool:
+    """托运行李 of 国内托运行李规定 and 国际托运行李规定: what two or three names share once
+    the first words that tell them apart (国内, 国际) and an everyday last word (规定) are
+    off. Users name the family so; one thing's inner words alone say too little."""
+    leads = [_lead_of(form, entity) for entity in owners]
+    return (None not in leads and len(set(leads)) >= 2
+            and len({e.stem or e.name for e in owners}) >= 2)
+
+
+def _lead_of(form: str, entity: SuggestedEntity) -> str | None:
+    """The words before ``form`` in one of the entity's names (its title's included)."""
+    return next((lead for core in _cores(entity) if (lead := _lead_before(form, core))), None)
+
+
+def _lead_before(form: str, core: str) -> str | None:
+    """The words of ``core`` before ``form``, when ``form`` is its words from the second on,
+    up to its end or to an everyday last word; else None."""
+    parts = words_of(core)
+    ends = [len(parts)] + ([len(parts) - 1] if len(parts) >= 3 and common_word(parts[-1]) else [])
+    for i in range(1, len(parts)):
+        if len(parts[i]) < 2 or any(len(p) < 2 for p in parts[:i]):
+            continue  # 版体检 of 基础版体检套餐 starts inside a word of the name
+        if any("".join(parts[i:j]) == form for j in ends if j > i):
+            return "".join(parts[:i])
+    return None
 
 
 def _keeps_head_or_lead(form: str, core: str) -> bool:

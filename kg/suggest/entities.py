@@ -38,9 +38,12 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
     """Fill ``suggestion.entities`` from the candidates the corpus supports."""
     by_name: dict[str, list[Candidate]] = defaultdict(list)
     names = {c.name for c in cands.values()}
+    title_names: dict[str, str] = {}  # a name → the title's, before its everyday last word went
     for cand in cands.values():
         if cand.title_docs and not cand.edition and not is_organisation(cand.name):
-            cand.name = _without_everyday_tail(cand.name, occurrences, names)
+            full, cand.name = cand.name, _without_everyday_tail(cand.name, occurrences, names)
+            if cand.name != full:
+                title_names[cand.name] = full
         by_name[cand.name].append(cand)
     for name, group in sorted(by_name.items(), key=lambda kv: (len(kv[0]), kv[0])):
         used = max(_used(c, occurrences) for c in group)
@@ -64,6 +67,7 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
         if plain or len(editions) < 2:
             entity = _add(suggestion, occurrences, name, docs, used, signals,
                           attributes=set().union(*(c.attributes for c in group)))
+            entity.title_name = title_names.get(name)
             documented = set().union(*(c.documented_editions for c in group))
             if documented:
                 entity.attributes[documents.EDITIONS] = "、".join(sorted(documented, key=_edition_key))

@@ -20,6 +20,7 @@ class SuggestedEntity:
     evidence: Evidence = field(default_factory=lambda: Evidence(0.0))
     edition: str | None = None
     stem: str | None = None  # the name shared by its editions
+    title_name: str | None = None  # the title's name, when an everyday last word was taken off
     id: str = ""
 
     def add_alias(self, alias: str, evidence: Evidence) -> None:

@@ -10,7 +10,10 @@ A type's attributes are what the passages say of its members: the word right
 after a member's name (晨星卡年费…, 基础版验光套餐价格为…), kept when it follows two
 members or more, plus the words titles add to a name (A产品（个人版）价格). A short
 form entities of different types share is not read: what follows it is said of
-one of them only, and would give each type the other's attributes.
+one of them only, and would give each type the other's attributes. Nor is a
+variant word that tells names apart (个人版 after A产品, of A产品（个人版）): it
+names one of the things, and a turn saying it (A产品个人版和企业版) means that
+thing, not an aspect of it.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
     entity_names = {a for e in suggestion.entities.values() for a in (e.name, *e.aliases)}
     types_of = {k: e.type for k, e in suggestion.entities.items()}
     mixed = {a for a, keys in suggestion.ambiguous_aliases().items() if len({types_of[k] for k in keys}) > 1}
+    variants = _variant_words(suggestion)
     followers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for entity in suggestion.entities.values():
         for word in entity.attribute_words:
@@ -80,7 +84,7 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
                 continue
             for after in occurrences.context_after(name, 8):
                 word = _attribute_word(after)
-                if word and word not in entity_names:
+                if word and word not in entity_names and not word.startswith(variants):
                     followers[entity.type][word].add(entity.key)
     for type_name, found in followers.items():
         members = sum(1 for e in suggestion.entities.values() if e.type == type_name)
@@ -91,6 +95,18 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
         for word, keys in kept:
             target.attributes[word] = Evidence(confidence(0.5 * len(keys)), {"members": len(keys)},
                                                [], "follows the names of " + "、".join(sorted(keys)[:4]))
+
+
+def _variant_words(suggestion: Suggestion) -> tuple[str, ...]:
+    """The words that tell the names apart: bracketed qualifiers and variant tails
+    (个人版 of A产品（个人版）, 白金版 of 晨星信用卡白金版)."""
+    found: set[str] = set()
+    for entity in suggestion.entities.values():
+        found.update(q for q in _QUALIFIER_RE.findall(entity.name) if not re.search(r"\d", q))
+        tail = words.VARIANT_TAIL_RE.search(_QUALIFIER_RE.sub("", entity.name).strip())
+        if tail:
+            found.add(tail.group(0))
+    return tuple(sorted(w.strip("（）() ") for w in found if len(w.strip("（）() ")) >= 2))
 
 
 def _attribute_word(after: str) -> str | None:

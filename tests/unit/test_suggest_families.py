@@ -67,3 +67,35 @@ def test_bracketed_variants_of_one_name_get_no_family_name_after_their_shared_le
     # already their shared name; 贵宾厅 alone would only widen it.
     assert holders(lounges, "晴川贵宾厅") == {"晴川贵宾厅（厦门高崎）", "晴川贵宾厅（福州长乐）"}
     assert holders(lounges, "贵宾厅") == set()
+
+
+INNER_CORPUS = [
+    line("n", "江北寄存包裹规定", "江北寄存包裹规定第一条：每件5元。江北寄存包裹规定第二条：寄存包裹须在柜台登记。"),
+    line("s", "江南寄存包裹规定", "江南寄存包裹规定第一条：每件8元。江南寄存包裹规定第二条：寄存包裹超过三天另收费。"),
+    line("d", "日间陪护结算说明", "日间陪护按小时计费，日间陪护结算在出院时办理。日间陪护可预约。"),
+    line("e", "夜间陪护结算说明", "夜间陪护按夜计费，夜间陪护由护工提供。夜间陪护须提前一天预约。陪护结算以发票为准。"),
+]
+
+
+@pytest.fixture(scope="module")
+def inner():
+    return suggest(read_corpus(INNER_CORPUS))
+
+
+def test_names_share_their_inner_words_without_the_lead_and_the_everyday_last_word(inner):
+    # 寄存包裹 keeps neither name's last character nor its first word: it is what is left
+    # once 江北 / 江南 (which tell them apart) and 规定 (everyday) are off.
+    assert holders(inner, "寄存包裹") == {"江北寄存包裹规定", "江南寄存包裹规定"}
+
+
+def test_a_family_name_only_the_titles_hold_is_shared(inner):
+    # The entities are 日间陪护 and 夜间陪护 (the titles' everyday 结算 is taken off), yet
+    # the passages write 陪护结算 alone: the name of the pair, from the titles' names.
+    assert {e.name for e in inner.entities.values()} >= {"日间陪护", "夜间陪护"}
+    assert holders(inner, "陪护结算") == {"日间陪护", "夜间陪护"}
+
+
+def test_a_members_own_lead_with_the_family_name_names_it_alone(inner):
+    # 寄存包裹 is asked about; 江北寄存包裹 says which one (a turn writing it is not asked).
+    assert holders(inner, "江北寄存包裹") == {"江北寄存包裹规定"}
+    assert holders(inner, "夜间陪护结算") == {"夜间陪护"}
