@@ -136,7 +136,9 @@ class RewriteValidator:
             "time_kept": all(any(form in joined.lower() for form in times[id(m)]) for m in kept
                              if m.kind is MentionKind.TIME),
             "no_new_numbers": set(_NUMBER_RE.findall(joined)) <= known_numbers,
-            "intent_kept": all(any(w in joined.lower() for w in group) for group in _intents(turn)),
+            # The ellipsis cue's own question word (how about, 又如何) asks nothing.
+            "intent_kept": all(any(w in joined.lower() for w in group)
+                               for group in _intents(cues.ASKLESS_CUE_RE.sub(" ", turn))),
             "attribute_kept": all(m.text.lower() in joined.lower() or str(m.value) in joined
                                   for m in kept if m.kind is MentionKind.ATTRIBUTE),
             # A name shared with the entity meant (student handbook beside 学生手册（2024版）)

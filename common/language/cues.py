@@ -163,6 +163,10 @@ def time_expressions(text: str) -> list[str]:
 #: The ellipsis cue at either end of a turn, taken off to see what else the user said.
 ELLIPSIS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('CUE_TAILS')})\s*[?？]*\s*$",
                              re.IGNORECASE)
+#: The part of an ellipsis cue whose question word asks nothing (how about, 又如何): the
+#: leads and the askless tails.
+ASKLESS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('ASKLESS_TAILS')})\s*[?？]*\s*$",
+                            re.IGNORECASE)
 #: Explicit topic-switch cues (regex alternatives, for use inside a larger pattern).
 SWITCH_CUES = _alt("SWITCH")
 SWITCH_RE = re.compile(SWITCH_CUES, re.IGNORECASE)

@@ -98,14 +98,17 @@ VARIANT_NAMES = [r"\b([a-z]+)\s+(?:edition|version|tier)\b"]
 RELATIVE_TIME = {"last month": ("month", -1), "previous month": ("month", -1),
                  "next month": ("month", 1), "last year": ("year", -1),
                  "previous year": ("year", -1), "next year": ("year", 1)}
-ELLIPSIS_LEADS = ["and", "what about", "how about"]
+ELLIPSIS_LEADS = ["and", "what about", "how about", r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?\s+for",
+                  r"same goes for"]
 ELLIPSIS_TAILS: list[str] = []
 ELLIPSIS_FINAL: list[str] = []
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
-CUE_LEADS = ["and", "what about", "how about"]
+CUE_LEADS = ["and", "what about", "how about", r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?\s+for",
+             r"same goes for"]
 CUE_TAILS: list[str] = []
+ASKLESS_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",
           r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b"]
 CORRECTION_WRONG = [r"no(?=\s*[,.!])", r"nope\b", r"wrong one\b", r"not that one\b",

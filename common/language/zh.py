@@ -152,14 +152,17 @@ RELATIVE_TIME = {"上个月": ("month", -1), "上月": ("month", -1), "前一个
 # An ellipsis: a leading cue (那…呢), the rest, an optional trailing cue (regex alternatives).
 ELLIPSIS_LEADS = ["那么?", "还有", "那如果是", "换成"]
 ELLIPSIS_TAILS = ["呢", "吗", "怎么样", "如何", "会怎样"]
-# A turn that ends in this particle alone (价格呢) is an ellipsis too.
-ELLIPSIS_FINAL = ["呢"]
+# A turn that ends in these alone (价格呢, 华南区又如何) is an ellipsis too (regexes).
+ELLIPSIS_FINAL = ["呢", "又(?:如何|怎么样|怎样)"]
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
 # The ellipsis cue taken off before looking at what the user said of their own.
 CUE_LEADS = ["那么?", "还有"]
-CUE_TAILS = ["呢", "怎么样"]
+CUE_TAILS = ["又(?:如何|怎么样|怎样)呢?", "呢", "怎么样"]
+# Ellipsis tails whose question word asks nothing of its own (华南区又如何 asks what the
+# last question asked): a rewrite need not keep it. 怎么样 alone may ask for an opinion.
+ASKLESS_TAILS = ["又(?:如何|怎么样|怎样)呢?"]
 # An explicit topic switch (regex alternatives).
 SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
           "我想问别的",
