@@ -26,7 +26,7 @@ BUYS = {
 # Rows of the same table that are not trace stages: (figure key, row name, what it buys).
 EXTRA_ROWS = (
     ("in_milvus_ms", "in Milvus (within retrieve)",
-     "the turn's own searches: a filtered pool of 4×k chunks with text and tags, so the "
+     "the turn's own requests: a filtered pool of 4×k chunks with text and tags, so the "
      "rerank, dedup and no-answer check need no second request"),
     ("in_gc_ms", "garbage collector (within the stages)",
      "cycle collection of what the turn allocated"),
@@ -60,6 +60,64 @@ def target_rows(profile: dict) -> dict[str, tuple[str, str, str]]:
     return rows
 
 
+def render_requests(t: dict, size: int, w) -> None:
+    """The Milvus requests of the generated kb's turns, and its search feature by feature."""
+    requests, anatomy = t.get("requests"), t.get("anatomy_ms")
+    if requests:
+        w(f"Every Milvus request the turns made at {size:,} chunks (`turn_profile.py` wraps the "
+          "index's client; *path* is the code that made the request, background refreshes "
+          "included in the turn they ran beside):\n")
+        _request_table(requests, w)
+    if anatomy:
+        w("The turn's search rebuilt from the bare one, one feature at a time, on the "
+          "standalone query and entities of every turn that linked some (same run, "
+          "interleaved):\n")
+        w("| request | p50 ms | mean ms | added to the p50 |")
+        w("|---|---:|---:|---:|")
+        before = None
+        for label, spread in anatomy.items():
+            added = "" if before is None else f"{spread['p50'] - before:+.2f}"
+            w(f"| {label} | {spread['p50']:.2f} | {spread['mean']:.2f} | {added} |")
+            before = spread["p50"]
+        w("")
+        bare, turn = t["bare_ms"]["p50"], t["turn_ms"]["p50"]
+        request = list(anatomy.values())[-1]["p50"]
+        w(f"Why the turn stays above 2× the bare search: a turn that links entities makes one "
+          f"search (the table above), and that one request is the bare search plus an entity "
+          f"filter, which Milvus Lite evaluates on every row (it has no index on an array "
+          f"field), plus the passages' fields the rerank reads: {request:.2f} ms here, "
+          f"{request / bare if bare else float('nan'):.1f}× the bare search on its own. "
+          f"Against that request, the turn is {turn / request if request else float('nan'):.1f}×. "
+          "2× the bare search would leave the rest of the turn (session, mentions, rewrite, "
+          "rerank, novelty, no-answer check, save: *own* above) less time than the filter "
+          "costs, so fewer requests cannot reach it. What would: a cheaper entity filter. "
+          "Putting the candidate chunk ids in front of it (`chunk_id in [...] and "
+          "array_contains_any(...)`: Milvus then checks only those rows) brings the filtered "
+          "request to about the bare search's cost, but needs an entity → chunk map that "
+          "every process keeps exact across ingests and re-tagging by other processes; a "
+          "Milvus server can index the array field instead. Neither is built.\n")
+
+
+def render_suite_requests(kb: str, figures: dict, w) -> None:
+    """The Milvus requests of a development suite's turns (``turn_requests.py``)."""
+    w(f"The same count on the `{kb}` development kb ({figures['turns']} turns of "
+      f"{figures['sessions']} sessions, load average {figures['load_average'][0]:.1f}, "
+      f"commit `{(figures.get('commit') or '?')[:12]}`; `turn_requests.py`):\n")
+    _request_table(figures["requests"], w)
+
+
+def _request_table(rows: list[dict], w) -> None:
+    w("| turns | request | per turn | mean limit | mean ms | ms per turn | path |")
+    w("|---|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        if r["per_turn"] is None or r["per_turn"] < 0.005:
+            continue
+        limit = "" if r["mean_limit"] is None else f"{r['mean_limit']:.1f}"
+        w(f"| {r['turns']} | {r['request']} | {r['per_turn']:.2f} | {limit} | "
+          f"{r['mean_ms']:.2f} | {r['ms_per_turn']:.2f} | `{r['path']}` |")
+    w("")
+
+
 def render(profile: dict, w) -> None:
     turns, http = profile.get("turns", {}), profile.get("http", {})
     if not turns and not http:
@@ -70,7 +128,7 @@ def render(profile: dict, w) -> None:
       "`benchmarks/turn_profile.py` plays the generated kb's scripted sessions through "
       "`TurnEngine.handle` (BM25 only, SQLite sessions, no LLM), then the bare search (one "
       "unfiltered `MilvusClient.search`, limit 5, chunk ids only) of each turn's standalone "
-      "query, in the same run; *in Milvus* is the turn's own searches (filtered, a pool of "
+      "query, in the same run; *in Milvus* is the turn's own requests (filtered, a pool of "
       "4×k with the passages' text, decoded by pymilvus), *own* the rest of the turn. It then "
       "plays them again under cProfile (`--sort`, `--pstats`). One run per size; the load "
       "average says how much of the two cores the other work on the machine took.\n")
@@ -95,17 +153,11 @@ def render(profile: dict, w) -> None:
       "of the last few thousand passages is remembered (the coverage and no-answer checks "
       "normalize every passage of the pool, and the same passages come back turn after "
       "turn: about 164,000 fewer Python calls over the 240 profiled turns at 100k chunks).\n")
-    w("Why the turn stays above 2× the bare search: the bare search is the floor of a "
-      "Milvus request, not the turn's request. The turn's own search filters by entity, "
-      "excludes what the session was shown and fetches a pool of 4×k chunks with their "
-      "text for the rerank, and pymilvus decodes those rows in Python: that alone costs "
-      "more than the bare search (*in Milvus* above). The rest (*own*) is spread over "
-      "the stages below; under cProfile no single function outside Milvus and SQLite "
-      "takes more than a few per cent of the turn (the state's deep copy, pydantic "
-      "validation of the loaded state, text normalization for coverage and dedup are "
-      "the largest). Reaching 2× would take a cheaper pool (fewer rows or no text, "
-      "fetched again for the k kept), not a leaner Python path.\n")
     largest = max(turns, key=int) if turns else None
+    if largest is not None:
+        render_requests(turns[largest], int(largest), w)
+    for kb, figures in sorted(profile.get("suite_requests", {}).items()):
+        render_suite_requests(kb, figures, w)
     if largest is not None:
         stages = turns[largest]["stages_ms"]
         w(f"What each millisecond buys, at {int(largest):,} chunks (p50 and mean of each stage; "
@@ -153,7 +205,8 @@ def render(profile: dict, w) -> None:
                   f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | "
                   f"{h['load_average'][0]:.1f} | `{(h.get('commit') or '?')[:12]}` |")
         w("")
-    commands = sorted({x["command"] for section in (turns, http) for x in section.values()})
+    suites = profile.get("suite_requests", {})
+    commands = sorted({x["command"] for section in (turns, http, suites) for x in section.values()})
     w("```bash")
     for command in commands:
         w(command.replace("python ", ".venv/bin/python ", 1))

@@ -303,7 +303,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 # Options whose value is a path on the measuring machine: shown as the default's.
 _PATH_OPTIONS = {"--workdir": "var/bench/profile", "--record": "docs/benchmarks/profile.json",
-                 "--pstats": "PROFILE"}
+                 "--pstats": "PROFILE", "--suite": "SUITE/suite.jsonl"}
 
 
 def shown_command(argv: list[str]) -> str:
@@ -320,8 +320,8 @@ def shown_command(argv: list[str]) -> str:
     return " ".join(words)
 
 
-def record(path: Path, section: str, size: int, figures: dict) -> None:
-    """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size``, with the
+def record(path: Path, section: str, size: int | str, figures: dict) -> None:
+    """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size`` (or a kb), with the
     machine, the commit and the command; what ``benchmarks/report.py`` renders."""
     from benchmarks.run_all import _git_commit
     from benchmarks.synth import machine

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.turn_profile import RequestLog, print_requests, turn_kind  # noqa: E402
+from benchmarks.turn_profile import RequestLog, print_requests, record, turn_kind  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", required=True, help="an imported and ingested kb")
     parser.add_argument("--suite", type=Path, required=True, help="its suite.jsonl")
     parser.add_argument("--sessions", type=int, default=200, help="sessions played, at most")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="merge the table into this JSON (docs/benchmarks/profile.json)")
     args = parser.parse_args(argv)
 
     from api.runtime import Runtime
@@ -54,9 +56,13 @@ def main(argv: list[str] | None = None) -> int:
                 kind = turn_kind(result)
                 log.label(start, kind)
                 kinds[kind] = kinds.get(kind, 0) + 1
-        print(f"{args.kb}: {sum(kinds.values())} turns of {len(scripts)} sessions, "
-              f"load average {os.getloadavg()[0]:.1f}")
-        print_requests(log.summary(kinds), kinds)
+        figures = {"turns": sum(kinds.values()), "sessions": len(scripts),
+                   "load_average": list(os.getloadavg()), "requests": log.summary(kinds)}
+        print(f"{args.kb}: {figures['turns']} turns of {len(scripts)} sessions, "
+              f"load average {figures['load_average'][0]:.1f}")
+        print_requests(figures["requests"], kinds)
+        if args.record is not None:
+            record(args.record, "suite_requests", args.kb, figures)
     finally:
         runtime.close()
     return 0
