@@ -68,6 +68,16 @@ def prepare(services: Services, size: int, workdir: Path, sessions: int, *, load
     return kb, data, index, uri
 
 
+def tagged_chunks(corpus_lines: list[str]) -> dict[str, list[str]]:
+    """Entity id -> the ids of the chunks the generated corpus tags with it."""
+    tagged: dict[str, list[str]] = {}
+    for line in corpus_lines:
+        record = json.loads(line)
+        for entity_id in record.get("entity_ids", ()):
+            tagged.setdefault(entity_id, []).append(record["chunk_id"])
+    return tagged
+
+
 def play(engine, kb: str, scripts: list[list[str]], tag: str) -> list:
     """Every scripted session once, in new session ids; the turn results."""
     return [engine.handle(kb, f"{tag}-{i}", text)
@@ -89,17 +99,22 @@ def bare_ms(uri: str, kb: str, queries: list[str]) -> list[float]:
 
 
 # The turn's request rebuilt from the bare search one feature at a time: (label, limit,
-# with the passages' fields, with the turn's entity filter). Measured on the standalone
-# query of every turn that linked entities, interleaved, so the load weighs on all alike.
-ANATOMY = (("bare: limit 5, chunk ids", 5, False, False),
-           ("+ a pool of 4×k (limit 20)", 20, False, False),
-           ("+ the passages' fields", 20, True, False),
-           ("+ the entity filter", 20, True, True))
+# with the passages' fields, the filter: none, the turn's entity filter, or that filter
+# behind the entities' chunk ids, which no turn uses: what a cheaper filter would cost).
+# Measured on the standalone query of every turn that linked entities, interleaved, so
+# the load weighs on all alike.
+ANATOMY = (("bare: limit 5, chunk ids", 5, False, None),
+           ("+ a pool of 4×k (limit 20)", 20, False, None),
+           ("+ the passages' fields", 20, True, None),
+           ("+ the entity filter (the turn's request)", 20, True, "entities"),
+           ("the same behind its chunk ids (not built)", 20, True, "chunk ids"))
 
 
-def anatomy(uri: str, kb: str, turns: list[tuple[str, list[str]]]) -> dict[str, dict]:
+def anatomy(uri: str, kb: str, turns: list[tuple[str, list[str]]],
+            tagged: dict[str, list[str]]) -> dict[str, dict]:
     """What each feature of the turn's Milvus request adds to the bare search (``ANATOMY``),
-    over ``turns`` (standalone query, entity ids); printed and returned by label."""
+    over ``turns`` (standalone query, entity ids); ``tagged``: entity -> its chunk ids, from
+    the generated corpus. Printed, and returned by label."""
     from pymilvus import MilvusClient
 
     from retrieval.milvus_index import OUTPUT_FIELDS, search_filter
@@ -107,12 +122,15 @@ def anatomy(uri: str, kb: str, turns: list[tuple[str, list[str]]]) -> dict[str, 
     client = MilvusClient(uri)
     times: dict[str, list[float]] = {label: [] for label, *_ in ANATOMY}
     for query, entity_ids in turns:
+        by_entity = search_filter(entity_ids, ())
+        ids = json.dumps([c for e in entity_ids for c in tagged.get(e, ())], ensure_ascii=False)
+        filters = {None: "", "entities": by_entity,
+                   "chunk ids": f"chunk_id in {ids} and {by_entity}"}
         for label, limit, fields, filtered in ANATOMY:
             t0 = time.perf_counter()
             client.search("referent_" + kb, data=[query], anns_field="sparse", limit=limit,
                           output_fields=OUTPUT_FIELDS if fields else ["chunk_id"],
-                          filter=search_filter(entity_ids, ()) if filtered else "",
-                          search_params={"metric_type": "BM25"})
+                          filter=filters[filtered], search_params={"metric_type": "BM25"})
             times[label].append((time.perf_counter() - t0) * 1000)
     print(f"  the turn's request, feature by feature ({len(turns)} turns with entities):")
     for label, values in times.items():
@@ -234,9 +252,11 @@ def turn_kind(result) -> str:
 
 
 def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
-                 clock: RequestLog | None = None) -> dict:
+                 clock: RequestLog | None = None,
+                 tagged: dict[str, list[str]] | None = None) -> dict:
     """Turns, then the bare search of each searched turn's standalone query, printed; with
-    ``clock``, the part of each turn spent in Milvus requests, and the requests."""
+    ``clock``, the part of each turn spent in Milvus requests, and the requests; with
+    ``tagged`` (entity -> chunk ids), the turn's request feature by feature."""
     tag = "t" + uuid.uuid4().hex[:6]
     results, in_milvus, in_gc = [], [], []
     collector = GcClock()
@@ -279,8 +299,8 @@ def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
         print_requests(figures["requests"], kinds)
     linked = [(r.standalone, list(r.entities)) for r in results
               if r.action != "clarify" and r.entities]
-    if linked:
-        figures["anatomy_ms"] = anatomy(uri, kb, linked)
+    if linked and tagged is not None:
+        figures["anatomy_ms"] = anatomy(uri, kb, linked, tagged)
     return figures
 
 
@@ -367,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions)
         engine, sessions, _ = _engine(services, index, args.workdir / f"sessions-{kb}.sqlite3")
         play(engine, kb, data.sessions[:5], "warm" + uuid.uuid4().hex[:6])
-        figures = side_by_side(engine, kb, uri, data.sessions, RequestLog(index))
+        figures = side_by_side(engine, kb, uri, data.sessions, RequestLog(index),
+                               tagged=tagged_chunks(data.corpus_lines))
         if args.record is not None:
             record(args.record, "turns", args.chunks, figures)
         profiled(engine, kb, data.sessions, args.sort, args.top, args.pstats)
