@@ -65,8 +65,9 @@ def render_requests(t: dict, size: int, w) -> None:
     requests, anatomy = t.get("requests"), t.get("anatomy_ms")
     if requests:
         w(f"Every Milvus request the turns made at {size:,} chunks (`turn_profile.py` wraps the "
-          "index's client; *path* is the code that made the request, background refreshes "
-          "included in the turn they ran beside):\n")
+          "index's client; *filtered*: by entity or by chunks kept out; *path* is the code "
+          "that made the request, background refreshes counted in the turn they ran "
+          "beside):\n")
         _request_table(requests, w)
     if anatomy:
         w("The turn's search rebuilt from the bare one, one feature at a time, on the "
@@ -90,15 +91,17 @@ def _why_above_2x(t: dict, anatomy: dict, w) -> None:
     cheaper = next((s["p50"] for label, s in anatomy.items() if "not built" in label), None)
     if request is None or not bare:
         return
-    w(f"Why the turn stays above 2× the bare search: a turn that links entities makes one "
-      f"search (the request table above), and that one request is the bare search plus an "
-      f"entity filter, which Milvus Lite evaluates on every row (it has no index on an "
-      f"array field), plus the passages' fields the rerank reads: {request:.2f} ms, "
-      f"{request / bare:.1f}× the bare search by itself; the turn is {turn / request:.1f}× "
-      "that request. 2× the bare search would leave the rest of the turn (session, "
-      "mentions, rewrite, rerank, novelty, no-answer check, save: *own* above) about as "
-      "much time as the filter alone takes, so fewer requests cannot reach it: there is "
-      "one. What would bring the request down is a cheaper entity filter.")
+    w(f"Why the turn stays above 2× the bare search: a turn of the generated kb that links "
+      f"entities makes one search (the request table above; the development kbs below add "
+      f"the unfiltered search when the filter starves), and that one request is the bare "
+      f"search plus an entity filter, which Milvus Lite evaluates on every row (it has no "
+      f"index on an array field), plus the passages' fields the rerank reads: "
+      f"{request:.2f} ms, {request / bare:.1f}× the bare search by itself; the turn is "
+      f"{turn / request:.1f}× that request. 2× the bare search is {2 * bare:.2f} ms, "
+      f"{2 * bare - request:.2f} ms more than the request, for everything else the turn does "
+      "(session, mentions, rewrite, rerank, novelty, no-answer check, save: *own* above): "
+      "fewer requests cannot reach it, there is one. What would bring the request down is "
+      "a cheaper entity filter.")
     if cheaper is not None:
         w(f"Put behind the entities' chunk ids (`chunk_id in [...] and "
           f"array_contains_any(...)`: Milvus then checks only those rows by primary key), the "
@@ -108,6 +111,23 @@ def _why_above_2x(t: dict, anatomy: dict, w) -> None:
           "stale map silently drops evidence. A Milvus server can index the array field "
           "instead (Lite 2.5.1 refuses an INVERTED index on it).")
     w("")
+
+
+# What each request path of the tables buys.
+PATHS = (
+    ("`_query_pool > topped_up > search`", "a query's candidate pool: inside the entity "
+     "filter first, over the whole kb as well when the filter leaves fewer than 3 "
+     "documents; a turn that links nothing also searches the previous turn's query "
+     "(retrieval/history.py), and `dual_search:98` is the user's own words, searched when "
+     "the rewrite's evidence is weak"),
+    ("`_read > get_chunks`", "in a kb without an ontology, the passages shown earlier, to "
+     "tell which the user has read and which only came back (novelty)"),
+    ("`_chunk_features > chunk_search`", "the clarify model's features: the passages of "
+     "each candidate entity of an ambiguous mention"),
+    ("`_read_incomplete`", "the ingest state, re-read in the background once a second per "
+     "kb, so a turn says when the kb's last ingest did not finish"),
+    ("`has_kb`", "whether a kb without an ontology exists, asked at most every 5 s"),
+)
 
 
 def render_suite_requests(kb: str, figures: dict, w) -> None:
@@ -170,6 +190,9 @@ def render(profile: dict, w) -> None:
         render_requests(turns[largest], int(largest), w)
     for kb, figures in sorted(profile.get("suite_requests", {}).items()):
         render_suite_requests(kb, figures, w)
+    if profile.get("suite_requests") or (largest and turns[largest].get("requests")):
+        w("What each request buys, by its path: " + "; ".join(f"{path}: {what}"
+                                                               for path, what in PATHS) + ".\n")
     if largest is not None:
         stages = turns[largest]["stages_ms"]
         w(f"What each millisecond buys, at {int(largest):,} chunks (p50 and mean of each stage; "
