@@ -539,6 +539,9 @@ def render_provenance(r: dict, w) -> None:
             rows.append((f"{'turn profile' if section == 'turns' else 'running server'}, "
                          f"{int(size):,} chunks (`{script}`)", x.get("commit"),
                          x.get("at", "?")[:16], x.get("load_average")))
+    for kb, x in sorted(profile.get("suite_requests", {}).items()):
+        rows.append((f"Milvus requests per turn, {kb} (`turn_requests.py`)", x.get("commit"),
+                     x.get("at", "?")[:16], x.get("load_average")))
     if meta.get("quality_from"):
         rows.append(("quality sections (`referent eval`)", meta["quality_from"], "?", None))
     w("## What was measured on which tree\n")

@@ -26,7 +26,7 @@ BUYS = {
 # Rows of the same table that are not trace stages: (figure key, row name, what it buys).
 EXTRA_ROWS = (
     ("in_milvus_ms", "in Milvus (within retrieve)",
-     "the turn's own searches: a filtered pool of 4×k chunks with text and tags, so the "
+     "the turn's own requests: a filtered pool of 4×k chunks with text and tags, so the "
      "rerank, dedup and no-answer check need no second request"),
     ("in_gc_ms", "garbage collector (within the stages)",
      "cycle collection of what the turn allocated"),
@@ -60,6 +60,96 @@ def target_rows(profile: dict) -> dict[str, tuple[str, str, str]]:
     return rows
 
 
+def render_requests(t: dict, size: int, w) -> None:
+    """The Milvus requests of the generated kb's turns, and its search feature by feature."""
+    requests, anatomy = t.get("requests"), t.get("anatomy_ms")
+    if requests:
+        w(f"Every Milvus request the turns made at {size:,} chunks (`turn_profile.py` wraps the "
+          "index's client; *filtered*: by entity or by chunks kept out; *path* is the code "
+          "that made the request, background refreshes counted in the turn they ran "
+          "beside):\n")
+        _request_table(requests, w)
+    if anatomy:
+        w("The turn's search rebuilt from the bare one, one feature at a time, on the "
+          "standalone query and entities of every turn that linked some (same run, "
+          "interleaved):\n")
+        w("| request | p50 ms | mean ms | added to the p50 |")
+        w("|---|---:|---:|---:|")
+        before = None
+        for label, spread in anatomy.items():
+            added = "" if before is None else f"{spread['p50'] - before:+.2f}"
+            w(f"| {label} | {spread['p50']:.2f} | {spread['mean']:.2f} | {added} |")
+            before = spread["p50"]
+        w("")
+        _why_above_2x(t, anatomy, w)
+
+
+def _why_above_2x(t: dict, anatomy: dict, w) -> None:
+    """What keeps the turn above 2× the bare search, from the anatomy's figures."""
+    bare, turn = t["bare_ms"]["p50"], t["turn_ms"]["p50"]
+    request = next((s["p50"] for label, s in anatomy.items() if "turn's request" in label), None)
+    cheaper = next((s["p50"] for label, s in anatomy.items() if "not built" in label), None)
+    if request is None or not bare:
+        return
+    w(f"Why the turn stays above 2× the bare search: a turn of the generated kb that links "
+      f"entities makes one search (the request table above; the development kbs below add "
+      f"the unfiltered search when the filter starves), and that one request is the bare "
+      f"search plus an entity filter, which Milvus Lite evaluates on every row (it has no "
+      f"index on an array field), plus the passages' fields the rerank reads: "
+      f"{request:.2f} ms, {request / bare:.1f}× the bare search by itself; the turn is "
+      f"{turn / request:.1f}× that request. 2× the bare search is {2 * bare:.2f} ms, "
+      f"{2 * bare - request:.2f} ms more than the request, for everything else the turn does "
+      "(session, mentions, rewrite, rerank, novelty, no-answer check, save: *own* above): "
+      "fewer requests cannot reach it, there is one. What would bring the request down is "
+      "a cheaper entity filter.")
+    if cheaper is not None:
+        w(f"Put behind the entities' chunk ids (`chunk_id in [...] and "
+          f"array_contains_any(...)`: Milvus then checks only those rows by primary key), the "
+          f"same request took {cheaper:.2f} ms ({cheaper / bare:.1f}× the bare search). It is "
+          "not built: it needs an entity → chunk ids map that every serving process keeps "
+          "exact across ingests and re-tagging, including those other processes make, or a "
+          "stale map silently drops evidence. A Milvus server can index the array field "
+          "instead (Lite 2.5.1 refuses an INVERTED index on it).")
+    w("")
+
+
+# What each request path of the tables buys.
+PATHS = (
+    ("`_query_pool > topped_up > search`", "a query's candidate pool: inside the entity "
+     "filter first, over the whole kb as well when the filter leaves fewer than 3 "
+     "documents; a turn that links nothing also searches the previous turn's query "
+     "(retrieval/history.py), and `dual_search:98` is the user's own words, searched when "
+     "the rewrite's evidence is weak"),
+    ("`_read > get_chunks`", "in a kb without an ontology, the passages shown earlier, to "
+     "tell which the user has read and which only came back (novelty)"),
+    ("`_chunk_features > chunk_search`", "the clarify model's features: the passages of "
+     "each candidate entity of an ambiguous mention"),
+    ("`_read_incomplete`", "the ingest state, re-read in the background once a second per "
+     "kb, so a turn says when the kb's last ingest did not finish"),
+    ("`has_kb`", "whether a kb without an ontology exists, asked at most every 5 s"),
+)
+
+
+def render_suite_requests(kb: str, figures: dict, w) -> None:
+    """The Milvus requests of a development suite's turns (``turn_requests.py``)."""
+    w(f"The same count on the `{kb}` development kb ({figures['turns']} turns of "
+      f"{figures['sessions']} sessions, load average {figures['load_average'][0]:.1f}, "
+      f"commit `{(figures.get('commit') or '?')[:12]}`; `turn_requests.py`):\n")
+    _request_table(figures["requests"], w)
+
+
+def _request_table(rows: list[dict], w) -> None:
+    w("| turns | request | per turn | mean limit | mean ms | ms per turn | path |")
+    w("|---|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        if r["per_turn"] is None or r["per_turn"] < 0.005:
+            continue
+        limit = "" if r["mean_limit"] is None else f"{r['mean_limit']:.1f}"
+        w(f"| {r['turns']} | {r['request']} | {r['per_turn']:.2f} | {limit} | "
+          f"{r['mean_ms']:.2f} | {r['ms_per_turn']:.2f} | `{r['path']}` |")
+    w("")
+
+
 def render(profile: dict, w) -> None:
     turns, http = profile.get("turns", {}), profile.get("http", {})
     if not turns and not http:
@@ -70,7 +160,7 @@ def render(profile: dict, w) -> None:
       "`benchmarks/turn_profile.py` plays the generated kb's scripted sessions through "
       "`TurnEngine.handle` (BM25 only, SQLite sessions, no LLM), then the bare search (one "
       "unfiltered `MilvusClient.search`, limit 5, chunk ids only) of each turn's standalone "
-      "query, in the same run; *in Milvus* is the turn's own searches (filtered, a pool of "
+      "query, in the same run; *in Milvus* is the turn's own requests (filtered, a pool of "
       "4×k with the passages' text, decoded by pymilvus), *own* the rest of the turn. It then "
       "plays them again under cProfile (`--sort`, `--pstats`). One run per size; the load "
       "average says how much of the two cores the other work on the machine took.\n")
@@ -95,17 +185,14 @@ def render(profile: dict, w) -> None:
       "of the last few thousand passages is remembered (the coverage and no-answer checks "
       "normalize every passage of the pool, and the same passages come back turn after "
       "turn: about 164,000 fewer Python calls over the 240 profiled turns at 100k chunks).\n")
-    w("Why the turn stays above 2× the bare search: the bare search is the floor of a "
-      "Milvus request, not the turn's request. The turn's own search filters by entity, "
-      "excludes what the session was shown and fetches a pool of 4×k chunks with their "
-      "text for the rerank, and pymilvus decodes those rows in Python: that alone costs "
-      "more than the bare search (*in Milvus* above). The rest (*own*) is spread over "
-      "the stages below; under cProfile no single function outside Milvus and SQLite "
-      "takes more than a few per cent of the turn (the state's deep copy, pydantic "
-      "validation of the loaded state, text normalization for coverage and dedup are "
-      "the largest). Reaching 2× would take a cheaper pool (fewer rows or no text, "
-      "fetched again for the k kept), not a leaner Python path.\n")
     largest = max(turns, key=int) if turns else None
+    if largest is not None:
+        render_requests(turns[largest], int(largest), w)
+    for kb, figures in sorted(profile.get("suite_requests", {}).items()):
+        render_suite_requests(kb, figures, w)
+    if profile.get("suite_requests") or (largest and turns[largest].get("requests")):
+        w("What each request buys, by its path: " + "; ".join(f"{path}: {what}"
+                                                               for path, what in PATHS) + ".\n")
     if largest is not None:
         stages = turns[largest]["stages_ms"]
         w(f"What each millisecond buys, at {int(largest):,} chunks (p50 and mean of each stage; "
@@ -153,7 +240,8 @@ def render(profile: dict, w) -> None:
                   f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | "
                   f"{h['load_average'][0]:.1f} | `{(h.get('commit') or '?')[:12]}` |")
         w("")
-    commands = sorted({x["command"] for section in (turns, http) for x in section.values()})
+    suites = profile.get("suite_requests", {})
+    commands = sorted({x["command"] for section in (turns, http, suites) for x in section.values()})
     w("```bash")
     for command in commands:
         w(command.replace("python ", ".venv/bin/python ", 1))

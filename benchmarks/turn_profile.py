@@ -68,6 +68,16 @@ def prepare(services: Services, size: int, workdir: Path, sessions: int, *, load
     return kb, data, index, uri
 
 
+def tagged_chunks(corpus_lines: list[str]) -> dict[str, list[str]]:
+    """Entity id -> the ids of the chunks the generated corpus tags with it."""
+    tagged: dict[str, list[str]] = {}
+    for line in corpus_lines:
+        record = json.loads(line)
+        for entity_id in record.get("entity_ids", ()):
+            tagged.setdefault(entity_id, []).append(record["chunk_id"])
+    return tagged
+
+
 def play(engine, kb: str, scripts: list[list[str]], tag: str) -> list:
     """Every scripted session once, in new session ids; the turn results."""
     return [engine.handle(kb, f"{tag}-{i}", text)
@@ -88,23 +98,129 @@ def bare_ms(uri: str, kb: str, queries: list[str]) -> list[float]:
     return times
 
 
-class MilvusClock:
-    """Milliseconds the turn spent inside ``MilvusClient.search`` (the request itself,
-    pymilvus' encoding and decoding included), by wrapping the index's client."""
+# The turn's request rebuilt from the bare search one feature at a time: (label, limit,
+# with the passages' fields, the filter: none, the turn's entity filter, or that filter
+# behind the entities' chunk ids, which no turn uses: what a cheaper filter would cost).
+# Measured on the standalone query of every turn that linked entities, interleaved, so
+# the load weighs on all alike.
+ANATOMY = (("bare: limit 5, chunk ids", 5, False, None),
+           ("+ a pool of 4×k (limit 20)", 20, False, None),
+           ("+ the passages' fields", 20, True, None),
+           ("+ the entity filter (the turn's request)", 20, True, "entities"),
+           ("the same behind its chunk ids (not built)", 20, True, "chunk ids"))
+
+
+def anatomy(uri: str, kb: str, turns: list[tuple[str, list[str]]],
+            tagged: dict[str, list[str]]) -> dict[str, dict]:
+    """What each feature of the turn's Milvus request adds to the bare search (``ANATOMY``),
+    over ``turns`` (standalone query, entity ids); ``tagged``: entity -> its chunk ids, from
+    the generated corpus. Printed, and returned by label."""
+    from pymilvus import MilvusClient
+
+    from retrieval.milvus_index import OUTPUT_FIELDS, search_filter
+
+    client = MilvusClient(uri)
+    times: dict[str, list[float]] = {label: [] for label, *_ in ANATOMY}
+    for query, entity_ids in turns:
+        by_entity = search_filter(entity_ids, ())
+        ids = json.dumps([c for e in entity_ids for c in tagged.get(e, ())], ensure_ascii=False)
+        filters = {None: "", "entities": by_entity,
+                   "chunk ids": f"chunk_id in {ids} and {by_entity}"}
+        for label, limit, fields, filtered in ANATOMY:
+            t0 = time.perf_counter()
+            client.search("referent_" + kb, data=[query], anns_field="sparse", limit=limit,
+                          output_fields=OUTPUT_FIELDS if fields else ["chunk_id"],
+                          filter=filters[filtered], search_params={"metric_type": "BM25"})
+            times[label].append((time.perf_counter() - t0) * 1000)
+    print(f"  the turn's request, feature by feature ({len(turns)} turns with entities):")
+    for label, values in times.items():
+        print(f"    {label:<32} p50 {pct(values, 50):6.2f} ms  mean {statistics.fmean(values):6.2f} ms")
+    return {label: _spread(values) for label, values in times.items()}
+
+
+# The MilvusClient methods a turn may call, directly or in a background refresh.
+_CLIENT_CALLS = ("search", "hybrid_search", "query", "query_iterator", "has_collection",
+                 "describe_collection", "load_collection")
+# Frames left out of a request's code path: plumbing that says nothing of why it was made.
+_PLUMBING = frozenset({"handle", "_turn", "_played", "guarded", "<lambda>", "timed", "run",
+                       "_search", "rankings"})
+# Functions called from several places: their line says which call made the request.
+_WITH_LINE = frozenset({"dual_search"})
+
+
+class RequestLog:
+    """Every Milvus request the turns make, each with the code path that made it (the
+    project's functions on the stack) and its milliseconds, by wrapping the index's
+    client. :meth:`label` says which kind of turn made the requests since a mark."""
 
     def __init__(self, index) -> None:
-        self.spent = 0.0
+        # (kind of turn, request, code path, limit or None, ms)
+        self.calls: list[tuple[str | None, str, str, int | None, float]] = []
         client = index._client
-        search = client.search
+        for name in _CLIENT_CALLS:
+            setattr(client, name, self._timed(name, getattr(client, name)))
 
+    def _timed(self, name: str, call):
         def timed(*args, **kwargs):
             t0 = time.perf_counter()
             try:
-                return search(*args, **kwargs)
+                return call(*args, **kwargs)
             finally:
-                self.spent += (time.perf_counter() - t0) * 1000
+                ms = (time.perf_counter() - t0) * 1000
+                self.calls.append((None, request_kind(name, kwargs), _code_path(),
+                                   kwargs.get("limit"), ms))
+        return timed
 
-        client.search = timed
+    def spent_since(self, start: int) -> float:
+        """Milliseconds of the requests made since ``len(self.calls)`` was ``start``."""
+        return sum(call[-1] for call in self.calls[start:])
+
+    def label(self, start: int, turn: str) -> None:
+        """Say which kind of turn made the requests since ``start``."""
+        self.calls[start:] = [(turn, *rest) for _, *rest in self.calls[start:]]
+
+    def summary(self, turns: dict[str, int]) -> list[dict]:
+        """Per kind of turn (``turns``: kind -> turns played) and request: how many a turn
+        makes on average, their mean limit, mean milliseconds and milliseconds per turn,
+        most costly first."""
+        rows: dict[tuple[str, str, str], list[tuple[int | None, float]]] = {}
+        for turn, kind, path, limit, ms in self.calls:
+            rows.setdefault((turn or "outside turns", kind, path), []).append((limit, ms))
+        out = []
+        for (turn, kind, path), calls in rows.items():
+            played = turns.get(turn, 0)
+            times = [ms for _, ms in calls]
+            limits = [limit for limit, _ in calls if limit is not None]
+            out.append({"turns": turn, "request": kind, "path": path, "count": len(calls),
+                        "per_turn": round(len(calls) / played, 3) if played else None,
+                        "mean_limit": round(statistics.fmean(limits), 1) if limits else None,
+                        "mean_ms": round(statistics.fmean(times), 3),
+                        "ms_per_turn": round(sum(times) / played, 3) if played else None})
+        return sorted(out, key=lambda r: (r["turns"], -(r["ms_per_turn"] or 0)))
+
+
+def request_kind(name: str, kwargs: dict) -> str:
+    """The request and what shapes its cost besides the limit: filter and grouping."""
+    if name != "search":
+        return name
+    shape = [word for word, on in (("filtered", kwargs.get("filter")),
+                                   ("grouped", kwargs.get("group_by_field"))) if on]
+    return f"search ({', '.join(shape)})" if shape else "search"
+
+
+def _code_path() -> str:
+    """The project's functions on the stack that say why a request was made, outermost
+    first (plumbing left out; a function called from several places with its line)."""
+    names = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith(str(REPO)) and "benchmarks" not in code.co_filename \
+                and code.co_name not in _PLUMBING:
+            where = f":{frame.f_lineno}" if code.co_name in _WITH_LINE else ""
+            names.append(code.co_name + where)
+        frame = frame.f_back
+    return " > ".join(reversed(names)) or "?"
 
 
 class GcClock:
@@ -128,18 +244,29 @@ class GcClock:
         gc.callbacks.remove(self._tick)
 
 
+def turn_kind(result) -> str:
+    """How a turn is counted in the request table: it asked, or linked entities or none."""
+    if result.action == "clarify":
+        return "clarify"
+    return "with entities" if result.entities else "no entity"
+
+
 def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
-                 clock: MilvusClock | None = None) -> dict:
+                 clock: RequestLog | None = None,
+                 tagged: dict[str, list[str]] | None = None) -> dict:
     """Turns, then the bare search of each searched turn's standalone query, printed; with
-    ``clock``, the part of each turn spent in Milvus searches."""
+    ``clock``, the part of each turn spent in Milvus requests, and the requests; with
+    ``tagged`` (entity -> chunk ids), the turn's request feature by feature."""
     tag = "t" + uuid.uuid4().hex[:6]
     results, in_milvus, in_gc = [], [], []
     collector = GcClock()
     for i, script in enumerate(scripts):
         for text in script:
-            before, gc_before = (clock.spent if clock else 0.0), collector.spent
+            start, gc_before = (len(clock.calls) if clock else 0), collector.spent
             results.append(engine.handle(kb, f"{tag}-{i}", text))
-            in_milvus.append((clock.spent if clock else 0.0) - before)
+            if clock is not None:
+                in_milvus.append(clock.spent_since(start))
+                clock.label(start, turn_kind(results[-1]))
             in_gc.append(collector.spent - gc_before)
     collector.close()
     turns = [r.latency_ms for r in results]
@@ -162,10 +289,31 @@ def side_by_side(engine, kb: str, uri: str, scripts: list[list[str]],
     if clock is not None:
         outside = [t - m for t, m in zip(turns, in_milvus, strict=True)]
         figures["in_milvus_ms"], figures["outside_milvus_ms"] = _spread(in_milvus), _spread(outside)
-        print(f"  in Milvus searches: p50 {pct(in_milvus, 50):.2f} ms, mean "
+        print(f"  in Milvus requests: p50 {pct(in_milvus, 50):.2f} ms, mean "
               f"{statistics.fmean(in_milvus):.2f} ms; the turn outside them: p50 "
               f"{pct(outside, 50):.2f} ms, mean {statistics.fmean(outside):.2f} ms")
+        kinds: dict[str, int] = {}
+        for r in results:
+            kinds[turn_kind(r)] = kinds.get(turn_kind(r), 0) + 1
+        figures["requests"] = clock.summary(kinds)
+        print_requests(figures["requests"], kinds)
+    linked = [(r.standalone, list(r.entities)) for r in results
+              if r.action != "clarify" and r.entities]
+    if linked and tagged is not None:
+        figures["anatomy_ms"] = anatomy(uri, kb, linked, tagged)
     return figures
+
+
+def print_requests(rows: list[dict], kinds: dict[str, int]) -> None:
+    """The Milvus requests per kind of turn: how many a turn makes and what they cost."""
+    print("  Milvus requests per turn (" + ", ".join(f"{k}: {n} turns" for k, n in kinds.items())
+          + ")")
+    for row in rows:
+        per = "" if row["per_turn"] is None else f"{row['per_turn']:5.2f}/turn"
+        spent = "" if row["ms_per_turn"] is None else f"{row['ms_per_turn']:6.2f} ms/turn"
+        limit = "" if row["mean_limit"] is None else f"limit {row['mean_limit']:4.1f}"
+        print(f"    {row['turns']:<14} {row['request']:<27} {per:>11} {limit:>10} mean "
+              f"{row['mean_ms']:6.2f} ms {spent:>15}  {row['path']}")
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -175,7 +323,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 # Options whose value is a path on the measuring machine: shown as the default's.
 _PATH_OPTIONS = {"--workdir": "var/bench/profile", "--record": "docs/benchmarks/profile.json",
-                 "--pstats": "PROFILE"}
+                 "--pstats": "PROFILE", "--suite": "SUITE/suite.jsonl"}
 
 
 def shown_command(argv: list[str]) -> str:
@@ -192,8 +340,8 @@ def shown_command(argv: list[str]) -> str:
     return " ".join(words)
 
 
-def record(path: Path, section: str, size: int, figures: dict) -> None:
-    """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size``, with the
+def record(path: Path, section: str, size: int | str, figures: dict) -> None:
+    """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size`` (or a kb), with the
     machine, the commit and the command; what ``benchmarks/report.py`` renders."""
     from benchmarks.run_all import _git_commit
     from benchmarks.synth import machine
@@ -239,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions)
         engine, sessions, _ = _engine(services, index, args.workdir / f"sessions-{kb}.sqlite3")
         play(engine, kb, data.sessions[:5], "warm" + uuid.uuid4().hex[:6])
-        figures = side_by_side(engine, kb, uri, data.sessions, MilvusClock(index))
+        figures = side_by_side(engine, kb, uri, data.sessions, RequestLog(index),
+                               tagged=tagged_chunks(data.corpus_lines))
         if args.record is not None:
             record(args.record, "turns", args.chunks, figures)
         profiled(engine, kb, data.sessions, args.sort, args.top, args.pstats)

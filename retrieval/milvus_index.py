@@ -117,7 +117,8 @@ from retrieval.models import Chunk, DenseSpec, Hit
 MAX_ENTITY_ID_CHARS = 128
 _IDS_PER_QUERY = 1000
 
-_OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "auto_tagged", "metadata"]
+# The fields a search returns for each hit (benchmarks/turn_profile.py measures their cost).
+OUTPUT_FIELDS = ["chunk_id", "doc_id", "title", "text", "entities", "auto_tagged", "metadata"]
 _DESCRIPTION_VERSION = 2
 _FOLD = "t2s"
 _PREFIX_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,190}")
@@ -374,11 +375,17 @@ class MilvusIndex:
         threading.Thread(target=run, name=f"ingest-state-{kb}", daemon=True).start()
 
     def _read_incomplete(self, kb: str) -> dict[str, Any] | None:
+        """The record, read in one request: a missing state collection (no ingest ever
+        recorded one here) answers not-found, rather than being asked about first."""
         name = self._state_collection
         with self._errors("read the ingest state", None):
-            rows = (self._client.query(name, ids=[check_kb(kb)], output_fields=["info"],
-                                       timeout=self._timeout)
-                    if self._client.has_collection(name, timeout=self._timeout) else [])
+            try:
+                rows = self._client.query(name, ids=[check_kb(kb)], output_fields=["info"],
+                                          timeout=self._timeout)
+            except MilvusException as exc:
+                if exc.code != ErrorCode.COLLECTION_NOT_FOUND:
+                    raise
+                rows = []
         info = json.loads(rows[0]["info"]) if rows else None
         self._incomplete[kb] = (time.monotonic(), info)
         return info
@@ -528,7 +535,7 @@ class MilvusIndex:
         if not query.strip():
             self._collection(kb)
             check_limit(limit)
-            _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
+            search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
             return []
         if self._folds(kb):
             query = fold_traditional(query)
@@ -573,12 +580,12 @@ class MilvusIndex:
         check_limit(2 * limit)
         if self._folds(kb):
             query = fold_traditional(query)
-        expr = _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids) or None
+        expr = search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids) or None
         requests = [AnnSearchRequest(data=[query], anns_field="sparse", limit=limit,
                                      param={"metric_type": "BM25"}, expr=expr),
                     AnnSearchRequest(data=[checked], anns_field="dense", limit=limit,
                                      param={"metric_type": "COSINE"}, expr=expr)]
-        fields = _OUTPUT_FIELDS + (["dense"] if with_vectors else [])
+        fields = OUTPUT_FIELDS + (["dense"] if with_vectors else [])
         with self._reading("search", kb):
             result = self._client.hybrid_search(name, requests, RRFRanker(rrf_k), limit=2 * limit,
                                                 output_fields=fields, timeout=self._timeout)
@@ -590,9 +597,9 @@ class MilvusIndex:
                 with_vectors: bool) -> list[Hit]:
         name = self._collection(kb)
         check_limit(limit)
-        expr = _search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
+        expr = search_filter(entity_ids, exclude_chunk_ids, exclude_doc_ids)
         grouping = {"group_by_field": "doc_id"} if group_by_doc else {}
-        fields = _OUTPUT_FIELDS + (["dense"] if with_vectors and self.dense_spec(kb) else [])
+        fields = OUTPUT_FIELDS + (["dense"] if with_vectors and self.dense_spec(kb) else [])
         with self._reading("search", kb):
             result = self._client.search(
                 name, data=data, anns_field=field, limit=limit, filter=expr,
@@ -617,7 +624,7 @@ class MilvusIndex:
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             expr = f"chunk_id in {_list_literal(wanted[start:start + _IDS_PER_QUERY])}"
             with self._reading("read chunks", kb):
-                rows = self._client.query(name, filter=expr, output_fields=_OUTPUT_FIELDS,
+                rows = self._client.query(name, filter=expr, output_fields=OUTPUT_FIELDS,
                                           timeout=self._timeout)
             found.update((row["chunk_id"], _chunk(row)) for row in rows)
         return [found[chunk_id] for chunk_id in wanted if chunk_id in found]
@@ -630,7 +637,7 @@ class MilvusIndex:
         """
         name = self._collection(kb)
         expr = "auto_tagged == true" if auto_tagged_only else ""
-        for row in self._rows(kb, name, expr, _OUTPUT_FIELDS, batch):
+        for row in self._rows(kb, name, expr, OUTPUT_FIELDS, batch):
             yield _chunk(row)
 
     def _rows(self, kb: str, name: str, expr: str, fields: list[str],
@@ -782,8 +789,9 @@ def _list_literal(values: Iterable[str]) -> str:
     return "[" + ", ".join(_literal(value) for value in values) + "]"
 
 
-def _search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
+def search_filter(entity_ids: Sequence[str], exclude_chunk_ids: Sequence[str],
                    exclude_doc_ids: Sequence[str] = ()) -> str:
+    """The filter expression of a search: literals of checked ids only, never user text."""
     ids, excluded, docs = check_filters(entity_ids, exclude_chunk_ids, exclude_doc_ids)
     clauses = []
     if ids:

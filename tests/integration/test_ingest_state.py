@@ -91,3 +91,39 @@ def test_a_finished_ingest_leaves_no_mark_and_dropping_a_kb_clears_one(
     assert milvus_index.incomplete(kb, max_age=0)["started_at"].startswith("2026-12-01")
     milvus_index.drop(kb)
     assert milvus_index.incomplete(kb, max_age=0) is None
+
+
+def _count_requests(index) -> list[str]:
+    """The names of the Milvus client calls ``index`` makes from now on."""
+    made: list[str] = []
+    client = index._client
+    for name in ("has_collection", "query", "describe_collection", "list_collections"):
+        call = getattr(client, name)
+
+        def counted(*args, _name=name, _call=call, **kwargs):
+            made.append(_name)
+            return _call(*args, **kwargs)
+
+        setattr(client, name, counted)
+    return made
+
+
+def test_reading_the_ingest_state_is_one_request_with_or_without_a_recorded_one(tmp_path):
+    # Every serving process re-reads it once a second per kb, beside the turns: one
+    # request, not a lookup of the state collection first.
+    from retrieval.milvus_index import MilvusIndex
+
+    index = MilvusIndex(str(tmp_path / "state.db"))
+    try:
+        made = _count_requests(index)
+        assert index.incomplete("t_state", max_age=0) is None  # no state collection yet
+        assert made == ["query"]
+        index.mark_incomplete("t_state", {"started_at": "2026-12-01T00:00:00+00:00"})
+        index.mark_incomplete("t_other", {"started_at": "2026-12-02T00:00:00+00:00"})
+        index.mark_complete("t_other")
+        made.clear()
+        assert index.incomplete("t_state", max_age=0)["started_at"].startswith("2026-12-01")
+        assert index.incomplete("t_other", max_age=0) is None
+        assert made == ["query", "query"]
+    finally:
+        index.close()

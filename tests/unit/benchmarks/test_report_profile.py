@@ -46,3 +46,35 @@ def test_recorded_commands_show_no_local_paths():
                            "/tmp/a b", "--record=/srv/p.json", "--pstats", "/tmp/p"])
     assert shown == ("python benchmarks/turn_profile.py --chunks 10 --workdir var/bench/profile "
                      "--record=docs/benchmarks/profile.json --pstats PROFILE")
+
+
+def _request(turns: str, request: str, per_turn: float, ms: float) -> dict:
+    return {"turns": turns, "request": request, "path": "_retrieve > search", "count": 10,
+            "per_turn": per_turn, "mean_limit": 20.0, "mean_ms": ms, "ms_per_turn": per_turn * ms}
+
+
+def test_the_section_lists_the_turns_requests_and_the_search_feature_by_feature():
+    turns = dict(PROFILE["turns"]["100000"])
+    turns["requests"] = [_request("with entities", "search (filtered)", 1.0, 4.0),
+                         _request("with entities", "query", 0.001, 9.0)]
+    turns["anatomy_ms"] = {"bare: limit 5, chunk ids": _spread(2.0),
+                           "+ the entity filter (the turn's request)": _spread(3.5),
+                           "the same behind its chunk ids (not built)": _spread(2.5)}
+    profile = {**PROFILE, "turns": {"100000": turns}, "suite_requests": {"kb_a": {
+        "turns": 12, "sessions": 3, "load_average": [2.0, 2.0, 2.0], "commit": "abc",
+        "command": "python benchmarks/turn_requests.py --kb kb_a",
+        "requests": [_request("no entity", "query", 0.5, 2.0)]}}}
+    out: list[str] = []
+    report_profile.render(profile, out.append)
+    text = "\n".join(out)
+    assert "| with entities | search (filtered) | 1.00 | 20.0 | 4.00 | 4.00 |" in text
+    # A request fewer than one turn in 200 makes is left out of the table.
+    assert "| with entities | query |" not in text
+    assert "| + the entity filter (the turn's request) | 3.50 | 7.00 | +1.50 |" in text
+    assert "| the same behind its chunk ids (not built) | 2.50 | 5.00 | -1.00 |" in text
+    # The filtered request alone is 1.75× the bare search; the turn (3.0 ms) 0.9× it.
+    assert "1.8× the bare search by itself" in text and "the turn is 0.9×" in text
+    assert "the same request took 2.50 ms (1.2× the bare search)" in text
+    assert "`kb_a` development kb (12 turns of 3 sessions" in text
+    assert "| no entity | query | 0.50 |" in text
+    assert "benchmarks/turn_requests.py --kb kb_a" in text
