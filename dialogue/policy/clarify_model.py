@@ -37,6 +37,11 @@ semantic_own        e5: the best cosine of the question with a facet of this
                     facet, that is their least fitting facet's cosine)
 words_own           log(1 + IDF overlap) of the question with the words of
                     its facets that not every candidate's facets have
+schema_fit          log(1 + IDF overlap) of the question (names removed) with
+                    the names of what may be asked of it: its types, attribute
+                    names, relation types and their values' items, a word
+                    meeting a name when one's stem begins the other
+                    (directed / director): does it have the relation asked?
 known_facets        log(1 + how many facets it has): how much the kb holds
                     about it (an entity it knows little of rarely has what
                     is asked)
@@ -112,7 +117,7 @@ PARAMS_PATH = Path(__file__).with_name("clarify_params.json")
 CANDIDATE_FEATURES: tuple[str, ...] = (
     "attribute_fit", "relation_fit", "chunk_fit", "chunk_attribute", "semantic_profile",
     "semantic_type", "semantic_facet", "lexical_fit", "focus", "recency", "corrected_away",
-    "prior_choice", "semantic_own", "words_own", "known_facets", "known_text")
+    "prior_choice", "semantic_own", "words_own", "schema_fit", "known_facets", "known_text")
 # +1: more of it means the question fits the candidate better; -1: worse.
 POLARITY: Mapping[str, int] = {f: (-1 if f == "corrected_away" else 1) for f in CANDIDATE_FEATURES}
 SEMANTIC_FEATURES = frozenset({"semantic_profile", "semantic_type", "semantic_facet", "semantic_own"})
@@ -125,7 +130,7 @@ SET_FEATURES: tuple[str, ...] = (
 # (0 when no candidate is more salient than the rest, and then ``salience_tie`` is 1).
 LEAD_FEATURES: tuple[str, ...] = (
     "attribute_fit", "chunk_fit", "chunk_attribute", "semantic_profile", "semantic_facet",
-    "semantic_own", "lexical_fit", "words_own", "known_facets", "known_text")
+    "semantic_own", "lexical_fit", "words_own", "schema_fit", "known_facets", "known_text")
 # The level of an e5 cosine depends on the language and the length of the texts (Chinese
 # chat against English questions): the model reads the e5 features only as differences
 # (between candidates, or between what one has and what all share), never their level.
@@ -967,14 +972,34 @@ def _candidate_features(c: str, item: DecisionInput, snapshot: AliasSnapshot, ca
 def _word_features(per: dict[str, dict[str, float]], ids: list[str], q_tokens: set[str],
                    cache: _KbCache, idf: dict[str, float]) -> float:
     """The question's words in what may be asked of every candidate (its facets' words):
-    returned, ``words_shared``; and in what only this one has: each ``words_own``."""
+    returned, ``words_shared``; in what only this one has: each ``words_own``; and in
+    the names of anything it has, stems meeting: each ``schema_fit``."""
     facet_words = {c: cache.facet_tokens(c) for c in ids}
     common = frozenset.intersection(*facet_words.values()) if ids else frozenset()
     words_shared = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens if t in common))
     for c in ids:
         per[c]["words_own"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens
                                              if t in facet_words[c] and t not in common))
+        per[c]["schema_fit"] = math.log1p(sum(idf.get(t, 1.0) for t in q_tokens
+                                              if _names_word(t, facet_words[c])))
     return words_shared
+
+
+# Below this length a stem beginning another is chance (art / artist), not one word.
+_MIN_STEM_PREFIX = 5
+
+
+def _names_word(word: str, names: frozenset[str]) -> bool:
+    """Whether ``word`` (a content token of the question) is one of ``names`` or, when
+    both are long enough, one's stem begins the other's: the question's "directed" or
+    "instruments" meets the type names "director" and "instrumentalist". Chinese tokens
+    (character bigrams) meet only themselves."""
+    if word in names:
+        return True
+    if len(word) < _MIN_STEM_PREFIX:
+        return False
+    return any(len(n) >= _MIN_STEM_PREFIX and (n.startswith(word) or word.startswith(n))
+               for n in names)
 
 
 def _set_features(item: DecisionInput, snapshot: AliasSnapshot, cache: _KbCache,
