@@ -2,8 +2,9 @@
 
 "Which instruments did Richard Hill play?" names two Richard Hills; only one
 is a composer. The words of the question (minus the mention and question
-words) are compared with each candidate's profile: its type, its other type
-names, its type's attributes and its description. Words are weighted by how
+words) are compared with each candidate's profile: its type, its type's
+attributes, its description, and what its attributes say beyond its type's
+schema (a classification the kb's source gave it). Words are weighted by how
 rare they are across the kb's profiles (IDF), so "river" says more than "the".
 
 The linker resolves a shared alias or a pronoun by fit only when the best
@@ -41,9 +42,12 @@ class ContextFit:
         entity = self._snapshot.entities[entity_id]
         parts = [entity.type.replace(".", " ").replace("_", " "), entity.description]
         parts.extend(self._snapshot.type_attributes.get(entity.type, ()))
-        extra = entity.attributes.get("freebase_types") if hasattr(entity.attributes, "get") else None
-        if isinstance(extra, str):
-            parts.append(extra.replace(".", " ").replace("_", " "))
+        # What the entity's attributes say beyond its type's schema (a classification the
+        # kb's source gave it, a list of what it is) describes it as its description does.
+        declared = set(self._snapshot.type_attributes.get(entity.type, ()))
+        attributes = entity.attributes if hasattr(entity.attributes, "items") else {}
+        parts.extend(value.replace(".", " ").replace("_", " ") for key, value in attributes.items()
+                     if key not in declared and isinstance(value, str))
         names = set(tokens(" ".join(entity.all_aliases)))
         return frozenset(t for t in tokens(" ".join(parts)) if t not in names)
 

@@ -70,3 +70,19 @@ def test_patched_fuzzy_index_equals_a_rebuilt_one():
         assert grown.lookup(fragment) == rebuilt.lookup(fragment)
     assert grown.fragment_lengths == rebuilt.fragment_lengths
     assert grown.lookup("交通意外保险") == []
+
+
+def test_what_attributes_say_beyond_the_schema_describes_the_entity():
+    """A classification the kb's source gave each entity (any key the type does not
+    declare) counts like its description; declared attributes' values do not."""
+    lines = [
+        '{"kind": "type", "name": "Thing", "attributes": ["price"]}',
+        '{"kind": "entity", "id": "reed.player", "name": "Ada Reed", "type": "Thing",'
+        ' "attributes": {"categories": "music.oboist music.performer", "price": "orchestra"}}',
+        '{"kind": "entity", "id": "reed.maker", "name": "Ada Reed", "type": "Thing",'
+        ' "attributes": {"categories": "business.basket_maker", "price": "oboist"}}',
+    ]
+    snap = AliasSnapshot.from_ontology("t", 1, parse_ontology(lines))
+    scores = ContextFit(snap).scores("which oboist is Ada Reed", ["reed.player", "reed.maker"],
+                                     ignore=["Ada Reed"])
+    assert scores["reed.player"] > scores["reed.maker"] == 0
