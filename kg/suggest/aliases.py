@@ -180,9 +180,9 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
 
 
 def _add_led_forms(form: str, owners: list[SuggestedEntity], names: set[str]) -> None:
-    """国内托运行李 for 国内托运行李规定 once its family shares 托运行李: the member's own lead
+    """江北寄存包裹 for 江北寄存包裹规定 once its family shares 寄存包裹: the member's own lead
     word with the shared name says which member is meant, so a turn writing it is not
-    asked (editions of one thing still share it: 国际托运行李)."""
+    asked (editions of one thing still share it)."""
     if len(owners) < 2:
         return
     for entity in owners:
@@ -194,7 +194,7 @@ def _add_led_forms(form: str, owners: list[SuggestedEntity], names: set[str]) ->
 
 def _holders_of_forms(entities: list[SuggestedEntity]) -> dict[str, list[SuggestedEntity]]:
     """Each short form → the entities whose name holds it. A form only a title's longer
-    name holds (医保结算 of 门诊医保结算, where the entity is 门诊医保) counts when two names
+    name holds (陪护结算 of 日间陪护结算, where the entity is 日间陪护) counts when two names
     or more hold it: the family's name, not one thing's further nickname."""
     holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
     by_title: dict[str, list[SuggestedEntity]] = defaultdict(list)
@@ -282,7 +282,7 @@ def _containing(names: set[str], forms: dict) -> dict[str, list[str]]:
 
 def _cores(entity: SuggestedEntity) -> list[str]:
     """The names short forms are made from: the entity's, and the title's when an
-    everyday last word was taken off it (门诊医保结算 for 门诊医保)."""
+    everyday last word was taken off it (日间陪护结算 for 日间陪护)."""
     cores = [_core(entity.stem or entity.name)]
     if entity.title_name and not entity.stem:
         cores.append(_core(entity.title_name))
@@ -290,8 +290,8 @@ def _cores(entity: SuggestedEntity) -> list[str]:
 
 
 def _shared_middle(form: str, owners: list[SuggestedEntity]) -> bool:
-    """托运行李 of 国内托运行李规定 and 国际托运行李规定: what two or three names share once
-    the first words that tell them apart (国内, 国际) and an everyday last word (规定) are
+    """寄存包裹 of 江北寄存包裹规定 and 江南寄存包裹规定: what two or three names share once
+    the first words that tell them apart (江北, 江南) and an everyday last word (规定) are
     off. Users name the family so; one thing's inner words alone say too little."""
     leads = [_lead_of(form, entity) for entity in owners]
     return (None not in leads and len(set(leads)) >= 2
