@@ -213,8 +213,10 @@ LIGHT_WORDS = ["[吗呢吧啊么的了也还]", "能", "可以", "会", "要", "
 OWN_TOPIC = ["的", "怎么样", "如何", "是什么", "什么样", "有.{1,8}吗", r"呢\s*[?？]*\s*$",
              # A subject of its own before 是 + a question word (分班考试是哪天).
              r"[\u3400-\u9fff]{3,}是(?:哪|几|多少|什么)",
-             # A count of something it names (最多几个人, 要几天, 多少次): its own question.
-             r"(?:几|多少)(?:个|位|名)?(?:人|天|周|个月|年|小时|分钟|次)"]
+             # A count of people (最多几个人, 限几人): the subject's own capacity, asked of
+             # it, never of the fee, time or password asked before. A count of times or
+             # days (输错几次, 要几天) may be of what was asked, and is not one.
+             r"(?:几|多少)(?:个|位|名)?人"]
 # "Both versions" (两个版本, 两年): the last two versions or times named (regexes).
 BOTH_VERSIONS = ["两个?版本?", "两年", "两期"]
 # A continuation cue in front of a name (那掌上课堂长者版…), not part of the question (regexes).
