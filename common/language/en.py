@@ -105,8 +105,7 @@ ELLIPSIS_FINAL: list[str] = []
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
-CUE_LEADS = ["and", "what about", "how about", r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?\s+for",
-             r"same goes for"]
+CUE_LEADS = ELLIPSIS_LEADS
 CUE_TAILS: list[str] = []
 ASKLESS_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",

@@ -149,20 +149,25 @@ RELATIVE_TIME = {"上个月": ("month", -1), "上月": ("month", -1), "前一个
                  "下个月": ("month", 1), "下月": ("month", 1), "去年": ("year", -1),
                  "上一年": ("year", -1), "前一年": ("year", -1), "前年": ("year", -2),
                  "明年": ("year", 1)}
+# Pieces of the vocabularies below, written once (lower case: no vocabulary of their own).
+# 又如何 / 又怎么样 after a name: the last question, asked of it (a regex).
+_again_how = "又(?:如何|怎么样|怎样)"
+# 回到 with what it goes back to cut off by a comma (回到A产品，…; never 回到家后…).
+_back_to_named = r"(?:那|我们)?回到(?=[^，,。？?！!]{1,20}[，,])"
 # An ellipsis: a leading cue (那…呢), the rest, an optional trailing cue (regex alternatives).
 ELLIPSIS_LEADS = ["那么?", "还有", "那如果是", "换成"]
 ELLIPSIS_TAILS = ["呢", "吗", "怎么样", "如何", "会怎样"]
 # A turn that ends in these alone (价格呢, 华南区又如何) is an ellipsis too (regexes).
-ELLIPSIS_FINAL = ["呢", "又(?:如何|怎么样|怎样)"]
+ELLIPSIS_FINAL = ["呢", _again_how]
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
 # The ellipsis cue taken off before looking at what the user said of their own.
 CUE_LEADS = ["那么?", "还有"]
-CUE_TAILS = ["又(?:如何|怎么样|怎样)呢?", "呢", "怎么样"]
+CUE_TAILS = [_again_how + "呢?", "呢", "怎么样"]
 # Ellipsis tails whose question word asks nothing of its own (华南区又如何 asks what the
 # last question asked): a rewrite need not keep it. 怎么样 alone may ask for an opinion.
-ASKLESS_TAILS = ["又(?:如何|怎么样|怎样)呢?"]
+ASKLESS_TAILS = [_again_how + "呢?"]
 # An explicit topic switch (regex alternatives).
 SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
           "我想问别的",
@@ -181,9 +186,7 @@ CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
 CORRECTION_LEADS = [r"是(?=[^，,。？?！!]{1,20}?不是)", r"我(?:想|要|是)?(?:问|说|指|找|查|办)的(?=不是)"]
 # A revisit: back to an earlier topic, or the same one again (regexes).
 REVISIT_BACK = [r"回到(?:刚才|之前|前面|上面)", r"(?:刚才|之前|前面|上面)(?:说|问|提到)?的?那个",
-                r"^\s*(?:再|还是|我们)?(?:说|聊|问|绕)回(?:到|来)?",
-                # 回到A产品，… (never 回到家后…: what it goes back to is cut off by a comma)
-                r"^\s*(?:那|我们)?回到(?=[^，,。？?！!]{1,20}[，,])"]
+                r"^\s*(?:再|还是|我们)?(?:说|聊|问|绕)回(?:到|来)?", r"^\s*" + _back_to_named]
 REVISIT_AGAIN = [r"再(?:给我|发我)?(?:看看|看一下|发一下|说一遍|讲一遍)", r"再(?:给我|发我)一下",
                  r"再发(?:给)?我一下", r"再发一[遍次]",
                  r"重新(?:发|给)",
@@ -194,7 +197,7 @@ MORE = [r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)",
         r"还有(?:别的|其他|其它)", r"更多"]
 # Revisit cues at the front of a query, stripped before searching (regexes).
 LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
-                   r"(?:那|我们)?回到(?=[^，,。？?！!]{1,20}[，,])",
+                   _back_to_named,
                    r"(?:再|还是|我们)?(?:说|聊|问|绕)回(?:到|来)?(?:刚才|之前|前面|上面)?(?:说|问|提到)?的?[，,：:\s]*",
                    r"(?:请)?再(?:给我)?(?:看看|看一下|发一下|说一遍|讲一遍)(?:刚才|之前|前面|上面)?"
                    r"(?:说|问|提到)?的?(?:那个|那些)?[，,：:\s]*"]

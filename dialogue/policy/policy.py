@@ -31,6 +31,7 @@ from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, NoAnswe
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
 from dialogue.policy.versions import unknown_edition
+from dialogue.render import same_type
 from dialogue.state import SessionState
 from dialogue.resolvers import DialogueContext, Resolver, load_resolvers
 from dialogue.topic_shift import SimilarityShift
@@ -535,7 +536,7 @@ def keep_referred_kind(links: LinkResult, turn: UnderstoodTurn, state: SessionSt
 
 
 def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
-                 facts: EntityFacts, snapshot: AliasSnapshot | None = None) -> LinkResult:
+                 facts: EntityFacts, snapshot: AliasSnapshot) -> LinkResult:
     """The entity a turn's question fits, by what the passages state about each.
 
     A turn that asks about an attribute (导演是谁, 门票多少钱) whose subjects' own
@@ -545,7 +546,7 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     name after talking about its lead actor. Where the turn's subject came only
     from the dialogue (a pronoun, or nothing named), the fitting entity replaces
     it; beside a name the user said, it is kept after that name, unless it is of
-    that name's kind (with ``snapshot``: the same type, both people or both not): a
+    that name's kind (the same type, both people or both not): a
     sibling the user names takes the place of the one in play, whatever its
     passages lack. An ambiguous
     reference is left to the clarify gate (it, 这个 after two cards: which one is
@@ -592,17 +593,13 @@ def fit_question(links: LinkResult, turn: UnderstoodTurn, state: SessionState,
     return LinkResult(tuple(out))
 
 
-def _sibling_of(entity: str, named: Sequence[str], snapshot: AliasSnapshot | None,
+def _sibling_of(entity: str, named: Sequence[str], snapshot: AliasSnapshot,
                 facts: EntityFacts) -> bool:
     """Whether ``entity`` is of the kind of one of ``named``: the same type, and not a
     person beside a thing (kbs that put everything under one type tell those apart by
-    their passages only). Never without a snapshot."""
-    if snapshot is None:
-        return False
-    known = snapshot.entities.get(entity)
-    return known is not None and any(
-        (other := snapshot.entities.get(n)) is not None and other.type == known.type
-        and facts.is_person(n) == facts.is_person(entity) for n in named)
+    their passages only)."""
+    return any(same_type(entity, n, snapshot) and facts.is_person(n) == facts.is_person(entity)
+               for n in named)
 
 
 def _narrowed(out: list[Link], verdicts: list[bool | None], asked: list[str],
