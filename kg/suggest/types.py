@@ -56,13 +56,32 @@ def assign(suggestion: Suggestion) -> set[str]:
         if head:
             entity.type = head
             kinds.add(head)
-    kinds = {k for k in kinds if sum(1 for e in entities if e.type == k) >= MIN_KIND_MEMBERS}
+    # A head counts as a kind by the names that end with it as a word: 白金卡 does not say
+    # 金卡 apart, so it leaves 金卡 a short form users write for the other two.
+    members = Counter(e.type for e in entities)
+    _assign_inner_heads([e for e in entities if e.type == DEFAULT_TYPE], kinds)
+    kinds = {k for k in kinds if members[k] >= MIN_KIND_MEMBERS}
     for kind in kinds & set(suggestion.entities):
         suggestion.skipped[kind] = "names a kind of thing (the type of several names)"
         del suggestion.entities[kind]
     for entity in suggestion.entities.values():
         suggestion.types.setdefault(entity.type, SuggestedType(entity.type))
     return kinds
+
+
+def _assign_inner_heads(untyped: list[SuggestedEntity], heads: set[str]) -> None:
+    """白金卡 (one word to the segmenter) ends with 金卡, the head two other names end
+    with: a name whose last word ends with a head, shorter than that word, takes it as
+    its type, as a word of its own would have given it. Only heads the names' words
+    gave are joined: the endings of single words alone make no kind."""
+    for entity in untyped:
+        parts = words_of(head_core(entity))
+        if len(parts) < 2:
+            continue  # a name of one word (经济舱) is a head, not a member
+        last = parts[-1]
+        head = next((last[-n:] for n in range(len(last) - 1, 1, -1) if last[-n:] in heads), None)
+        if head:
+            entity.type = head
 
 
 def _wordlike(ending: str) -> bool:
