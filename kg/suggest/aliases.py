@@ -8,7 +8,9 @@
 * an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
   (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
-  counted only where they do not stand inside a longer name; two or three names'
+  abbreviations (装修贷 for 青藤装修贷款, 钻石卡 for 晨曦信用卡钻石版), counted only
+  where they do not stand inside a longer name (nor before the rest of a word cut
+  short: 装修贷 in 装修贷款); two or three names'
   shared inner words (寄存包裹 of 江北寄存包裹规定 and 江南寄存包裹规定), made from
   the titles' names too when the entities lost an everyday last word of them, and
   then each member's own lead with them (江北寄存包裹);

@@ -117,9 +117,9 @@ def fold_label_abbreviations(suggestion: Suggestion) -> None:
     """A name no title gave (only labels or quotes) that shortens one other name (车贷 of
     汽车消费贷款, 万兆 of 万兆光纤宽带), or is made of its words in another order (厦门贵宾厅
     of 晴川贵宾厅（厦门高崎）: the place its bracket gives, then its head), is that entity's
-    alias. One that starts two or three names (星悦 of 星悦分期 and 星悦关爱卡) is the name their family shares: an ambiguous
-    alias of them, asked about when said alone. One that shortens more is a brand word,
-    no thing of its own."""
+    alias. One that starts two or three names (星悦 of 星悦分期 and 星悦关爱卡) is the name
+    their family shares: an ambiguous alias of them, asked about when said alone. One
+    that shortens more is a brand word, no thing of its own."""
     untitled = sorted((k for k, e in suggestion.entities.items() if not e.evidence.counts.get("documents")),
                       key=len)
     for key in untitled:

@@ -3,8 +3,10 @@
 An entity's type is its name's head word: the longest ending (two to four
 characters, or one) it shares with other names (砚溪女性信用卡 and 青岚鹭岛联名信用卡
 are 信用卡; 乐享关爱套餐 and 青春校园套餐 are 套餐). A trailing variant word
-(标准版, 个人版) is not a head. A head that is itself a suggested name (信用卡
-from 信用卡常见问题) names the kind, so that entity is dropped in favour of the type.
+(标准版, 个人版) is not a head. A name whose last word ends with a head inside it
+(白金卡, one word to the segmenter, beside names ending in the word 金卡) takes that
+type too. A head that is itself a suggested name (信用卡 from 信用卡常见问题) names
+the kind, so that entity is dropped in favour of the type.
 
 A type's attributes are what the passages say of its members: the word right
 after a member's name (晨星卡年费…, 基础版验光套餐价格为…), kept when it follows two
