@@ -8,7 +8,9 @@
 * an edition's stem and its run-in forms (基础版验光套餐, 基础版验光套餐2025版);
 * short forms the passages use on their own: the name with a part left out
   (晨星卡, 晨星标准版 for 晨星信用卡标准版) or a part of it (皮肤科 for 北坪皮肤科),
-  counted only where they do not stand inside a longer name; two or three names'
+  abbreviations (装修贷 for 青藤装修贷款, 钻石卡 for 晨曦信用卡钻石版), counted only
+  where they do not stand inside a longer name (nor before the rest of a word cut
+  short: 装修贷 in 装修贷款); two or three names'
   shared inner words (寄存包裹 of 江北寄存包裹规定 and 江南寄存包裹规定), made from
   the titles' names too when the entities lost an everyday last word of them, and
   then each member's own lead with them (江北寄存包裹);
@@ -124,11 +126,13 @@ def _org_prefix_alias(entity: SuggestedEntity, prefixes: list[str], occurrences:
 
 
 def _forms(core: str) -> set[str]:
-    """Shorter names made of the name's words in order (晨星标准版, 装修贷款), and the
-    same with the head word cut to its last character (晨星卡 for 晨星 … 信用卡)."""
+    """Shorter names made of the name's words in order (晨星标准版, 装修贷款), the same
+    with the head word cut to its last character (晨星卡 for 晨星 … 信用卡) or a last word
+    of two to its first (装修贷 for 装修贷款), and the variant word run into the head's
+    last character (白银卡 for 晨星信用卡白银版)."""
     parts = words_of(core)[:MAX_WORDS]
     latin = core.isascii()
-    found = set()
+    found = set(_abbreviations(parts)) if not latin else set()
     for mask in range(1, 2 ** len(parts) - 1):
         chosen = [w for i, w in enumerate(parts) if mask >> i & 1]
         found.add((" " if latin else "").join(chosen))
@@ -138,6 +142,25 @@ def _forms(core: str) -> set[str]:
                     found.add("".join(chosen[:i]) + chosen[i][-1] + "".join(chosen[i + 1:]))
     return {f for f in found if len(f) >= 2 and f != core and not f.isdigit()
             and (_CJK.search(f) or len(f) >= 3) and f.count("（") == f.count("）")}
+
+
+def _abbreviations(parts: tuple[str, ...]) -> list[str]:
+    """装修贷 of 装修贷款 (each word before the last kept in turn, the last cut to its first
+    character), and 白银卡 of 晨星信用卡白银版 (the variant word without 版, then the
+    head's last character): how users shorten a name the documents write in full."""
+    found = []
+    if len(parts) >= 2 and len(parts[-1]) == 2:
+        found += [word + parts[-1][0] for word in parts[:-1] if len(word) >= 2]
+    if len(parts) >= 3 and len(parts[-1]) >= 3 and words.VARIANT_TAIL_RE.fullmatch(parts[-1]):
+        found.append(parts[-1][:-1] + parts[-2][-1])
+    return found
+
+
+def _uncut(form: str, owners: list[SuggestedEntity]) -> list[str]:
+    """装修贷款 for 装修贷: where the documents write the word whole, the cut form is not
+    said on its own."""
+    lasts = {words_of(core)[-1] for e in owners for core in _cores(e)}
+    return [form + last[1:] for last in lasts if len(last) == 2 and form.endswith(last[0])]
 
 
 def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set[str]) -> None:
@@ -168,7 +191,7 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             continue
         if _variant_of_several(form, owners, qualifiers):
             continue
-        longer = containing.get(form, ())
+        longer = [*containing.get(form, ()), *_uncut(form, owners)]
         alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
         if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not _specific(form, owners, occurrences):
             continue
@@ -320,7 +343,7 @@ def _keeps_head_or_lead(form: str, core: str) -> bool:
     """A short form keeps what tells the thing apart: the name's last character
     (皮肤科, 标准版), its whole first word (晨星卡 for 晨星信用卡标准版), or all of it
     but an everyday last word (退换货 for 退换货规则)."""
-    if form[-1] == core[-1]:
+    if form[-1] == core[-1] or form in _abbreviations(words_of(core)):
         return True
     parts = words_of(core)
     if len(parts) >= 2 and form == core[: -len(parts[-1])] and common_word(parts[-1]):

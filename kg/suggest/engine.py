@@ -4,7 +4,8 @@ Each stage is a module of this package, run in this order (later stages read
 what earlier ones found): candidate names (names), entities and editions
 (entities), structural aliases (aliases), types (types) split by owner (owners), short forms and Latin
 names (aliases), the names families share (families), attributes (types),
-relations and editions (relations), confusable pairs (confusables).
+relations and editions (relations), confusable pairs (confusables); English names
+of English passages (english) right after the Latin names written beside Chinese ones.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kg.suggest import aliases, confusables, entities, families, names, owners, relations, types
+from kg.suggest import aliases, confusables, english, entities, families, names, owners, relations, types
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.model import Suggestion
 
@@ -26,6 +27,7 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
         ("names", _names), ("aliases", aliases.add_structural), ("merge", _merge),
         ("shorter names", lambda suggestion, _: entities.fold_label_abbreviations(suggestion)),
         ("types", _types), ("latin names", aliases.add_latin_names),
+        ("english names", english.add_english_names),
         ("bracketed names", aliases.add_bracketed_names),
         ("edition forms", aliases.add_edition_forms),
         ("attributes", types.add_attributes), ("distinct attributes", owners.add_distinct_words),

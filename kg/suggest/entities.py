@@ -115,16 +115,21 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
 
 def fold_label_abbreviations(suggestion: Suggestion) -> None:
     """A name no title gave (only labels or quotes) that shortens one other name (车贷 of
-    汽车消费贷款, 万兆 of 万兆光纤宽带) is that entity's alias. One that starts two or three
-    names (星悦 of 星悦分期 and 星悦关爱卡) is the name their family shares: an ambiguous
-    alias of them, asked about when said alone. One that shortens more is a brand word,
-    no thing of its own."""
+    汽车消费贷款, 万兆 of 万兆光纤宽带), or is made of its words in another order (厦门贵宾厅
+    of 晴川贵宾厅（厦门高崎）: the place its bracket gives, then its head), is that entity's
+    alias. One that starts two or three names (星悦 of 星悦分期 and 星悦关爱卡) is the name
+    their family shares: an ambiguous alias of them, asked about when said alone. One
+    that shortens more is a brand word, no thing of its own."""
     untitled = sorted((k for k, e in suggestion.entities.items() if not e.evidence.counts.get("documents")),
                       key=len)
     for key in untitled:
         entity = suggestion.entities[key]
         longer = [o for o in suggestion.entities.values()
                   if len(o.name) > len(entity.name) and _shortens(entity.name, o.name)]
+        if not longer:  # 厦门贵宾厅 of the one name its words are all words of
+            reordered = [o for o in suggestion.entities.values()
+                         if len(o.name) > len(entity.name) and _reorders(entity.name, o.name)]
+            longer = reordered if len(reordered) == 1 else []
         family = [o for o in longer if o.name.startswith(entity.name)]
         if len(longer) == 1 or (len(family) == len(longer) and 2 <= len(family) <= MAX_FAMILY):
             for owner in longer:
@@ -135,6 +140,13 @@ def fold_label_abbreviations(suggestion: Suggestion) -> None:
         else:
             continue
         del suggestion.entities[key]
+
+
+def _reorders(short: str, name: str) -> bool:
+    """厦门贵宾厅 of 晴川贵宾厅（厦门高崎）: every word of it a word of ``name``, in another
+    order (the place its bracket gives before the head), two words at least."""
+    parts = words_of(short)
+    return len(parts) >= 2 and set(parts) <= set(words_of(name))
 
 
 def _shortens(short: str, name: str) -> bool:

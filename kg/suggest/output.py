@@ -58,11 +58,13 @@ def to_ontology(suggestion: Suggestion, existing: Ontology | None = None) -> Wri
             continue
         entity.id = _unique(slug(entity.name), used_ids)
         kept[key] = entity
+    parents = {r.from_key: kept[r.to_key].id for r in suggestion.relations
+               if r.type == "PART_OF" and r.from_key in kept and r.to_key in kept}
     entities = []
     for entity in kept.values():
         entities.append(EntityDef(id=entity.id, name=entity.name, type=entity.type,
                                   aliases=tuple(sorted(entity.aliases)), description=entity.description,
-                                  attributes=dict(entity.attributes)))
+                                  parent=parents.get(entity.key), attributes=dict(entity.attributes)))
         evidence.append({"kind": "entity", "id": entity.id, "name": entity.name,
                          **entity.evidence.as_json(),
                          "aliases": {a: ev.as_json() for a, ev in sorted(entity.aliases.items())}})

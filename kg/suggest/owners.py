@@ -42,7 +42,7 @@ _WORD_RE = re.compile(r"[\u4e00-\u9fff]{2,4}|[A-Za-z]{3,}")
 
 def split_by_owner(suggestion: Suggestion, occurrences: Occurrences) -> None:
     """Qualify each shared head-word type by its members' owners when they differ."""
-    leads = _organisation_leads(suggestion)
+    leads = organisation_leads(suggestion)
     if len(set(leads.values())) < 2:
         return
     members: dict[str, list[SuggestedEntity]] = defaultdict(list)
@@ -79,15 +79,28 @@ def owner_of(entity: SuggestedEntity, leads: dict[str, str], occurrences: Occurr
     return best if count >= MIN_OWNED_PASSAGES and count >= OWNER_SHARE * total else None
 
 
-def _organisation_leads(suggestion: Suggestion) -> dict[str, str]:
+def organisations(suggestion: Suggestion) -> dict[str, SuggestedEntity]:
+    """Each organisation by its lead word (the first one named, when two share it)."""
+    found: dict[str, SuggestedEntity] = {}
+    for org in suggestion.entities.values():
+        if org.type == ORG_TYPE:
+            found.setdefault(_lead(org), org)
+    return found
+
+
+def _lead(org: SuggestedEntity) -> str:
+    first = words_of(org.name)[0]
+    return first if len(first) >= 2 and first != org.name else org.name[:2]
+
+
+def organisation_leads(suggestion: Suggestion) -> dict[str, str]:
     """Each organisation's name, aliases and lead word → its lead word (the first word
     of its name, which its products' names start with: 晴川 of 晴川航空集团)."""
     leads: dict[str, str] = {}
     for org in suggestion.entities.values():
         if org.type != ORG_TYPE:
             continue
-        first = words_of(org.name)[0]
-        lead = first if len(first) >= 2 and first != org.name else org.name[:2]
+        lead = _lead(org)
         for mark in (org.name, *org.aliases, lead):
             if len(mark) >= 2:
                 leads.setdefault(mark, lead)

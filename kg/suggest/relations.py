@@ -2,7 +2,10 @@
 
 * PART_OF: a name that is another name followed by more words is a part or a
   kind of it (头等舱标准 of 头等舱, 北坪皮肤科 of 北坪); a name that starts with an
-  organisation's name belongs to it.
+  organisation's name belongs to it, and, in a corpus of several organisations, so
+  does a thing whose passages name one of them (owners.py). The ontology file gives
+  each entity its PART_OF target as its ``parent``: the dialogue reads a shared short
+  name under the owner the conversation is about.
 * SUCCEEDS: of two editions, the later one succeeds the earlier; when a passage
   of the later one says from when (自2025年3月1日起), that date is its 生效日期.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 
 from common.language import documents
+from kg.suggest import owners
 from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, cite
@@ -19,6 +23,32 @@ from kg.suggest.model import SuggestedRelation, Suggestion
 
 
 def add_part_of(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """PART_OF from the names, then, for the rest, the organisation that owns them."""
+    _part_of_named(suggestion, occurrences)
+    _part_of_owner(suggestion, occurrences)
+
+
+def _part_of_owner(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """A thing whose name holds no other entity's belongs to the organisation its
+    passages name (an airline's baggage rules, a hospital's clinic), when the corpus
+    has several: a short name two of them share (金卡) is then read under the one the
+    conversation is about. In a corpus of one organisation, ownership tells nothing apart."""
+    orgs, leads = owners.organisations(suggestion), owners.organisation_leads(suggestion)
+    if len(orgs) < 2:
+        return
+    placed = {r.from_key for r in suggestion.relations if r.type == "PART_OF"}
+    for entity in suggestion.entities.values():
+        if entity.type == ORG_TYPE or entity.key in placed:
+            continue
+        org = orgs.get(owners.owner_of(entity, leads, occurrences) or "")
+        if org is not None:
+            suggestion.relations.append(SuggestedRelation(
+                entity.key, "PART_OF", org.key,
+                Evidence(0.4, {}, cite(occurrences, entity.name, 1),
+                         f"its passages name {org.name}")))
+
+
+def _part_of_named(suggestion: Suggestion, occurrences: Occurrences) -> None:
     holders: dict[str, list] = {}
     for entity in suggestion.entities.values():
         for alias in {entity.name, *entity.aliases}:

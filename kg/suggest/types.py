@@ -3,8 +3,10 @@
 An entity's type is its name's head word: the longest ending (two to four
 characters, or one) it shares with other names (砚溪女性信用卡 and 青岚鹭岛联名信用卡
 are 信用卡; 乐享关爱套餐 and 青春校园套餐 are 套餐). A trailing variant word
-(标准版, 个人版) is not a head. A head that is itself a suggested name (信用卡
-from 信用卡常见问题) names the kind, so that entity is dropped in favour of the type.
+(标准版, 个人版) is not a head. A name whose last word ends with a head inside it
+(白金卡, one word to the segmenter, beside names ending in the word 金卡) takes that
+type too. A head that is itself a suggested name (信用卡 from 信用卡常见问题) names
+the kind, so that entity is dropped in favour of the type.
 
 A type's attributes are what the passages say of its members: the word right
 after a member's name (晨星卡年费…, 基础版验光套餐价格为…), kept when it follows two
@@ -56,13 +58,32 @@ def assign(suggestion: Suggestion) -> set[str]:
         if head:
             entity.type = head
             kinds.add(head)
-    kinds = {k for k in kinds if sum(1 for e in entities if e.type == k) >= MIN_KIND_MEMBERS}
+    # A head counts as a kind by the names that end with it as a word: 白金卡 does not say
+    # 金卡 apart, so it leaves 金卡 a short form users write for the other two.
+    members = Counter(e.type for e in entities)
+    _assign_inner_heads([e for e in entities if e.type == DEFAULT_TYPE], kinds)
+    kinds = {k for k in kinds if members[k] >= MIN_KIND_MEMBERS}
     for kind in kinds & set(suggestion.entities):
         suggestion.skipped[kind] = "names a kind of thing (the type of several names)"
         del suggestion.entities[kind]
     for entity in suggestion.entities.values():
         suggestion.types.setdefault(entity.type, SuggestedType(entity.type))
     return kinds
+
+
+def _assign_inner_heads(untyped: list[SuggestedEntity], heads: set[str]) -> None:
+    """白金卡 (one word to the segmenter) ends with 金卡, the head two other names end
+    with: a name whose last word ends with a head, shorter than that word, takes it as
+    its type, as a word of its own would have given it. Only heads the names' words
+    gave are joined: the endings of single words alone make no kind."""
+    for entity in untyped:
+        parts = words_of(head_core(entity))
+        if len(parts) < 2:
+            continue  # a name of one word (经济舱) is a head, not a member
+        last = parts[-1]
+        head = next((last[-n:] for n in range(len(last) - 1, 1, -1) if last[-n:] in heads), None)
+        if head:
+            entity.type = head
 
 
 def _wordlike(ending: str) -> bool:

@@ -207,6 +207,18 @@ def test_a_label_that_shortens_one_name_is_its_alias_one_that_starts_several_is_
     assert "逸程" not in found.entities
 
 
+def test_a_label_made_of_one_names_words_in_another_order_is_its_alias():
+    # The bracket gives the place; the documents' labels put it before the head.
+    corpus = [line("xm", "晴川贵宾厅（厦门高崎）",
+                   "厦门贵宾厅设施：淋浴间、简餐。\n厦门贵宾厅准入条件：头等舱旅客。"),
+              line("fz", "晴川贵宾厅（福州长乐）",
+                   "福州贵宾厅设施：按摩椅。\n福州贵宾厅准入条件：金卡会员。")]
+    found = suggest(read_corpus(corpus))
+    assert "厦门贵宾厅" in found.entities["晴川贵宾厅（厦门高崎）"].aliases
+    assert "福州贵宾厅" in found.entities["晴川贵宾厅（福州长乐）"].aliases
+    assert not {"厦门贵宾厅", "福州贵宾厅"} & set(found.entities)
+
+
 def test_another_name_in_brackets_after_a_name_is_its_alias_a_note_is_not():
     corpus = [line("app", "手机银行关怀版说明", "手机银行关怀版（大字版）字体更大。手机银行关怀版转账限额1万元。"),
               line("meal", "特殊餐食说明", "特殊餐食（儿童餐除外）需提前申请。特殊餐食（含素食）免费。特殊餐食可在App申请。")]

@@ -3,7 +3,7 @@ turn asks tells two things of one head word apart (invented corpus)."""
 
 import pytest
 
-from kg.suggest import read_corpus, suggest
+from kg.suggest import read_corpus, suggest, to_ontology
 from tests.unit.test_suggest import line
 
 TWO_OWNERS = [
@@ -62,3 +62,21 @@ def test_two_organisations_apps_share_app_and_keep_their_own_words():
     assert air.type != clinic.type
     assert "值机" in found.types[air.type].attributes and "挂号" in found.types[clinic.type].attributes
     assert "挂号" not in found.types[air.type].attributes
+
+
+def test_a_thing_whose_passages_name_an_organisation_has_it_as_its_parent(found):
+    # 鹏程银卡 names no organisation, but its passages name 松涛航空: a shared short
+    # name (银卡) is then read under the owner the conversation is about.
+    written = to_ontology(found).ontology
+    ids = {e.name: e.id for e in written.entities}
+    parent = {e.name: e.parent for e in written.entities}
+    assert parent["鹏程银卡"] == ids["松涛航空"]
+    assert parent["白鹭健康银卡"] == ids["白鹭医疗集团"]
+    assert ("PART_OF", ids["松涛航空"]) in {(r.type, r.to_id) for r in written.relations
+                                        if r.from_id == ids["鹏程银卡"]}
+
+
+def test_in_a_corpus_of_one_organisation_ownership_gives_no_parent():
+    corpus = [row for row in TWO_OWNERS if '"air' in row]
+    written = to_ontology(suggest(read_corpus(corpus))).ontology
+    assert all(e.parent is None for e in written.entities)
