@@ -246,7 +246,8 @@ class ClarifySettings(BaseModel):
         "`false`: the older fit-margin rule"))
     threshold: float | None = Field(default=None, gt=0, lt=1, description=(
         "ask when the model's clarify probability is at least this; unset: the parameter "
-        "file's (chosen for the best F1, precision and recall weighed equally); lower asks more "
+        "file's (chosen for the best accuracy of the decision: a needless question and a wrong "
+        "guess weigh the same); lower asks more "
         "(recall), higher asks less (precision). A kb recalibrated with `referent clarify "
         "recalibrate` uses its own"))
     semantic: Literal["auto", "off"] = Field(default="auto", description=(

@@ -9,7 +9,7 @@ asks "What is the genre?" or "What was the name of the drivetrain?" in dozens of
 sessions. Folds by wording keep every example of one question text (lowercased)
 in one fold, so a model is scored only on wordings it never saw. Prints, per
 suite, F1 of the clarify class at the threshold chosen on the out-of-fold
-probabilities (best mean F1 over the suites), for the boosted trees that score
+probabilities (best mean accuracy of the decision over the suites), for the boosted trees that score
 and for the logistic model alone, for each coefficient set (the
 ``*_without_own_facets`` sets score a kb whose entities have no facet of their
 own). Needs the ``fit`` extra.

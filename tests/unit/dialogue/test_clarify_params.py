@@ -14,7 +14,7 @@ from dialogue.policy.clarify_model import (FACETS_UNKNOWN, FEATURES, INTERACTION
                                            SET_KEYS, ClarifyParams, Coefficients,
                                            decision_features, needs_own_facets,
                                            with_interactions)
-from evaluation.clarify_fit import Example, _fit_set, dump, fit, read_examples
+from evaluation.clarify_fit import Example, _fit_set, choose_threshold, dump, fit, read_examples
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "clarify_examples.jsonl"
 
@@ -30,6 +30,23 @@ def test_refitting_the_kept_examples_reproduces_the_shipped_file():
     a["meta"].pop("coverage"), b["meta"].pop("coverage")
     assert a == b
     assert dump(fit(examples)) == refit  # and twice the same bytes
+
+
+def test_the_threshold_counts_the_turns_rightly_answered_without_a_question():
+    """Most turns need no question, and a band scores alike whether it needs one or not
+    (5 that do, 8 that do not): the F1 of the clarify class, blind to the turns rightly
+    answered, would ask the whole band (F1 0.71 against 0.67); the decision's accuracy
+    leaves it answered (0.93 against 0.88)."""
+    pairs = ([(0.9, 1)] * 5 + [(0.3, 1)] * 5      # those that need asking; half score low
+             + [(0.3, 0)] * 8 + [(0.1, 0)] * 50)  # those that do not; a band scores like them
+    suites = {"mostly-answered": pairs}
+    assert choose_threshold(suites) == 0.31
+    # The same suite beside one where every scored turn needs a question: each weighs the
+    # same, and asking on the band would cost the first more than it gains the second.
+    every = [(0.95, 1)] * 10
+    assert choose_threshold({**suites, "always-asks": every}) == 0.31
+    # Ties go to the lower threshold (more questions): all scores apart, the lowest gap.
+    assert choose_threshold({"apart": [(0.8, 1), (0.2, 0)]}) == 0.21
 
 
 def test_the_shipped_file_loads_and_names_every_feature():
