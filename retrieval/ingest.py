@@ -124,7 +124,9 @@ def tag_documents(chunks: list[Chunk], snapshot: AliasSnapshot,
                   linker: EntityLinker | None = None) -> list[Chunk]:
     """``chunks`` with the alias-matched (``auto_tagged``) ones tagged, each document's together.
 
-    A document is its chunks of one doc id and title; given tags are left as they are.
+    A document is its chunks of one doc id and title, read in chunk id order so that a
+    re-tagging pass, which reads them in no set order, finds the same tags; given tags
+    are left as they are.
     """
     linker = linker or EntityLinker()
     documents: dict[tuple[str, str], list[int]] = {}
@@ -133,6 +135,7 @@ def tag_documents(chunks: list[Chunk], snapshot: AliasSnapshot,
             documents.setdefault((chunk.doc_id, chunk.title), []).append(i)
     out = list(chunks)
     for (_, title), members in documents.items():
+        members.sort(key=lambda i: chunks[i].chunk_id)
         tags = tag_document(title, [chunks[i].text for i in members], snapshot, linker)
         for i, ids in zip(members, tags, strict=True):
             out[i] = replace(chunks[i], entity_ids=ids)
