@@ -31,31 +31,28 @@ ONTOLOGY = _lines([
     {"kind": "entity", "id": "plan.max", "name": "Harbor Max", "type": "Plan"},
 ])
 
+
+def _document(doc_id, title, *texts, **extra):
+    """One corpus line per passage, numbered ``doc_id:1``, ``doc_id:2``…"""
+    return [{"doc_id": doc_id, "chunk_id": f"{doc_id}:{n}", "title": title, "text": text, **extra}
+            for n, text in enumerate(texts, 1)]
+
+
 CORPUS = _lines([
     # A product line's document: two members with a passage each, two general passages.
-    {"doc_id": "line", "chunk_id": "line:1", "title": "星湾光纤宽带资费说明",
-     "text": "300M光纤宽带：月费59元，合约期12个月。"},
-    {"doc_id": "line", "chunk_id": "line:2", "title": "星湾光纤宽带资费说明",
-     "text": "2000M光纤宽带：月费159元，含一台路由器。"},
-    {"doc_id": "line", "chunk_id": "line:3", "title": "星湾光纤宽带资费说明",
-     "text": "上门安装：下单后两天内装机师傅上门，周末照常安装。"},
-    {"doc_id": "line", "chunk_id": "line:4", "title": "星湾光纤宽带资费说明",
-     "text": "故障报修：拨打客服热线，城区一天内修复。"},
+    *_document("line", "星湾光纤宽带资费说明", "300M光纤宽带：月费59元，合约期12个月。",
+               "2000M光纤宽带：月费159元，含一台路由器。",
+               "上门安装：下单后两天内装机师傅上门，周末照常安装。",
+               "故障报修：拨打客服热线，城区一天内修复。"),
     # A document about one member that mentions a sibling once: no family.
-    {"doc_id": "one", "chunk_id": "one:1", "title": "300M光纤宽带常见问题",
-     "text": "想要更快可改办2000M光纤宽带。"},
-    {"doc_id": "one", "chunk_id": "one:2", "title": "300M光纤宽带常见问题",
-     "text": "上门安装需要本人在场并出示证件。"},
+    *_document("one", "300M光纤宽带常见问题", "想要更快可改办2000M光纤宽带。",
+               "上门安装需要本人在场并出示证件。"),
     # The same mechanism in English.
-    {"doc_id": "plans", "chunk_id": "plans:1", "title": "Harbor Mobile plans",
-     "text": "Harbor Lite costs 19 dollars a month with 5 GB."},
-    {"doc_id": "plans", "chunk_id": "plans:2", "title": "Harbor Mobile plans",
-     "text": "Harbor Max costs 49 dollars a month with unlimited data."},
-    {"doc_id": "plans", "chunk_id": "plans:3", "title": "Harbor Mobile plans",
-     "text": "Roaming in Europe is included at no extra charge."},
+    *_document("plans", "Harbor Mobile plans", "Harbor Lite costs 19 dollars a month with 5 GB.",
+               "Harbor Max costs 49 dollars a month with unlimited data.",
+               "Roaming in Europe is included at no extra charge."),
     # Tags the file gives are kept as they are, in a family's document too.
-    {"doc_id": "given", "chunk_id": "given:1", "title": "星湾光纤宽带资费说明",
-     "text": "夜间装机另收费用。", "entity_ids": ["fiber.line"]},
+    *_document("given", "星湾光纤宽带资费说明", "夜间装机另收费用。", entity_ids=["fiber.line"]),
 ])
 
 
