@@ -2,7 +2,8 @@
 
 A file with one bad line ingests nothing. Lines with ``chunk_id`` are stored as
 they are; lines without are chunked into ``<doc_id>#<n>``. Lines without
-``entity_ids`` are tagged by alias matching over title + text.
+``entity_ids`` are tagged by alias matching over title + text, a document's
+passages together (``understanding.tagging.tag_document``).
 
 A chunk id belongs to one document: a file that gives a chunk id to a second
 document (on another line of the file, or one the collection already holds under
@@ -25,7 +26,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from common.errors import FormatError, InvalidIdError
@@ -33,7 +34,8 @@ from common.formats import check_line
 from common.ids import check_entity_id
 from common.jsonl import Fields, iter_jsonl
 from kg.aliases import AliasSnapshot
-from understanding.tagging import tag_entities
+from understanding.linker import EntityLinker
+from understanding.tagging import tag_document
 from retrieval.analyzers import detect_analyzer
 from retrieval.chunking import chunk_text
 from retrieval.embedders import Embedder
@@ -81,7 +83,6 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     owner: dict[str, str] = {}
-    tagged = 0
     for number, obj in iter_jsonl(lines, path):
         f = Fields(obj, number, path)
         f.check_format_version()
@@ -109,16 +110,36 @@ def parse_corpus(lines: Iterable[str], snapshot: AliasSnapshot, *, path: str | N
                 raise f.error("chunk_id", _reused(cid, doc_id, owner[cid], f"line {seen[cid]}"))
             seen[cid] = number
             owner[cid] = doc_id
-            if given:
-                tags = tuple(entity_ids)
-            else:
-                tags = tag_entities(f"{title}\n{piece}", snapshot)
-                tagged += bool(tags)  # only a chunk alias matching did tag
             chunks.append(Chunk(chunk_id=cid, doc_id=doc_id, title=title, text=piece,
-                                entity_ids=tags, metadata=metadata, auto_tagged=not given))
+                                entity_ids=tuple(entity_ids), metadata=metadata,
+                                auto_tagged=not given))
     if not chunks:
         raise FormatError("the file holds no corpus lines", path=path)
+    chunks = tag_documents(chunks, snapshot)
+    tagged = sum(1 for c in chunks if c.auto_tagged and c.entity_ids)
     return ParsedCorpus(chunks, tagged, seen)
+
+
+def tag_documents(chunks: list[Chunk], snapshot: AliasSnapshot,
+                  linker: EntityLinker | None = None) -> list[Chunk]:
+    """``chunks`` with the alias-matched (``auto_tagged``) ones tagged, each document's together.
+
+    A document is its chunks of one doc id and title, read in chunk id order so that a
+    re-tagging pass, which reads them in no set order, finds the same tags; given tags
+    are left as they are.
+    """
+    linker = linker or EntityLinker()
+    documents: dict[tuple[str, str], list[int]] = {}
+    for i, chunk in enumerate(chunks):
+        if chunk.auto_tagged:
+            documents.setdefault((chunk.doc_id, chunk.title), []).append(i)
+    out = list(chunks)
+    for (_, title), members in documents.items():
+        members.sort(key=lambda i: chunks[i].chunk_id)
+        tags = tag_document(title, [chunks[i].text for i in members], snapshot, linker)
+        for i, ids in zip(members, tags, strict=True):
+            out[i] = replace(chunks[i], entity_ids=ids)
+    return out
 
 
 def _reused(chunk_id: str, doc_id: str, owner: str, where: str) -> str:

@@ -3,8 +3,10 @@ tags change get their new tags in the index.
 
 Only chunks tagged by alias matching (``auto_tagged``) are touched; tags given
 in the corpus file are the operator's and stay as they are. Every such chunk
-is matched again against the current snapshot (the same ``tag_entities`` that
-ingest used); the ones whose tags differ are upserted in batches.
+is matched again against the current snapshot, a document's chunks together (the
+same ``tag_documents`` that ingest used); the ones whose tags differ are upserted
+in batches. The alias-tagged chunks are read in full before any is matched, since
+a document's chunks come back in no set order.
 
 :class:`BackgroundRetagger` runs this off the request path after admin
 writes: one worker thread, requests for a kb coalesced while a pass runs,
@@ -23,7 +25,7 @@ from dataclasses import dataclass, replace
 from common.errors import ReferentError
 from kg.aliases import AliasSnapshot
 from understanding.linker import EntityLinker
-from understanding.tagging import tag_entities
+from retrieval.ingest import tag_documents
 from retrieval.index import VectorIndex
 from retrieval.models import Chunk
 
@@ -72,11 +74,11 @@ def retag_kb(kb: str, index: VectorIndex, snapshot: AliasSnapshot, *,
         pending = []
         return True
 
-    for chunk in index.iter_chunks(kb, auto_tagged_only=True):
+    stored = list(index.iter_chunks(kb, auto_tagged_only=True))
+    for chunk, new in zip(stored, tag_documents(stored, snapshot, linker), strict=True):
         scanned += 1
-        tags = tag_entities(f"{chunk.title}\n{chunk.text}", snapshot, linker)
-        if tags != chunk.entity_ids:
-            pending.append(replace(chunk, entity_ids=tags))
+        if new.entity_ids != chunk.entity_ids:
+            pending.append(new)
             changed += 1
         if len(pending) >= _UPSERT_BATCH:
             if not flush():

@@ -187,24 +187,24 @@ def test_a_family_short_name_with_a_members_own_variant_word_names_that_member()
 def test_a_name_without_the_describing_words_in_its_middle_is_an_alias_when_its_own():
     corpus = [line("a", "星辰流量日包说明", "星辰流量日包15元/天。星辰流量日包含1GB。"),
               line("b", "云海流量日包说明", "云海流量日包25元/天。云海流量日包含2GB。"),
-              line("c", "个人住房贷款说明", "个人住房贷款利率3.1%。个人住房贷款最长30年。"),
-              line("d", "公积金组合住房贷款说明", "公积金组合住房贷款由两部分组成。公积金组合住房贷款需先审批公积金。")]
+              line("c", "个人商铺贷款说明", "个人商铺贷款利率3.1%。个人商铺贷款最长30年。"),
+              line("d", "公积金组合商铺贷款说明", "公积金组合商铺贷款由两部分组成。公积金组合商铺贷款需先审批公积金。")]
     found = suggest(read_corpus(corpus))
     assert "星辰日包" in found.entities["星辰流量日包"].aliases
     assert "云海日包" in found.entities["云海流量日包"].aliases
-    # 公积金住房贷款 would do, 住房贷款 is inside another name: never a contraction.
-    assert not any("住房贷款" in e.aliases for e in found.entities.values())
+    # 公积金商铺贷款 would do, 商铺贷款 is inside another name: never a contraction.
+    assert not any("商铺贷款" in e.aliases for e in found.entities.values())
 
 
 def test_a_label_that_shortens_one_name_is_its_alias_one_that_starts_several_is_nothing():
-    corpus = [line("car", "个人汽车贷款产品说明", "个人汽车贷款最长5年。个人汽车贷款首付20%。"),
-              line("faq", "贷款常见问题", "车贷利率：3.5%起。\n车贷申请材料：身份证。\n车贷提前还款：免违约金。"),
-              line("gold", "逸程金卡说明", "逸程金卡年费0元。逸程金卡含休息室。"),
-              line("silver", "逸程银卡说明", "逸程银卡年费0元。逸程银卡无休息室。"),
-              line("tiers", "会员等级", "逸程金卡权益：休息室。\n逸程银卡权益：优先值机。")]
+    corpus = [line("car", "个人游艇贷款产品说明", "个人游艇贷款最长5年。个人游艇贷款首付20%。"),
+              line("faq", "贷款常见问题", "艇贷利率：3.5%起。\n艇贷申请材料：身份证。\n艇贷提前还款：免违约金。"),
+              line("gold", "澜汐金卡说明", "澜汐金卡年费0元。澜汐金卡含休息室。"),
+              line("silver", "澜汐银卡说明", "澜汐银卡年费0元。澜汐银卡无休息室。"),
+              line("tiers", "会员等级", "澜汐金卡权益：休息室。\n澜汐银卡权益：优先值机。")]
     found = suggest(read_corpus(corpus))
-    assert "车贷" in found.entities["个人汽车贷款"].aliases and "车贷" not in found.entities
-    assert "逸程" not in found.entities
+    assert "艇贷" in found.entities["个人游艇贷款"].aliases and "艇贷" not in found.entities
+    assert "澜汐" not in found.entities
 
 
 def test_a_label_made_of_one_names_words_in_another_order_is_its_alias():
@@ -220,11 +220,11 @@ def test_a_label_made_of_one_names_words_in_another_order_is_its_alias():
 
 
 def test_another_name_in_brackets_after_a_name_is_its_alias_a_note_is_not():
-    corpus = [line("app", "手机银行关怀版说明", "手机银行关怀版（大字版）字体更大。手机银行关怀版转账限额1万元。"),
-              line("meal", "特殊餐食说明", "特殊餐食（儿童餐除外）需提前申请。特殊餐食（含素食）免费。特殊餐食可在App申请。")]
+    corpus = [line("app", "云杉App长辈版说明", "云杉App长辈版（大字版）字体更大。云杉App长辈版转账限额1万元。"),
+              line("meal", "定制餐食说明", "定制餐食（儿童餐除外）需提前申请。定制餐食（含素食）免费。定制餐食可在App申请。")]
     found = suggest(read_corpus(corpus))
-    assert "大字版" in found.entities["手机银行关怀版"].aliases
-    assert not {"儿童餐除外", "含素食"} & set(found.entities["特殊餐食"].aliases)
+    assert "大字版" in found.entities["云杉App长辈版"].aliases
+    assert not {"儿童餐除外", "含素食"} & set(found.entities["定制餐食"].aliases)
 
 
 def test_a_title_keeps_its_everyday_last_word_when_the_rest_is_used_only_inside_other_names():
@@ -245,8 +245,8 @@ def test_a_quoted_name_two_names_start_with_is_their_shared_name_not_a_thing():
 
 
 def test_editions_share_their_name_without_its_everyday_last_word():
-    corpus = [line("r24", "退改签规则（2024版）", "按退改签规则（2024版），起飞前收10%。退改签按舱位收费。"),
-              line("r25", "退改签规则（2025版）", "退改签规则（2025版）自2025年3月1日起施行。退改签按票价产品收费。"),
-              line("faq", "常见问题", "问：退改签在哪办？答：退改签可在App办理。")]
+    corpus = [line("r24", "升舱规则（2024版）", "按升舱规则（2024版），起飞前收10%。升舱按舱位收费。"),
+              line("r25", "升舱规则（2025版）", "升舱规则（2025版）自2025年3月1日起施行。升舱按票价产品收费。"),
+              line("faq", "常见问题", "问：升舱在哪办？答：升舱可在App办理。")]
     found = suggest(read_corpus(corpus))
-    assert sorted(found.ambiguous_aliases()["退改签"]) == ["退改签规则（2024版）", "退改签规则（2025版）"]
+    assert sorted(found.ambiguous_aliases()["升舱"]) == ["升舱规则（2024版）", "升舱规则（2025版）"]

@@ -85,3 +85,22 @@ def test_worker_reports_an_error_and_keeps_running():
         assert worker.status("t").last_error is None and worker.status("t").last.scanned == 2
     finally:
         worker.close()
+
+FAMILY_ONTOLOGY = "\n".join([
+    '{"kind": "entity", "id": "kettle.line", "name": "青石水壶", "type": "水壶"}',
+    '{"kind": "entity", "id": "kettle.s", "name": "青石小壶", "type": "水壶"}',
+    '{"kind": "entity", "id": "kettle.l", "name": "青石大壶", "type": "水壶"}',
+])
+FAMILY_CHUNKS = [Chunk("k#1", "k", "青石水壶说明", "青石小壶容量一升", (), auto_tagged=True),
+                 Chunk("k#2", "k", "青石水壶说明", "青石大壶容量三升", (), auto_tagged=True),
+                 Chunk("k#3", "k", "青石水壶说明", "保修两年，凭发票维修", (), auto_tagged=True)]
+
+def test_retagging_tags_a_familys_general_passage_with_each_member():
+    index = MemoryIndex(list(reversed(FAMILY_CHUNKS)))  # a document's chunks come in no set order
+    snap = AliasSnapshot.from_ontology("t", 1, parse_ontology(FAMILY_ONTOLOGY.splitlines()))
+    retag_kb("t", index, snap)
+    assert set(index.chunks["k#3"].entity_ids) == {"kettle.line", "kettle.s", "kettle.l"}
+    # Read in another order, the same document gets the same tags: nothing to rewrite.
+    in_order = MemoryIndex(sorted(index.chunks.values(), key=lambda c: c.chunk_id))
+    assert retag_kb("t", in_order, snap).changed == 0
+    assert index.chunks["k#1"].entity_ids == ("kettle.line", "kettle.s")
