@@ -139,6 +139,9 @@ def strip_conversation_cues(query: str) -> str:
     那条再发我一下 → 月卡价格: such cues are about the conversation, not something to
     search for."""
     stripped = _LEADING_CUE_RE.sub("", query, count=1) or query
+    if stripped != query and stripped[:1].isascii() and stripped[:1].islower():
+        # The question now opens the sentence (Unrelated, but how much … → How much …).
+        stripped = stripped[0].upper() + stripped[1:]
     if _AGAIN_TAIL_RE.search(stripped):
         stripped = _AGAIN_TAIL_RE.sub("", _RECALL_RE.sub("", stripped)).strip(" ，,。") or stripped
     return stripped

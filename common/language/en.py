@@ -109,21 +109,25 @@ CUE_LEADS = ELLIPSIS_LEADS
 CUE_TAILS: list[str] = []
 ASKLESS_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",
-          r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b"]
+          r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b",
+          # Opening the turn: "Different question: …", "Unrelated, but …", "On another note, …".
+          r"^\s*(?:a\s+)?(?:different|separate|unrelated|new)\s+(?:question|topic)\b",
+          r"^\s*unrelated(?:\s*,?\s*but)?\b", r"^\s*on (?:a different|another) note\b"]
 CORRECTION_WRONG = [r"no(?=\s*[,.!])", r"nope\b", r"wrong one\b", r"not that one\b",
+                    r"scratch that\b", r"my (?:bad|mistake)\b",
                     r"that'?s (?:wrong|not (?:it|right|the one))\b"]
 CORRECTION_ASKED = [r"i (?:was|am|'m) (?:asking|talking) about\b", r"i asked about\b",
                     r"i said\b", r"what i (?:meant|asked about) (?:is|was)\b"]
 CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
 CORRECTION_INTERJECTIONS = ["oh", "sorry", "oops"]
 CORRECTION_LEADS: list[str] = []
-REVISIT_BACK = [r"\bgo(?:ing)? back to\b", r"\bback to (?:the|that)\b",
+REVISIT_BACK = [r"\b(?:go(?:ing)?|get(?:ting)?|com(?:e|ing)) back to\b", r"\bback to (?:the|that)\b",
                 r"\bthe (?:earlier|previous) one\b"]
 REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\brepeat that\b"]
 MORE = [r"\bwhat else\b", r"\banything else\b", r"\b(?:tell|show|give) me more\b",
         r"\bany (?:more|others?)\b", r"\bother (?:ones|options)\b",
         r"^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$"]
-LEADING_REVISIT = [r"(?:let'?s\s+)?(?:go(?:ing)?\s+)?back to\s+"]
+LEADING_REVISIT = [r"(?:let'?s\s+)?(?:(?:go(?:ing)?|get(?:ting)?|com(?:e|ing))\s+)?back to\s+"]
 
 QUESTION_WORDS = ["what", "why", "how", "which", "who", "when", "where", "whether"]
 QUESTION_PARTICLES: list[str] = []

@@ -169,8 +169,10 @@ CUE_TAILS = [_again_how + "呢?", "呢", "怎么样"]
 # last question asked): a rewrite need not keep it. 怎么样 alone may ask for an opinion.
 ASKLESS_TAILS = [_again_how + "呢?"]
 # An explicit topic switch (regex alternatives).
-SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
+SWITCH = ["换个话题", "换一个话题", r"另外(?:想|再)?问(?:一下|下|个)?", "顺便问一下", "顺便问下",
           "我想问别的",
+          # 对了 opening the turn (对了，…: by the way); never 说对了 inside it.
+          r"^\s*对了(?=[，,。!！\s])",
           r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
           # Setting the question at hand aside (这个先放一放，…).
           r"先不(?:管|说|问|提)(?:这个|那个)了?", r"(?:这个|那个)先不(?:管|说|问)了?",
@@ -179,7 +181,8 @@ SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", 
 CORRECTION_WRONG = ["不对", "不是的", "错了", "(?:说|搞|打|写|问)错了", "不是这个", "不是那个"]
 CORRECTION_ASKED = [r"我(?:想|要|是)?(?:问|说|指|找|去|查|办)的是", "我是说", "我是想问"]
 # Interjections that may open a correction (哦，我说的是…).
-CORRECTION_INTERJECTIONS = ["哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
+# An apology (不好意思说错了，…) opens one as well.
+CORRECTION_INTERJECTIONS = ["不好意思", "抱歉", "对不起", "哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
 CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
 # What opens a correction whose wrong part follows (是南校区不是北校区, 我问的不是北校区，是南校区):
 # taken off with the cue, never a correction by itself (regexes).
