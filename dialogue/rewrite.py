@@ -398,6 +398,8 @@ class RuleRewriter:
                         if _inside(link.mention, spans) and said_times and times
                         and not set(times) & set(said_times) else None)
                 written, end = _pronoun_replaced(text, link.mention, written, end, then)
+                if written and link.mention.text.lower() in cues.POSSESSIVE_PRONOUNS:
+                    written = cues.wording(lang).possessive.format(name=written)
             out = out[:start] + written + out[end:]
             replaced_any = True
         return out, replaced_any

@@ -74,6 +74,8 @@ FORECAST_RE = re.compile(_alt("FORECAST"), re.IGNORECASE)
 CURRENT_RE = re.compile(_alt("CURRENT"), re.IGNORECASE)
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
+#: Pronouns that say whose (its): the name written for one is its possessive.
+POSSESSIVE_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("POSSESSIVE_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
 #: Demonstratives a piece of a name may stand right before (江北那家: the one in 江北).
@@ -259,6 +261,9 @@ FUNCTION_CHARS: frozenset[str] = frozenset("".join(m.FUNCTION_CHARS for m in LAN
 BOTH_RE = re.compile(_alt("BOTH"), re.IGNORECASE)
 #: The answer "neither" (都不是, none of them).
 NEITHER_RE = re.compile(_alt("NEITHER"), re.IGNORECASE)
+#: An answer picking the newer / the older of the editions offered (新的那个, the older one).
+NEWER_CHOICE_RE = re.compile(_alt("NEWER_CHOICE"), re.IGNORECASE)
+OLDER_CHOICE_RE = re.compile(_alt("OLDER_CHOICE"), re.IGNORECASE)
 #: A bare option number ("2", "2号"): the number as group 1.
 OPTION_NUMBER_RE = re.compile(rf"\s*([1-9])\s*[.{''.join(m.OPTION_NUMBER_MARKS for m in LANGUAGES.values())}]?\s*")
 
@@ -298,6 +303,7 @@ class Wording:
     clarify_option: str
     clarify_description: str
     clarify_separator: str
+    possessive: str
 
     def join(self, names: Iterable[str]) -> str:
         """Names joined as one phrase (A和B, A and B)."""
@@ -309,7 +315,7 @@ def _wording(module: ModuleType) -> Wording:
                    clarify_ask_mention=module.CLARIFY_ASK_MENTION, clarify_ask=module.CLARIFY_ASK,
                    clarify_option=module.CLARIFY_OPTION,
                    clarify_description=module.CLARIFY_DESCRIPTION,
-                   clarify_separator=module.CLARIFY_SEPARATOR)
+                   clarify_separator=module.CLARIFY_SEPARATOR, possessive=module.POSSESSIVE)
 
 
 _WORDINGS = {lang: _wording(module) for lang, module in LANGUAGES.items()}

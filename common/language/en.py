@@ -21,6 +21,8 @@ NOUN_POINTERS: list[str] = []
 NAME_FILLERS = ["the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
                 "version", "edition", "card", "plan", "it", "is", "for"]
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
+# Pronouns that say whose (its benefits): the name written for one is its possessive.
+POSSESSIVE_PRONOUNS = ["its", "his", "their"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["the two", "both"]
 # Singular pronouns that say what they refer to: a person or a thing.
@@ -205,6 +207,9 @@ TOPIC_JOINERS = ["of"]
 BOTH = [r"\bboth\b", r"\ball of them\b"]
 NEITHER = [r"\bneither\b", r"\bnone of (?:them|these)\b"]
 OPTION_NUMBER_MARKS = ""
+# An answer that picks the newer or the older of editions offered (the newer one; regexes).
+NEWER_CHOICE = [r"\bnew(?:er|est)?\b", r"\blatest\b", r"\bmost recent\b", r"\bcurrent\b"]
+OLDER_CHOICE = [r"\bold(?:er|est)?\b", r"\bprevious\b", r"\bearlier\b", r"\bformer\b"]
 
 # -- rewriting (dialogue.rewrite, dialogue.slots) and validation (dialogue.validate) ------
 
@@ -236,6 +241,8 @@ EDITION_MARKS = ["edition", "version"]
 # -- what the dialogue writes -------------------------------------------------------------
 
 JOINER = " and "
+# A name written for a possessive pronoun (its benefits → Wayfare Gold's benefits).
+POSSESSIVE = "{name}'s"
 COMPARED_WITH = " (compared with {names})"
 CLARIFY_ASK_MENTION = "Which “{mention}” do you mean? "
 CLARIFY_ASK = "Which one do you mean? "

@@ -30,6 +30,8 @@ NOUN_POINTERS = ["这张", "那张", "这家", "那家", "这门", "那门", "�
 NAME_FILLERS: list[str] = []
 # Plural pronouns: they resolve to every listed or focused entity, not one.
 PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
+# Pronouns that say whose: none (它的 keeps its own 的).
+POSSESSIVE_PRONOUNS: list[str] = []
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "两个都"]
 # Singular pronouns that say what they refer to: a person (他, 她) or a thing (它).
@@ -276,6 +278,9 @@ BOTH = ["都要", "两个都", "都需要", "都问", "全部", "都可以"]
 NEITHER = ["都不是", "都不", "两个都不"]
 # What may follow a bare option number ("2号").
 OPTION_NUMBER_MARKS = "。号"
+# An answer that picks the newer or the older of editions offered (新的那个, 旧版; regexes).
+NEWER_CHOICE = ["新的", "新版", "最新", "新一点", "后来的"]
+OLDER_CHOICE = ["旧的", "旧版", "老的", "老版", "以前的", "之前的", "原来的"]
 
 # -- rewriting (dialogue.rewrite, dialogue.slots) and validation (dialogue.validate) ------
 
@@ -332,6 +337,8 @@ EDITION_MARKS = ["年", "版"]
 
 # Names joined in a query.
 JOINER = "和"
+# A name written for a possessive pronoun (none in Chinese).
+POSSESSIVE = "{name}"
 # A query that keeps the compared-with entities of the conversation.
 COMPARED_WITH = "（与{names}相比）"
 # The clarification question: the ask (with or without the mention), then the options.
