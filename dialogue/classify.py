@@ -107,10 +107,26 @@ def is_correction(detection: Detection, links: LinkResult) -> bool:
     said = named + list(detection.of(MentionKind.TIME))
     if not said:
         return False
-    if _CORRECTION_RE.search(detection.text):
+    if _CORRECTION_RE.search(detection.text) or retracted_to_name(detection, named):
         return True
     wrong = corrected_spans(detection.text)
     return any(start <= m.start and m.end <= end for m in said for start, end in wrong)
+
+
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def retracted_to_name(detection: Detection, named: list[Mention]) -> bool:
+    """其实是B / Actually, B: a retraction followed by one name and nothing of its own
+    (fillers such as 'the' and closing particles aside)."""
+    cue = cues.RETRACTION_RE.match(detection.text)
+    if cue is None or len(named) != 1:
+        return False
+    text, m = detection.text, named[0]
+    rest = text[cue.end():m.start] + " " + text[m.end:]
+    words = [w for w in _WORD_RE.findall(rest.lower())
+             if w not in cues.NAME_FILLERS and not set(w) <= cues.CLOSING_PARTICLES]
+    return m.start >= cue.end() and not words
 
 
 def corrected_spans(text: str) -> list[tuple[int, int]]:

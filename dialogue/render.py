@@ -298,6 +298,8 @@ def _words_put_in(slots: QuestionSlots, words: str, *, field: bool = False) -> s
     asked = cues.QUESTION_START_RE.search(literal, max(subjects, default=0))
     if subjects and asked:
         return pattern[:max(subjects)] + space + written + space + pattern[asked.start():]
+    if subjects and template(slots.language).loose_after_subjects:
+        return pattern[:max(subjects)] + space + written + pattern[max(subjects):]
     return _inserted(pattern, written + space)
 
 

@@ -179,10 +179,14 @@ _ANYWHERE = _alt("CORRECTION_ANYWHERE")
 #: A correction: 不对 / 我问的是… at the start, or 不是A，是B / I meant B / not A but B.
 _OH = rf"(?:(?:{_alt('CORRECTION_INTERJECTIONS')})[，,。!！\s]*)?"
 CORRECTION_RE = re.compile(rf"^\s*{_OH}(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
+#: A retraction opening a turn (其实是…, Actually, …): with only a name after it, a correction.
+RETRACTION_RE = re.compile(rf"^\s*(?:{_alt('RETRACTIONS')})[，,。:：!！\s]*", re.IGNORECASE)
+#: Particles that may close a bare name and add nothing of their own (吧, 呢).
+CLOSING_PARTICLES: frozenset[str] = frozenset("".join(_all("CLOSING_PARTICLES")))
 #: The correction's cue itself, to take off what the correction asks.
 CORRECTION_STRIP_RE = re.compile(
     rf"^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)*{_ASKED}|^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)+|{_ANYWHERE}"
-    rf"|^\s*(?:{_alt('CORRECTION_LEADS')})"
+    rf"|^\s*(?:{_alt('CORRECTION_LEADS')})|^\s*(?:{_alt('RETRACTIONS')})[，,。:：!！\s]*"
     rf"|{_alt('CORRECTED')}".replace("?P<x>", "?:"),
     re.IGNORECASE)
 #: Back to an earlier topic (回到刚才…, go back to).

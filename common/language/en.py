@@ -122,6 +122,8 @@ CORRECTION_ASKED = [r"i (?:was|am|'m) (?:asking|talking) about\b", r"i asked abo
                     r"i said\b", r"what i (?:meant|asked about) (?:is|was)\b"]
 CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
 CORRECTION_INTERJECTIONS = ["oh", "sorry", "oops"]
+RETRACTIONS = [r"actually\b", r"(?:oh\s+)?wait\b", r"rather\b", r"make that\b"]
+CLOSING_PARTICLES = ""
 CORRECTION_LEADS: list[str] = []
 REVISIT_BACK = [r"\b(?:go(?:ing)?|get(?:ting)?|com(?:e|ing)) back to\b", r"\bback to (?:the|that)\b",
                 r"\bthe (?:earlier|previous) one\b"]

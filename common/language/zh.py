@@ -186,6 +186,11 @@ CORRECTION_ASKED = [r"我(?:想|要|是)?(?:问|说|指|找|去|查|办)的是",
 # An apology (不好意思说错了，…) opens one as well.
 CORRECTION_INTERJECTIONS = ["不好意思", "抱歉", "对不起", "哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
 CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
+# What retracts the last turn's subject when only a name follows it (其实是滨江图书馆;
+# regexes): a correction to that name. With more words it is a question of its own.
+RETRACTIONS = [r"其实(?:是|我问的是)?", r"应该是", r"等等[，,\s]*(?:是)?", r"等一下[，,\s]*(?:是)?"]
+# Particles that may close a bare name (其实是西院吧) and add nothing of their own.
+CLOSING_PARTICLES = "吧呢啊呀"
 # What opens a correction whose wrong part follows (是南校区不是北校区, 我问的不是北校区，是南校区):
 # taken off with the cue, never a correction by itself (regexes).
 CORRECTION_LEADS = [r"是(?=[^，,。？?！!]{1,20}?不是)", r"我(?:想|要|是)?(?:问|说|指|找|查|办)的(?=不是)"]
