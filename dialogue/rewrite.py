@@ -186,6 +186,15 @@ def _pronoun_replaced(text: str, mention, written: str, end: int,
     return written, end + _noun_echo(text, mention, written, end)
 
 
+def _recall_start(text: str, start: int) -> int:
+    """Where a pointer starting at ``start`` begins with the recall word before it (刚才那个
+    → from 刚才): the name written for the pointer says which one, the recall word is about
+    the conversation."""
+    recall = cues.RECALL_BEFORE_POINTER_RE
+    found = recall.search(text, 0, start) if recall is not None else None
+    return found.start() if found is not None else start
+
+
 def _noun_echo(text: str, mention, written: str, end: int) -> int:
     """How many characters after a pronoun repeat a noun of the name written for it:
     这个套餐 → 畅练套餐个人版, not 畅练套餐个人版套餐; after a measure word the noun
@@ -400,6 +409,7 @@ class RuleRewriter:
                 written, end = _pronoun_replaced(text, link.mention, written, end, then)
                 if written and link.mention.text.lower() in cues.POSSESSIVE_PRONOUNS:
                     written = cues.wording(lang).possessive.format(name=written)
+                start = _recall_start(text, start)
             out = out[:start] + written + out[end:]
             replaced_any = True
         return out, replaced_any

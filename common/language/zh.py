@@ -236,6 +236,10 @@ BOTH_VERSIONS = ["两个?版本?", "两年", "两期"]
 FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])"]
 CUES_BEFORE_NAME = ["那么?", "还有"]
 # "The one from before" inside a turn (把之前…那段再给我看看), and its "again" tail (regexes).
+# A recall word right before a demonstrative (刚才那个奖学金): the pointer says "the one
+# from before"; once the name is written for it, the recall word goes with it (a regex
+# that ends where the demonstrative starts).
+RECALL_BEFORE_POINTER = [r"(?:刚才|刚刚|之前|前面|上面)(?:说|问|提到|讲)?(?:过)?的?"]
 RECALL = [r"把?(?:刚才|之前|前面|上面)(?:讲|说|问|提到|发)?(?:过)?的?(?:那[条段篇个](?!月))?"]
 AGAIN_TAIL = [r"的?那(?:条|段|篇|些|个)?\s*再(?:给我)?(?:发|看|说|讲)(?:给)?我?(?:一下|一遍|一次|看看)?",
               r"再(?:给我)?发(?:给)?我?一下"]
