@@ -47,7 +47,9 @@ PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "p
 # before it.
 ANCHORED_NAME_AFTER_PRONOUN = [r"\s+(?:neighbou?r|next-door neighbou?r)[,:]?\s+(?:the\s+)?"]
 ANCHORED_NAME_BEFORE_PRONOUN = [r"\s+(?:next to|near|beside|close to|around)\s+"]
-PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?=\s*(?:[?.!,;]|$))"]
+PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b"
+                  r"(?=\s*(?:[?.!,;]|$|(?:on|at|in|after|before|during|until|by|today|tonight"
+                  r"|tomorrow|anymore)\b))"]
 PLACE_ATTRIBUTES = ["address", "location", "opening hours", "business hours", "office hours"]
 # "it" that stands for nothing: the subject of a cost, a duration or a judgement whose
 # real subject is the to-clause or that-clause after it (how much does it cost to get X,
