@@ -143,9 +143,11 @@ NEGATION_RES: tuple[re.Pattern[str], ...] = tuple(
     for lang, m in LANGUAGES.items())
 #: Time and version expressions (7月, 2024版, last year).
 TIME_RE = re.compile(f"(?:{_alt('TIME')})", re.IGNORECASE)
+#: Acknowledgements before an ellipsis's cue (好的，那X呢; ok, and X): they say nothing.
+_ACK = rf"(?:(?:{_alt('ACKNOWLEDGEMENTS')})[，,。.!！\s]+)*"
 #: A turn that reads as an ellipsis (那华南区呢, what about X).
 ELLIPSIS_RE = re.compile(
-    rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})\s*(?P<x>.+?)\s*"
+    rf"^\s*{_ACK}(?:{_alt('ELLIPSIS_LEADS')})\s*(?P<x>.+?)\s*"
     rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$"
     rf"|^\s*(?P<y>.+?)\s*(?:{_alt('ELLIPSIS_FINAL')})\s*[?？]*\s*$", re.IGNORECASE)
 
@@ -163,11 +165,11 @@ def time_expressions(text: str) -> list[str]:
 # -- turn classification ------------------------------------------------------------------
 
 #: The ellipsis cue at either end of a turn, taken off to see what else the user said.
-ELLIPSIS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('CUE_TAILS')})\s*[?？]*\s*$",
+ELLIPSIS_CUE_RE = re.compile(rf"^\s*{_ACK}(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('CUE_TAILS')})\s*[?？]*\s*$",
                              re.IGNORECASE)
 #: The part of an ellipsis cue whose question word asks nothing (how about, 又如何): the
 #: leads and the askless tails.
-ASKLESS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('ASKLESS_TAILS')})\s*[?？]*\s*$",
+ASKLESS_CUE_RE = re.compile(rf"^\s*{_ACK}(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('ASKLESS_TAILS')})\s*[?？]*\s*$",
                             re.IGNORECASE)
 #: Explicit topic-switch cues (regex alternatives, for use inside a larger pattern).
 SWITCH_CUES = _alt("SWITCH")
@@ -201,7 +203,7 @@ LEADING_CUE_RE = re.compile(
 
 #: What an ellipsis varies once its cue is gone: 那周卡呢 → 周卡, what about texting → texting.
 ELLIPSIS_BODY_RE = re.compile(
-    rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})?\s*(?P<x>.+?)\s*"
+    rf"^\s*{_ACK}(?:{_alt('ELLIPSIS_LEADS')})?\s*(?P<x>.+?)\s*"
     rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$", re.IGNORECASE)
 _QUESTION_WORDS = "|".join(
     (rf"\b(?:{'|'.join(m.QUESTION_WORDS)})\b" if _BOUNDED[lang] else "|".join(m.QUESTION_WORDS))

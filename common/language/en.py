@@ -102,8 +102,13 @@ VARIANT_NAMES = [r"\b([a-z]+)\s+(?:edition|version|tier)\b"]
 RELATIVE_TIME = {"last month": ("month", -1), "previous month": ("month", -1),
                  "next month": ("month", 1), "last year": ("year", -1),
                  "previous year": ("year", -1), "next year": ("year", 1)}
-ELLIPSIS_LEADS = ["and", "what about", "how about", r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?\s+for",
-                  r"same goes for"]
+ELLIPSIS_LEADS = [r"and\s+(?:what|how)\s+about", "and", "what about", "how about",
+                  r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?(?:,?\s+but)?\s+for",
+                  r"same goes for",
+                  # Is that also true for X? Does the same apply to X?
+                  r"(?:is|does)\s+(?:that|this|the\s+same)\s+(?:also\s+)?(?:true|apply|go|hold)\s+(?:for|to)"]
+# Acknowledgements that may open an ellipsis (ok, and X; hmm, what about X; regexes).
+ACKNOWLEDGEMENTS = [r"ok(?:ay)?", r"hmm+", r"right", r"alright", r"thanks", r"cool", r"got it", r"i see"]
 ELLIPSIS_TAILS: list[str] = []
 ELLIPSIS_FINAL: list[str] = []
 

@@ -159,17 +159,21 @@ _back_to_named = r"(?:那|我们)?回到(?=[^，,。？?！!]{1,20}[，,])"
 # An ellipsis: a leading cue (那…呢), the rest, an optional trailing cue (regex alternatives).
 ELLIPSIS_LEADS = ["那么?", "还有", "那如果是", "换成"]
 ELLIPSIS_TAILS = ["呢", "吗", "怎么样", "如何", "会怎样"]
-# A turn that ends in these alone (价格呢, 华南区又如何) is an ellipsis too (regexes).
-ELLIPSIS_FINAL = ["呢", _again_how]
+# A turn that ends in these alone (价格呢, 华南区又如何) is an ellipsis too (regexes); so is
+# a piece of a name with 的 and "how is it" (本科的咋样: the undergraduate one).
+_the_one_how = r"(?<=的)(?:咋样|怎么样|如何)"
+ELLIPSIS_FINAL = ["呢", _again_how, _the_one_how]
+# Acknowledgements that may open an ellipsis (好的，那X呢; regexes).
+ACKNOWLEDGEMENTS = ["好的", "好吧", "嗯+", "哦+", "明白了", "知道了", "谢谢"]
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
 # The ellipsis cue taken off before looking at what the user said of their own.
 CUE_LEADS = ["那么?", "还有"]
-CUE_TAILS = [_again_how + "呢?", "呢", "怎么样"]
+CUE_TAILS = [_again_how + "呢?", "呢", _the_one_how, "怎么样"]
 # Ellipsis tails whose question word asks nothing of its own (华南区又如何 asks what the
 # last question asked): a rewrite need not keep it. 怎么样 alone may ask for an opinion.
-ASKLESS_TAILS = [_again_how + "呢?"]
+ASKLESS_TAILS = [_again_how + "呢?", _the_one_how]
 # An explicit topic switch (regex alternatives).
 SWITCH = ["换个话题", "换一个话题", r"另外(?:想|再)?问(?:一下|下|个)?", "顺便问一下", "顺便问下",
           "我想问别的",
