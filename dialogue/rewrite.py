@@ -480,6 +480,10 @@ class RuleRewriter:
         it asks the previous question about that entity."""
         if not turn_aliases or detection.of(MentionKind.ATTRIBUTE) or detection.of(MentionKind.TIME):
             return False
+        # 研究生公寓有门禁吗: whether it has a thing is a question of its own.
+        after = detection.text[max(link.mention.end for link in turn_aliases):]
+        if any(regex.search(after) for regex in cues.EXISTENCE_RES):
+            return False
         kinds = {snapshot.entities[e].type for e in previous_entities if e in snapshot.entities}
         for link in turn_aliases:
             entity = snapshot.entities.get(link.entity_ids[0])
