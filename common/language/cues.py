@@ -199,7 +199,8 @@ REVISIT_AGAIN_RE = re.compile(_alt("REVISIT_AGAIN"), re.IGNORECASE)
 MORE_RE = re.compile(_alt("MORE"), re.IGNORECASE)
 #: A revisit or switch cue at the front of a query: about the conversation, not the search.
 LEADING_CUE_RE = re.compile(
-    rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES})[，,：:。.!！\s]*)", re.IGNORECASE)
+    rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES}|{_alt('OPENERS')})[，,：:。.!！\s]*)",
+    re.IGNORECASE)
 
 #: What an ellipsis varies once its cue is gone: 那周卡呢 → 周卡, what about texting → texting.
 ELLIPSIS_BODY_RE = re.compile(

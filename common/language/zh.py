@@ -177,8 +177,6 @@ ASKLESS_TAILS = [_again_how + "呢?", _the_one_how]
 # An explicit topic switch (regex alternatives).
 SWITCH = ["换个话题", "换一个话题", r"另外(?:想|再)?问(?:一下|下|个)?", "顺便问一下", "顺便问下",
           "我想问别的",
-          # 对了 opening the turn (对了，…: by the way); never 说对了 inside it.
-          r"^\s*对了(?=[，,。!！\s])",
           r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
           # Setting the question at hand aside (这个先放一放，…).
           r"先不(?:管|说|问|提)(?:这个|那个)了?", r"(?:这个|那个)先不(?:管|说|问)了?",
@@ -209,6 +207,10 @@ REVISIT_AGAIN = [r"再(?:给我|发我)?(?:看看|看一下|发一下|说一遍|
 MORE = [r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)",
         r"(?:别的|其他的?|其它的?|另外的)(?:呢|吗|还有吗)?\s*[?？。!！]*\s*$",
         r"还有(?:别的|其他|其它)", r"更多"]
+# Openers at the front of a turn that are about the talk, not what is searched (对了，…:
+# "oh, right"): taken off the query; they switch nothing, since in chat the question
+# after them is as often about the same subject as about a new one (regexes).
+OPENERS = [r"对了(?=[，,。!！\s])"]
 # Revisit cues at the front of a query, stripped before searching (regexes).
 LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
                    _back_to_named,
@@ -237,7 +239,7 @@ OWN_TOPIC = ["的", "怎么样", "如何", "是什么", "什么样", "有.{1,8}�
 # "Both versions" (两个版本, 两年): the last two versions or times named (regexes).
 BOTH_VERSIONS = ["两个?版本?", "两年", "两期"]
 # A continuation cue in front of a name (那掌上课堂长者版…), not part of the question (regexes).
-FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])"]
+FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])", r"对了[，,\s]*"]
 CUES_BEFORE_NAME = ["那么?", "还有"]
 # "The one from before" inside a turn (把之前…那段再给我看看), and its "again" tail (regexes).
 # A recall word right before a demonstrative (刚才那个奖学金): the pointer says "the one

@@ -7,7 +7,8 @@ with the focus, and 2025版 says which of the two. The turn asks the previous qu
 that sibling.
 
 Siblings are the entities of the focus's type that share an alias with it; in a turn
-that is an ellipsis (研究生的呢 after 本科生宿舍住宿费多少), also those of its type that
+that is an ellipsis, a cue and a few words that ask nothing of their own (研究生的呢
+after 本科生宿舍住宿费多少; not 导演是谁呢), also those of its type that
 share a piece of a name with it (宿舍: 研究生公寓 is also called 研究生宿舍), since the
 cue says the turn asks the last question of something else. A piece is two Chinese
 characters in a row or an English word (understanding/pieces.py) that the sibling's
@@ -21,7 +22,7 @@ than ``WIDE_LIMIT`` entities, where only siblings sharing an alias count.
 
 from __future__ import annotations
 
-from dialogue.classify import TurnKind
+from dialogue.classify import TurnKind, is_ellipsis
 from dialogue.policy.counterparts import SOURCE
 from dialogue.policy.versions import edition, number_said
 from dialogue.resolvers import DialogueContext, Resolved
@@ -58,11 +59,14 @@ def _sharing_a_piece(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
     return {e for e in same_type if own & name_pieces(snapshot, e)}
 
 
-def sibling_meant(old: str, detection: Detection, snapshot: AliasSnapshot) -> str | None:
+def sibling_meant(old: str, detection: Detection, snapshot: AliasSnapshot, *,
+                  short_ellipsis: bool = False) -> str | None:
     """The one sibling of ``old`` whose names hold a piece of the turn that ``old``'s do
-    not, narrowed by the edition the turn says; None when none or several are."""
+    not, narrowed by the edition the turn says; None when none or several are. With
+    ``short_ellipsis`` (a cue and a few words that ask nothing of their own), siblings
+    sharing a piece of a name count too."""
     said = said_pieces(snapshot, detection.text) - name_pieces(snapshot, old)
-    near = siblings(old, snapshot, wide=bool(detection.ellipsis))
+    near = siblings(old, snapshot, wide=short_ellipsis)
     found = [e for e in sorted(near) if said & name_pieces(snapshot, e)]
     numbers = [n for m in detection.of(MentionKind.TIME) if (n := number_said(m.text))]
     if numbers:
@@ -85,7 +89,9 @@ class SiblingByPiece:
         old = implicit[0].entity_ids[0]
         if old not in context.snapshot.entities:
             return None
-        new = sibling_meant(old, context.turn.detection, context.snapshot)
+        detection = context.turn.detection
+        new = sibling_meant(old, detection, context.snapshot,
+                            short_ellipsis=is_ellipsis(detection, links))
         if new is None:
             return None
         link = Link(implicit[0].mention, (Candidate(new, 1.0, SOURCE),), (new,),
