@@ -227,6 +227,8 @@ FOLLOW_UP_LEAD_RE = re.compile(rf"^\s*(?:{_alt('FOLLOW_UP_LEADS')})[，,\s]*")
 CUE_BEFORE_NAME_RE = re.compile(rf"^\s*(?:{_alt('CUES_BEFORE_NAME')})\s*")
 #: "The one from before" inside a turn, and its "again" tail.
 RECALL_RE = re.compile(_alt("RECALL"), re.IGNORECASE)
+#: "The other one" of a pair in play (另一个, the other one).
+OTHER_ONE_RE = re.compile(_alt("OTHER_ONE"), re.IGNORECASE)
 #: A recall word ending right where a demonstrative starts (刚才|那个): it goes with it.
 RECALL_BEFORE_POINTER_RE = re.compile(rf"(?:{_alt('RECALL_BEFORE_POINTER')})$", re.IGNORECASE) \
     if _all("RECALL_BEFORE_POINTER") else None

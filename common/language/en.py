@@ -139,6 +139,7 @@ MORE = [r"\bwhat else\b", r"\banything else\b", r"\b(?:tell|show|give) me more\b
         r"\bany (?:more|others?)\b", r"\bother (?:ones|options)\b",
         r"^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$"]
 OPENERS: list[str] = []
+OTHER_ONE = [r"\bthe other one\b"]
 LEADING_REVISIT = [r"(?:let'?s\s+)?(?:(?:go(?:ing)?|get(?:ting)?|com(?:e|ing))\s+)?back to\s+"]
 
 QUESTION_WORDS = ["what", "why", "how", "which", "who", "when", "where", "whether"]

@@ -211,6 +211,8 @@ MORE = [r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)",
 # "oh, right"): taken off the query; they switch nothing, since in chat the question
 # after them is as often about the same subject as about a new one (regexes).
 OPENERS = [r"对了(?=[，,。!！\s])"]
+# "The other one" of a pair in play (另一个呢, 另外那个; regexes).
+OTHER_ONE = [r"另(?:外)?(?:一|那)(?:个|家|张|款|种|位|所|版)"]
 # Revisit cues at the front of a query, stripped before searching (regexes).
 LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
                    _back_to_named,
