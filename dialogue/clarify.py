@@ -111,6 +111,9 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
               if any(w in text_norm for w in snapshot.distinguishing_words(eid, shared))]
     if len(marked) == 1:
         return Answer(AnswerKind.CHOSEN, (marked[0],), "distinguishing word")
+    newest = _option_by_edition(text, options, snapshot)
+    if newest is not None:
+        return Answer(AnswerKind.CHOSEN, (newest,), "the newer or older edition")
     # A bare number: "1", "2。"
     digits = cues.OPTION_NUMBER_RE.fullmatch(text)
     if digits and int(digits.group(1)) <= len(options):
@@ -126,6 +129,23 @@ def read_answer(detection: Detection, links: LinkResult, pending: PendingClarifi
 # A reply longer than this is a question of its own, not a pointer at an option.
 _SHORT_REPLY_CJK = 10
 _SHORT_REPLY_WORDS = 6
+
+
+def _option_by_edition(text: str, options: Sequence[str], snapshot: AliasSnapshot) -> str | None:
+    """The newest or the oldest option, when the options are editions of one thing (their
+    names differ only in a year or version number) and a short reply asks for the newer
+    or the older one (新的那个, the older one)."""
+    # Imported here: dialogue.policy reads answers through this module.
+    from dialogue.policy.versions import edition
+    newer, older = cues.NEWER_CHOICE_RE.search(text), cues.OLDER_CHOICE_RE.search(text)
+    if bool(newer) == bool(older) or len(latin_words(text)) > _SHORT_REPLY_WORDS \
+            or sum(1 for c in text if is_cjk(c)) > _SHORT_REPLY_CJK:
+        return None
+    found = {eid: edition(snapshot.name(eid)) for eid in options}
+    if any(f is None for f in found.values()) or len({f[0] for f in found.values()}) != 1:
+        return None
+    ranked = sorted(options, key=lambda eid: found[eid][1])
+    return ranked[-1] if newer else ranked[0]
 
 
 def _option_by_piece(text: str, options: Sequence[str], snapshot: AliasSnapshot) -> str | None:

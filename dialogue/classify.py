@@ -107,10 +107,26 @@ def is_correction(detection: Detection, links: LinkResult) -> bool:
     said = named + list(detection.of(MentionKind.TIME))
     if not said:
         return False
-    if _CORRECTION_RE.search(detection.text):
+    if _CORRECTION_RE.search(detection.text) or retracted_to_name(detection, named):
         return True
     wrong = corrected_spans(detection.text)
     return any(start <= m.start and m.end <= end for m in said for start, end in wrong)
+
+
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def retracted_to_name(detection: Detection, named: list[Mention]) -> bool:
+    """其实是B / Actually, B: a retraction followed by one name and nothing of its own
+    (fillers such as 'the' and closing particles aside)."""
+    cue = cues.RETRACTION_RE.match(detection.text)
+    if cue is None or len(named) != 1:
+        return False
+    text, m = detection.text, named[0]
+    rest = text[cue.end():m.start] + " " + text[m.end:]
+    words = [w for w in _WORD_RE.findall(rest.lower())
+             if w not in cues.NAME_FILLERS and not set(w) <= cues.CLOSING_PARTICLES]
+    return m.start >= cue.end() and not words
 
 
 def corrected_spans(text: str) -> list[tuple[int, int]]:
@@ -139,6 +155,9 @@ def strip_conversation_cues(query: str) -> str:
     那条再发我一下 → 月卡价格: such cues are about the conversation, not something to
     search for."""
     stripped = _LEADING_CUE_RE.sub("", query, count=1) or query
+    if stripped != query and stripped[:1].isascii() and stripped[:1].islower():
+        # The question now opens the sentence (Unrelated, but how much … → How much …).
+        stripped = stripped[0].upper() + stripped[1:]
     if _AGAIN_TAIL_RE.search(stripped):
         stripped = _AGAIN_TAIL_RE.sub("", _RECALL_RE.sub("", stripped)).strip(" ，,。") or stripped
     return stripped

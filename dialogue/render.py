@@ -140,8 +140,11 @@ def _subject_spans(text: str, subjects: Sequence[str],
                    snapshot: AliasSnapshot) -> list[tuple[int, int, int]]:
     """Where each subject is written (start, end, its index); a name written right after
     another (A和B) joins the first one's place (index -1: nothing of its own is written)."""
-    spots = sorted((start, _over_own_edition(text, end, e, snapshot), i)
-                   for i, e in enumerate(subjects) for start, end in written_spans(text, e, snapshot))
+    # Leftmost, then longest: a name shared by two subjects (学生手册) must not hide the
+    # longer name of the other written from the same place (学生手册（2025版）).
+    spots = sorted(((start, _over_own_edition(text, end, e, snapshot), i)
+                    for i, e in enumerate(subjects) for start, end in written_spans(text, e, snapshot)),
+                   key=lambda spot: (spot[0], -spot[1], spot[2]))
     out: list[tuple[int, int, int]] = []
     for start, end, i in spots:
         if out and start < out[-1][1]:
@@ -295,6 +298,8 @@ def _words_put_in(slots: QuestionSlots, words: str, *, field: bool = False) -> s
     asked = cues.QUESTION_START_RE.search(literal, max(subjects, default=0))
     if subjects and asked:
         return pattern[:max(subjects)] + space + written + space + pattern[asked.start():]
+    if subjects and template(slots.language).loose_after_subjects:
+        return pattern[:max(subjects)] + space + written + pattern[max(subjects):]
     return _inserted(pattern, written + space)
 
 

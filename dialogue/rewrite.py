@@ -186,6 +186,15 @@ def _pronoun_replaced(text: str, mention, written: str, end: int,
     return written, end + _noun_echo(text, mention, written, end)
 
 
+def _recall_start(text: str, start: int) -> int:
+    """Where a pointer starting at ``start`` begins with the recall word before it (刚才那个
+    → from 刚才): the name written for the pointer says which one, the recall word is about
+    the conversation."""
+    recall = cues.RECALL_BEFORE_POINTER_RE
+    found = recall.search(text, 0, start) if recall is not None else None
+    return found.start() if found is not None else start
+
+
 def _noun_echo(text: str, mention, written: str, end: int) -> int:
     """How many characters after a pronoun repeat a noun of the name written for it:
     这个套餐 → 畅练套餐个人版, not 畅练套餐个人版套餐; after a measure word the noun
@@ -398,6 +407,9 @@ class RuleRewriter:
                         if _inside(link.mention, spans) and said_times and times
                         and not set(times) & set(said_times) else None)
                 written, end = _pronoun_replaced(text, link.mention, written, end, then)
+                if written and link.mention.text.lower() in cues.POSSESSIVE_PRONOUNS:
+                    written = cues.wording(lang).possessive.format(name=written)
+                start = _recall_start(text, start)
             out = out[:start] + written + out[end:]
             replaced_any = True
         return out, replaced_any
@@ -467,6 +479,10 @@ class RuleRewriter:
         kind in place of the previous one and adds nothing of its own but particles:
         it asks the previous question about that entity."""
         if not turn_aliases or detection.of(MentionKind.ATTRIBUTE) or detection.of(MentionKind.TIME):
+            return False
+        # 研究生公寓有门禁吗: whether it has a thing is a question of its own.
+        after = detection.text[max(link.mention.end for link in turn_aliases):]
+        if any(regex.search(after) for regex in cues.EXISTENCE_RES):
             return False
         kinds = {snapshot.entities[e].type for e in previous_entities if e in snapshot.entities}
         for link in turn_aliases:

@@ -175,7 +175,8 @@ class EntityLinker:
         "the two", a determiner before a name, a piece of a name, the one name said
         before it, the focus); None when the reading that holds links nothing."""
         for reading in (self._as_place, self._as_the_two, self._as_determiner,
-                        self._as_pointed, self._as_named_before, self._as_focus):
+                        self._as_pointed, self._as_named_before, self._as_moved_there,
+                        self._as_focus):
             found = reading(mention, detection, snapshot, around)
             if found is not _NO_READING:
                 return found
@@ -216,6 +217,20 @@ class EntityLinker:
             return _NO_READING
         return Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
                     NAMED_BEFORE_REASON)
+
+    def _as_moved_there(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
+                        around: _Around) -> _Reading:
+        # "drop it off there", 把它还到那边: a thing pronoun beside a place word of the same
+        # turn is what goes to the place, not the place; with only that place in focus it
+        # stands for something the kb does not name.
+        if mention.value == PLACE or mention.text.lower() not in cues.THING_PRONOUNS:
+            return _NO_READING
+        place = next((m for m in detection.of(MentionKind.PRONOUN) if m.value == PLACE), None)
+        found = self._link_place(place, detection, snapshot,
+                                 [*around.focus, *around.alternates, *around.recent]) if place else None
+        if found is not None and set(around.focus) <= set(found.entity_ids):
+            return None
+        return _NO_READING
 
     def _as_focus(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
                   around: _Around) -> _Reading:

@@ -74,6 +74,8 @@ FORECAST_RE = re.compile(_alt("FORECAST"), re.IGNORECASE)
 CURRENT_RE = re.compile(_alt("CURRENT"), re.IGNORECASE)
 #: Pronouns that stand for several entities (它们, these).
 PLURAL_PRONOUNS: frozenset[str] = frozenset(_all("PLURAL_PRONOUNS"))
+#: Pronouns that say whose (its): the name written for one is its possessive.
+POSSESSIVE_PRONOUNS: frozenset[str] = frozenset(w.lower() for w in _all("POSSESSIVE_PRONOUNS"))
 #: "The two" (两者, both): the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS: frozenset[str] = frozenset(_all("DUAL_PRONOUNS"))
 #: Demonstratives a piece of a name may stand right before (江北那家: the one in 江北).
@@ -141,9 +143,11 @@ NEGATION_RES: tuple[re.Pattern[str], ...] = tuple(
     for lang, m in LANGUAGES.items())
 #: Time and version expressions (7月, 2024版, last year).
 TIME_RE = re.compile(f"(?:{_alt('TIME')})", re.IGNORECASE)
+#: Acknowledgements before an ellipsis's cue (好的，那X呢; ok, and X): they say nothing.
+_ACK = rf"(?:(?:{_alt('ACKNOWLEDGEMENTS')})[，,。.!！\s]+)*"
 #: A turn that reads as an ellipsis (那华南区呢, what about X).
 ELLIPSIS_RE = re.compile(
-    rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})\s*(?P<x>.+?)\s*"
+    rf"^\s*{_ACK}(?:{_alt('ELLIPSIS_LEADS')})\s*(?P<x>.+?)\s*"
     rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$"
     rf"|^\s*(?P<y>.+?)\s*(?:{_alt('ELLIPSIS_FINAL')})\s*[?？]*\s*$", re.IGNORECASE)
 
@@ -161,11 +165,11 @@ def time_expressions(text: str) -> list[str]:
 # -- turn classification ------------------------------------------------------------------
 
 #: The ellipsis cue at either end of a turn, taken off to see what else the user said.
-ELLIPSIS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('CUE_TAILS')})\s*[?？]*\s*$",
+ELLIPSIS_CUE_RE = re.compile(rf"^\s*{_ACK}(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('CUE_TAILS')})\s*[?？]*\s*$",
                              re.IGNORECASE)
 #: The part of an ellipsis cue whose question word asks nothing (how about, 又如何): the
 #: leads and the askless tails.
-ASKLESS_CUE_RE = re.compile(rf"^\s*(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('ASKLESS_TAILS')})\s*[?？]*\s*$",
+ASKLESS_CUE_RE = re.compile(rf"^\s*{_ACK}(?:{_alt('CUE_LEADS')})\s*|\s*(?:{_alt('ASKLESS_TAILS')})\s*[?？]*\s*$",
                             re.IGNORECASE)
 #: Explicit topic-switch cues (regex alternatives, for use inside a larger pattern).
 SWITCH_CUES = _alt("SWITCH")
@@ -177,10 +181,14 @@ _ANYWHERE = _alt("CORRECTION_ANYWHERE")
 #: A correction: 不对 / 我问的是… at the start, or 不是A，是B / I meant B / not A but B.
 _OH = rf"(?:(?:{_alt('CORRECTION_INTERJECTIONS')})[，,。!！\s]*)?"
 CORRECTION_RE = re.compile(rf"^\s*{_OH}(?:{_WRONG}|{_ASKED})|{_ANYWHERE}", re.IGNORECASE)
+#: A retraction opening a turn (其实是…, Actually, …): with only a name after it, a correction.
+RETRACTION_RE = re.compile(rf"^\s*(?:{_alt('RETRACTIONS')})[，,。:：!！\s]*", re.IGNORECASE)
+#: Particles that may close a bare name and add nothing of their own (吧, 呢).
+CLOSING_PARTICLES: frozenset[str] = frozenset("".join(_all("CLOSING_PARTICLES")))
 #: The correction's cue itself, to take off what the correction asks.
 CORRECTION_STRIP_RE = re.compile(
     rf"^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)*{_ASKED}|^\s*{_OH}(?:{_WRONG}[，,。!！\s]*)+|{_ANYWHERE}"
-    rf"|^\s*(?:{_alt('CORRECTION_LEADS')})"
+    rf"|^\s*(?:{_alt('CORRECTION_LEADS')})|^\s*(?:{_alt('RETRACTIONS')})[，,。:：!！\s]*"
     rf"|{_alt('CORRECTED')}".replace("?P<x>", "?:"),
     re.IGNORECASE)
 #: Back to an earlier topic (回到刚才…, go back to).
@@ -191,11 +199,12 @@ REVISIT_AGAIN_RE = re.compile(_alt("REVISIT_AGAIN"), re.IGNORECASE)
 MORE_RE = re.compile(_alt("MORE"), re.IGNORECASE)
 #: A revisit or switch cue at the front of a query: about the conversation, not the search.
 LEADING_CUE_RE = re.compile(
-    rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES})[，,：:。.!！\s]*)", re.IGNORECASE)
+    rf"^\s*(?:{_alt('LEADING_REVISIT')}|(?:{SWITCH_CUES}|{_alt('OPENERS')})[，,：:。.!！\s]*)",
+    re.IGNORECASE)
 
 #: What an ellipsis varies once its cue is gone: 那周卡呢 → 周卡, what about texting → texting.
 ELLIPSIS_BODY_RE = re.compile(
-    rf"^\s*(?:{_alt('ELLIPSIS_LEADS')})?\s*(?P<x>.+?)\s*"
+    rf"^\s*{_ACK}(?:{_alt('ELLIPSIS_LEADS')})?\s*(?P<x>.+?)\s*"
     rf"(?:{_alt('ELLIPSIS_TAILS')})?\s*[?？。!！]*\s*$", re.IGNORECASE)
 _QUESTION_WORDS = "|".join(
     (rf"\b(?:{'|'.join(m.QUESTION_WORDS)})\b" if _BOUNDED[lang] else "|".join(m.QUESTION_WORDS))
@@ -218,6 +227,11 @@ FOLLOW_UP_LEAD_RE = re.compile(rf"^\s*(?:{_alt('FOLLOW_UP_LEADS')})[，,\s]*")
 CUE_BEFORE_NAME_RE = re.compile(rf"^\s*(?:{_alt('CUES_BEFORE_NAME')})\s*")
 #: "The one from before" inside a turn, and its "again" tail.
 RECALL_RE = re.compile(_alt("RECALL"), re.IGNORECASE)
+#: "The other one" of a pair in play (另一个, the other one).
+OTHER_ONE_RE = re.compile(_alt("OTHER_ONE"), re.IGNORECASE)
+#: A recall word ending right where a demonstrative starts (刚才|那个): it goes with it.
+RECALL_BEFORE_POINTER_RE = re.compile(rf"(?:{_alt('RECALL_BEFORE_POINTER')})$", re.IGNORECASE) \
+    if _all("RECALL_BEFORE_POINTER") else None
 AGAIN_TAIL_RE = re.compile(_alt("AGAIN_TAIL"), re.IGNORECASE)
 #: A question asking for a price in general words (价格, how much), and an amount of money.
 PRICE_QUESTION_RE = re.compile(_alt("PRICE_QUESTION"), re.IGNORECASE)
@@ -259,6 +273,9 @@ FUNCTION_CHARS: frozenset[str] = frozenset("".join(m.FUNCTION_CHARS for m in LAN
 BOTH_RE = re.compile(_alt("BOTH"), re.IGNORECASE)
 #: The answer "neither" (都不是, none of them).
 NEITHER_RE = re.compile(_alt("NEITHER"), re.IGNORECASE)
+#: An answer picking the newer / the older of the editions offered (新的那个, the older one).
+NEWER_CHOICE_RE = re.compile(_alt("NEWER_CHOICE"), re.IGNORECASE)
+OLDER_CHOICE_RE = re.compile(_alt("OLDER_CHOICE"), re.IGNORECASE)
 #: A bare option number ("2", "2号"): the number as group 1.
 OPTION_NUMBER_RE = re.compile(rf"\s*([1-9])\s*[.{''.join(m.OPTION_NUMBER_MARKS for m in LANGUAGES.values())}]?\s*")
 
@@ -298,6 +315,7 @@ class Wording:
     clarify_option: str
     clarify_description: str
     clarify_separator: str
+    possessive: str
 
     def join(self, names: Iterable[str]) -> str:
         """Names joined as one phrase (A和B, A and B)."""
@@ -309,7 +327,7 @@ def _wording(module: ModuleType) -> Wording:
                    clarify_ask_mention=module.CLARIFY_ASK_MENTION, clarify_ask=module.CLARIFY_ASK,
                    clarify_option=module.CLARIFY_OPTION,
                    clarify_description=module.CLARIFY_DESCRIPTION,
-                   clarify_separator=module.CLARIFY_SEPARATOR)
+                   clarify_separator=module.CLARIFY_SEPARATOR, possessive=module.POSSESSIVE)
 
 
 _WORDINGS = {lang: _wording(module) for lang, module in LANGUAGES.items()}

@@ -21,6 +21,8 @@ NOUN_POINTERS: list[str] = []
 NAME_FILLERS = ["the", "one", "a", "an", "that", "this", "i", "mean", "meant", "please", "of",
                 "version", "edition", "card", "plan", "it", "is", "for"]
 PLURAL_PRONOUNS = ["they", "them", "their", "these", "those"]
+# Pronouns that say whose (its benefits): the name written for one is its possessive.
+POSSESSIVE_PRONOUNS = ["its", "his", "their"]
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["the two", "both"]
 # Singular pronouns that say what they refer to: a person or a thing.
@@ -45,7 +47,9 @@ PERSON_ATTRIBUTES = ["date of birth", "birth date", "birthday", "birthplace", "p
 # before it.
 ANCHORED_NAME_AFTER_PRONOUN = [r"\s+(?:neighbou?r|next-door neighbou?r)[,:]?\s+(?:the\s+)?"]
 ANCHORED_NAME_BEFORE_PRONOUN = [r"\s+(?:next to|near|beside|close to|around)\s+"]
-PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?=\s*(?:[?.!,;]|$))"]
+PLACE_PRONOUNS = [r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b"
+                  r"(?=\s*(?:[?.!,;]|$|(?:on|at|in|after|before|during|until|by|today|tonight"
+                  r"|tomorrow|anymore)\b))"]
 PLACE_ATTRIBUTES = ["address", "location", "opening hours", "business hours", "office hours"]
 # "it" that stands for nothing: the subject of a cost, a duration or a judgement whose
 # real subject is the to-clause or that-clause after it (how much does it cost to get X,
@@ -98,8 +102,13 @@ VARIANT_NAMES = [r"\b([a-z]+)\s+(?:edition|version|tier)\b"]
 RELATIVE_TIME = {"last month": ("month", -1), "previous month": ("month", -1),
                  "next month": ("month", 1), "last year": ("year", -1),
                  "previous year": ("year", -1), "next year": ("year", 1)}
-ELLIPSIS_LEADS = ["and", "what about", "how about", r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?\s+for",
-                  r"same goes for"]
+ELLIPSIS_LEADS = [r"and\s+(?:what|how)\s+about", "and", "what about", "how about",
+                  r"(?:and\s+)?(?:the\s+)?same(?:\s+question|\s+thing)?(?:,?\s+but)?\s+for",
+                  r"same goes for",
+                  # Is that also true for X? Does the same apply to X?
+                  r"(?:is|does)\s+(?:that|this|the\s+same)\s+(?:also\s+)?(?:true|apply|go|hold)\s+(?:for|to)"]
+# Acknowledgements that may open an ellipsis (ok, and X; hmm, what about X; regexes).
+ACKNOWLEDGEMENTS = [r"ok(?:ay)?", r"hmm+", r"right", r"alright", r"thanks", r"cool", r"got it", r"i see"]
 ELLIPSIS_TAILS: list[str] = []
 ELLIPSIS_FINAL: list[str] = []
 
@@ -109,21 +118,29 @@ CUE_LEADS = ELLIPSIS_LEADS
 CUE_TAILS: list[str] = []
 ASKLESS_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",
-          r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b"]
+          r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b",
+          # Opening the turn: "Different question: …", "Unrelated, but …", "On another note, …".
+          r"^\s*(?:a\s+)?(?:different|separate|unrelated|new)\s+(?:question|topic)\b",
+          r"^\s*unrelated(?:\s*,?\s*but)?\b", r"^\s*on (?:a different|another) note\b"]
 CORRECTION_WRONG = [r"no(?=\s*[,.!])", r"nope\b", r"wrong one\b", r"not that one\b",
+                    r"scratch that\b", r"my (?:bad|mistake)\b",
                     r"that'?s (?:wrong|not (?:it|right|the one))\b"]
 CORRECTION_ASKED = [r"i (?:was|am|'m) (?:asking|talking) about\b", r"i asked about\b",
                     r"i said\b", r"what i (?:meant|asked about) (?:is|was)\b"]
 CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
 CORRECTION_INTERJECTIONS = ["oh", "sorry", "oops"]
+RETRACTIONS = [r"actually\b", r"(?:oh\s+)?wait\b", r"rather\b", r"make that\b"]
+CLOSING_PARTICLES = ""
 CORRECTION_LEADS: list[str] = []
-REVISIT_BACK = [r"\bgo(?:ing)? back to\b", r"\bback to (?:the|that)\b",
+REVISIT_BACK = [r"\b(?:go(?:ing)?|get(?:ting)?|com(?:e|ing)) back to\b", r"\bback to (?:the|that)\b",
                 r"\bthe (?:earlier|previous) one\b"]
 REVISIT_AGAIN = [r"\bshow (?:me )?(?:that|it) again\b", r"\bonce more\b", r"\brepeat that\b"]
 MORE = [r"\bwhat else\b", r"\banything else\b", r"\b(?:tell|show|give) me more\b",
         r"\bany (?:more|others?)\b", r"\bother (?:ones|options)\b",
         r"^\s*(?:and\s+)?more(?:\s+please)?\s*[?.!]*\s*$"]
-LEADING_REVISIT = [r"(?:let'?s\s+)?(?:go(?:ing)?\s+)?back to\s+"]
+OPENERS: list[str] = []
+OTHER_ONE = [r"\bthe other one\b"]
+LEADING_REVISIT = [r"(?:let'?s\s+)?(?:(?:go(?:ing)?|get(?:ting)?|com(?:e|ing))\s+)?back to\s+"]
 
 QUESTION_WORDS = ["what", "why", "how", "which", "who", "when", "where", "whether"]
 QUESTION_PARTICLES: list[str] = []
@@ -134,6 +151,7 @@ OWN_TOPIC: list[str] = []
 BOTH_VERSIONS = [r"\b(?:both|the two) (?:versions|editions|years)\b"]
 FOLLOW_UP_LEADS: list[str] = []
 CUES_BEFORE_NAME: list[str] = []
+RECALL_BEFORE_POINTER: list[str] = []
 RECALL: list[str] = []
 AGAIN_TAIL: list[str] = []
 QUANTITY_UNITS = [r"[GMK]B?\b"]
@@ -201,6 +219,9 @@ TOPIC_JOINERS = ["of"]
 BOTH = [r"\bboth\b", r"\ball of them\b"]
 NEITHER = [r"\bneither\b", r"\bnone of (?:them|these)\b"]
 OPTION_NUMBER_MARKS = ""
+# An answer that picks the newer or the older of editions offered (the newer one; regexes).
+NEWER_CHOICE = [r"\bnew(?:er|est)?\b", r"\blatest\b", r"\bmost recent\b", r"\bcurrent\b"]
+OLDER_CHOICE = [r"\bold(?:er|est)?\b", r"\bprevious\b", r"\bearlier\b", r"\bformer\b"]
 
 # -- rewriting (dialogue.rewrite, dialogue.slots) and validation (dialogue.validate) ------
 
@@ -232,6 +253,8 @@ EDITION_MARKS = ["edition", "version"]
 # -- what the dialogue writes -------------------------------------------------------------
 
 JOINER = " and "
+# A name written for a possessive pronoun (its benefits → Wayfare Gold's benefits).
+POSSESSIVE = "{name}'s"
 COMPARED_WITH = " (compared with {names})"
 CLARIFY_ASK_MENTION = "Which “{mention}” do you mean? "
 CLARIFY_ASK = "Which one do you mean? "

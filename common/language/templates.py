@@ -23,6 +23,10 @@ class RenderTemplate:
     time_joiner: str
     # Words between two names written together (A和B, A and B): the names are one place.
     name_links: tuple[str, ...] = ()
+    # Where a follow-up's own words go when the question has no place for them: right
+    # after the subjects (English opens with its question word: "Which is open later, A
+    # or B on weekends?"), else before the question word (华东区周末哪个开得晚).
+    loose_after_subjects: bool = False
 
 
 TEMPLATES = {
@@ -31,7 +35,8 @@ TEMPLATES = {
                          time_joiner="", name_links=("和", "与", "跟", "及", "、", "，", ",")),
     # What is the fee ({subjects} {times})?: the names after the question, before its mark.
     "en": RenderTemplate(group="{subjects} {times}", unplaced="{question} ({group}){mark}",
-                         time_joiner=" ", name_links=("and", "&", "vs.", "vs", ",")),
+                         time_joiner=" ", name_links=("and", "&", "vs.", "vs", ","),
+                         loose_after_subjects=True),
 }
 
 

@@ -30,6 +30,8 @@ NOUN_POINTERS = ["这张", "那张", "这家", "那家", "这门", "那门", "�
 NAME_FILLERS: list[str] = []
 # Plural pronouns: they resolve to every listed or focused entity, not one.
 PLURAL_PRONOUNS = ["它们", "他们", "她们", "这些", "那些", "这几个"]
+# Pronouns that say whose: none (它的 keeps its own 的).
+POSSESSIVE_PRONOUNS: list[str] = []
 # "The two": the focus and the other one of its kind talked about just before.
 DUAL_PRONOUNS = ["两者", "这两个", "这两张", "这两款", "两个都"]
 # Singular pronouns that say what they refer to: a person (他, 她) or a thing (它).
@@ -157,19 +159,23 @@ _back_to_named = r"(?:那|我们)?回到(?=[^，,。？?！!]{1,20}[，,])"
 # An ellipsis: a leading cue (那…呢), the rest, an optional trailing cue (regex alternatives).
 ELLIPSIS_LEADS = ["那么?", "还有", "那如果是", "换成"]
 ELLIPSIS_TAILS = ["呢", "吗", "怎么样", "如何", "会怎样"]
-# A turn that ends in these alone (价格呢, 华南区又如何) is an ellipsis too (regexes).
-ELLIPSIS_FINAL = ["呢", _again_how]
+# A turn that ends in these alone (价格呢, 华南区又如何) is an ellipsis too (regexes); so is
+# a piece of a name with 的 and "how is it" (本科的咋样: the undergraduate one).
+_the_one_how = r"(?<=的)(?:咋样|怎么样|如何)"
+ELLIPSIS_FINAL = ["呢", _again_how, _the_one_how]
+# Acknowledgements that may open an ellipsis (好的，那X呢; regexes).
+ACKNOWLEDGEMENTS = ["好的", "好吧", "嗯+", "哦+", "明白了", "知道了", "谢谢"]
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
 # The ellipsis cue taken off before looking at what the user said of their own.
 CUE_LEADS = ["那么?", "还有"]
-CUE_TAILS = [_again_how + "呢?", "呢", "怎么样"]
+CUE_TAILS = [_again_how + "呢?", "呢", _the_one_how, "怎么样"]
 # Ellipsis tails whose question word asks nothing of its own (华南区又如何 asks what the
 # last question asked): a rewrite need not keep it. 怎么样 alone may ask for an opinion.
-ASKLESS_TAILS = [_again_how + "呢?"]
+ASKLESS_TAILS = [_again_how + "呢?", _the_one_how]
 # An explicit topic switch (regex alternatives).
-SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", "另外问个", "另外想问", "顺便问一下", "顺便问下",
+SWITCH = ["换个话题", "换一个话题", r"另外(?:想|再)?问(?:一下|下|个)?", "顺便问一下", "顺便问下",
           "我想问别的",
           r"算了[，,。!！\s]*(?:我)?(?:直接|还是|就)?(?:问|说)",
           # Setting the question at hand aside (这个先放一放，…).
@@ -179,8 +185,14 @@ SWITCH = ["换个话题", "换一个话题", "另外问一下", "另外问下", 
 CORRECTION_WRONG = ["不对", "不是的", "错了", "(?:说|搞|打|写|问)错了", "不是这个", "不是那个"]
 CORRECTION_ASKED = [r"我(?:想|要|是)?(?:问|说|指|找|去|查|办)的是", "我是说", "我是想问"]
 # Interjections that may open a correction (哦，我说的是…).
-CORRECTION_INTERJECTIONS = ["哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
+# An apology (不好意思说错了，…) opens one as well.
+CORRECTION_INTERJECTIONS = ["不好意思", "抱歉", "对不起", "哦", "噢", "啊", "呃", "嗯", "唉", "哎"]
 CORRECTION_ANYWHERE = [r"不是.{1,20}?[，,、\s]*(?:而)?是"]
+# What retracts the last turn's subject when only a name follows it (其实是滨江图书馆;
+# regexes): a correction to that name. With more words it is a question of its own.
+RETRACTIONS = [r"其实(?:是|我问的是)?", r"应该是", r"等等[，,\s]*(?:是)?", r"等一下[，,\s]*(?:是)?"]
+# Particles that may close a bare name (其实是西院吧) and add nothing of their own.
+CLOSING_PARTICLES = "吧呢啊呀"
 # What opens a correction whose wrong part follows (是南校区不是北校区, 我问的不是北校区，是南校区):
 # taken off with the cue, never a correction by itself (regexes).
 CORRECTION_LEADS = [r"是(?=[^，,。？?！!]{1,20}?不是)", r"我(?:想|要|是)?(?:问|说|指|找|查|办)的(?=不是)"]
@@ -195,6 +207,12 @@ REVISIT_AGAIN = [r"再(?:给我|发我)?(?:看看|看一下|发一下|说一遍|
 MORE = [r"^\s*(?:那|那么)?还有(?:呢|吗|没有|别的|其他|其它)",
         r"(?:别的|其他的?|其它的?|另外的)(?:呢|吗|还有吗)?\s*[?？。!！]*\s*$",
         r"还有(?:别的|其他|其它)", r"更多"]
+# Openers at the front of a turn that are about the talk, not what is searched (对了，…:
+# "oh, right"): taken off the query; they switch nothing, since in chat the question
+# after them is as often about the same subject as about a new one (regexes).
+OPENERS = [r"对了(?=[，,。!！\s])"]
+# "The other one" of a pair in play (另一个呢, 另外那个; regexes).
+OTHER_ONE = [r"另(?:外)?(?:一|那)(?:个|家|张|款|种|位|所|版)"]
 # Revisit cues at the front of a query, stripped before searching (regexes).
 LEADING_REVISIT = [r"回到(?:刚才|之前|前面|上面)(?:说|问|提到)?的?",
                    _back_to_named,
@@ -223,9 +241,13 @@ OWN_TOPIC = ["的", "怎么样", "如何", "是什么", "什么样", "有.{1,8}�
 # "Both versions" (两个版本, 两年): the last two versions or times named (regexes).
 BOTH_VERSIONS = ["两个?版本?", "两年", "两期"]
 # A continuation cue in front of a name (那掌上课堂长者版…), not part of the question (regexes).
-FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])"]
+FOLLOW_UP_LEADS = ["那么", "还有", r"那(?=[，,\s])", r"对了[，,\s]*"]
 CUES_BEFORE_NAME = ["那么?", "还有"]
 # "The one from before" inside a turn (把之前…那段再给我看看), and its "again" tail (regexes).
+# A recall word right before a demonstrative (刚才那个奖学金): the pointer says "the one
+# from before"; once the name is written for it, the recall word goes with it (a regex
+# that ends where the demonstrative starts).
+RECALL_BEFORE_POINTER = [r"(?:刚才|刚刚|之前|前面|上面)(?:说|问|提到|讲)?(?:过)?的?"]
 RECALL = [r"把?(?:刚才|之前|前面|上面)(?:讲|说|问|提到|发)?(?:过)?的?(?:那[条段篇个](?!月))?"]
 AGAIN_TAIL = [r"的?那(?:条|段|篇|些|个)?\s*再(?:给我)?(?:发|看|说|讲)(?:给)?我?(?:一下|一遍|一次|看看)?",
               r"再(?:给我)?发(?:给)?我?一下"]
@@ -273,6 +295,9 @@ BOTH = ["都要", "两个都", "都需要", "都问", "全部", "都可以"]
 NEITHER = ["都不是", "都不", "两个都不"]
 # What may follow a bare option number ("2号").
 OPTION_NUMBER_MARKS = "。号"
+# An answer that picks the newer or the older of editions offered (新的那个, 旧版; regexes).
+NEWER_CHOICE = ["新的", "新版", "最新", "新一点", "后来的"]
+OLDER_CHOICE = ["旧的", "旧版", "老的", "老版", "以前的", "之前的", "原来的"]
 
 # -- rewriting (dialogue.rewrite, dialogue.slots) and validation (dialogue.validate) ------
 
@@ -329,6 +354,8 @@ EDITION_MARKS = ["年", "版"]
 
 # Names joined in a query.
 JOINER = "和"
+# A name written for a possessive pronoun (none in Chinese).
+POSSESSIVE = "{name}"
 # A query that keeps the compared-with entities of the conversation.
 COMPARED_WITH = "（与{names}相比）"
 # The clarification question: the ask (with or without the mention), then the options.

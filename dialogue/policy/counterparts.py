@@ -120,7 +120,11 @@ def _by_edition(out: list[Link], detection: Detection, wrong: list[tuple[int, in
         if chosen is None:
             return out
         return [_narrowed(link, chosen, editions) for link in out]
-    if not (swapping or compared):
+    # 新版改了什么 / what changed in the new edition?: a word for the newer or older
+    # edition names that edition of the one in focus, whatever the turn asks of it; a
+    # number (2025年) may be a date, and stands for an edition only in an ellipsis.
+    stepped = number is None and step != 0
+    if not (swapping or compared or stepped):
         return out
     new = next((e for f in editions if (e := edition_counterpart(f, number, step, snapshot))
                 and e not in focus), None)

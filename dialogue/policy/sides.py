@@ -16,8 +16,8 @@ them) and right beside the name (的 / the between, or words of the candidates'
 own names: 入门版私教课2024版和2025版); a qualifier elsewhere in the turn proves
 nothing. One side alone settles the name the same way (the 2025 Starter training plan, North
 Campus library), where the linker's own words did not. A name that says its own
-edition and is followed by other edition numbers joined to it (学生手册2023版和2024版)
-means those editions too.
+edition and has other edition numbers joined to it, after it (学生手册2023版和2024版) or
+before it (2023版和2024版学生手册, the 2023 and 2024 terms), means those editions too.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def resolve_named_sides(links: LinkResult, detection: Detection,
         if link.ambiguous:
             chain = _named_sides(link, out, detection, snapshot)
         elif len(link.entity_ids) == 1:
-            chain = _editions_after(link, detection, snapshot)
+            chain = _editions_beside(link, detection, snapshot)
         else:
             chain = None
         if chain is None:
@@ -64,7 +64,10 @@ def resolve_named_sides(links: LinkResult, detection: Detection,
                     and start <= other.mention.start and other.mention.end <= end]
         picked = tuple(dict.fromkeys(side.entity_id for side in chain))
         if link.entity_ids and not link.ambiguous:
-            picked = tuple(dict.fromkeys((*link.entity_ids, *picked)))
+            # In the order said: 2023版和2024版学生手册 puts the name's own edition last.
+            placed = sorted([*((side.start, side.entity_id) for side in chain),
+                             *((link.mention.start, e) for e in link.entity_ids)])
+            picked = tuple(dict.fromkeys(e for _, e in placed))
         mention = replace(link.mention, text=detection.text[start:end], start=start, end=end,
                           entity_ids=picked)
         candidates = (*(c for c in link.candidates if c.entity_id in picked),
@@ -96,23 +99,35 @@ def _named_sides(link: Link, links: list[Link], detection: Detection,
     return None
 
 
-def _editions_after(link: Link, detection: Detection,
-                    snapshot: AliasSnapshot) -> list[_Side] | None:
-    """学生手册2023版和2024版: a name that says its own edition, then other edition numbers
-    joined to it: those editions of the same thing. None when the turn names none."""
-    text, end = detection.text, link.mention.end
+def _editions_beside(link: Link, detection: Detection,
+                     snapshot: AliasSnapshot) -> list[_Side] | None:
+    """学生手册2023版和2024版, 2023版和2024版学生手册: a name that says its own edition, with
+    other edition numbers joined to it after or before it: those editions of the same
+    thing, in the order said. None when the turn names none."""
+    times = sorted(detection.of(MentionKind.TIME), key=lambda m: m.start)
+    after = _edition_run(link, [m for m in times if m.start >= link.mention.end], detection,
+                         snapshot, forward=True)
+    before = _edition_run(link, [m for m in reversed(times) if m.end <= link.mention.start],
+                          detection, snapshot, forward=False)
+    return [*reversed(before), *after] or None
+
+
+def _edition_run(link: Link, times: list[Mention], detection: Detection, snapshot: AliasSnapshot,
+                 *, forward: bool) -> list[_Side]:
+    """The edition numbers of ``times`` (nearest first) that stand joined to the name, one
+    after the other, each naming an edition of the name's entity."""
+    text, edge = detection.text, (link.mention.end if forward else link.mention.start)
     sides: list[_Side] = []
-    for m in sorted(detection.of(MentionKind.TIME), key=lambda m: m.start):
-        if m.start < end:
-            continue
+    for m in times:
+        gap = text[edge:m.start] if forward else text[m.end:edge]
         number = number_said(m.text)
         other = (edition_counterpart(link.entity_ids[0], number, 0, snapshot)
-                 if number is not None and cues.SIDE_GAP_RE.match(text[end:m.start]) else None)
+                 if number is not None and cues.SIDE_GAP_RE.match(gap) else None)
         if other is None:
             break
         sides.append(_Side(m.start, m.end, other))
-        end = m.end
-    return sides or None
+        edge = m.end if forward else m.start
+    return sides
 
 
 def _beside(link: Link, run: list[_Side], text: str, snapshot: AliasSnapshot) -> bool:

@@ -6,17 +6,23 @@ of the names of 渡轮托运行李规定（2024版） and （2025版）, which s
 with the focus, and 2025版 says which of the two. The turn asks the previous question of
 that sibling.
 
-Siblings are the entities of the focus's type that share an alias with it. A piece is
-two Chinese characters in a row or an English word (understanding/pieces.py) that the
-sibling's names hold and the focus's do not. It settles only on exactly one sibling,
-and only for a continuation that names nothing else (no name, no pronoun) about one
-entity in focus; the link is a counterpart, so the new name is written in place of the
-old one.
+Siblings are the entities of the focus's type that share an alias with it; in a turn
+that is an ellipsis, a cue and a few words that ask nothing of their own (研究生的呢
+after 本科生宿舍住宿费多少; not 导演是谁呢), also those of its type that
+share a piece of a name with it (宿舍: 研究生公寓 is also called 研究生宿舍), since the
+cue says the turn asks the last question of something else. A piece is two Chinese
+characters in a row or an English word (understanding/pieces.py) that the sibling's
+names hold and the focus's do not. It settles only on exactly one sibling, and only for
+a continuation that names nothing else (no name, no pronoun) about one entity in focus;
+the link is a counterpart, so the new name is written in place of the old one.
+
+*Limit:* the wider reading scans the focus's type, so it is skipped for a type of more
+than ``WIDE_LIMIT`` entities, where only siblings sharing an alias count.
 """
 
 from __future__ import annotations
 
-from dialogue.classify import TurnKind
+from dialogue.classify import TurnKind, is_ellipsis
 from dialogue.policy.counterparts import SOURCE
 from dialogue.policy.versions import edition, number_said
 from dialogue.resolvers import DialogueContext, Resolved
@@ -28,21 +34,40 @@ from understanding.pieces import name_pieces, said_pieces
 REASON = "a piece of a sibling's name said in an ellipsis: that sibling in place of the focus"
 
 
-def siblings(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
-    """The entities of ``entity_id``'s type that share an alias with it."""
+# The most entities of one type the ellipsis reading scans for a shared piece of a name.
+WIDE_LIMIT = 2000
+
+
+def siblings(entity_id: str, snapshot: AliasSnapshot, *, wide: bool = False) -> set[str]:
+    """The entities of ``entity_id``'s type that share an alias with it; with ``wide``,
+    also those that share a piece of a name with it (in a type of at most WIDE_LIMIT)."""
     entity = snapshot.entities[entity_id]
     out: set[str] = set()
     for alias in entity.all_aliases:
         out.update(snapshot.by_norm.get(snapshot.normalize(alias), ()))
-    return {e for e in out - {entity_id}
+    same = {e for e in out - {entity_id}
             if e in snapshot.entities and snapshot.entities[e].type == entity.type}
+    return same | (_sharing_a_piece(entity_id, snapshot) if wide else set())
 
 
-def sibling_meant(old: str, detection: Detection, snapshot: AliasSnapshot) -> str | None:
+def _sharing_a_piece(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
+    kind = snapshot.entities[entity_id].type
+    same_type = [e for e, x in snapshot.entities.items() if x.type == kind and e != entity_id]
+    if len(same_type) > WIDE_LIMIT:
+        return set()
+    own = name_pieces(snapshot, entity_id)
+    return {e for e in same_type if own & name_pieces(snapshot, e)}
+
+
+def sibling_meant(old: str, detection: Detection, snapshot: AliasSnapshot, *,
+                  short_ellipsis: bool = False) -> str | None:
     """The one sibling of ``old`` whose names hold a piece of the turn that ``old``'s do
-    not, narrowed by the edition the turn says; None when none or several are."""
+    not, narrowed by the edition the turn says; None when none or several are. With
+    ``short_ellipsis`` (a cue and a few words that ask nothing of their own), siblings
+    sharing a piece of a name count too."""
     said = said_pieces(snapshot, detection.text) - name_pieces(snapshot, old)
-    found = [e for e in sorted(siblings(old, snapshot)) if said & name_pieces(snapshot, e)]
+    near = siblings(old, snapshot, wide=short_ellipsis)
+    found = [e for e in sorted(near) if said & name_pieces(snapshot, e)]
     numbers = [n for m in detection.of(MentionKind.TIME) if (n := number_said(m.text))]
     if numbers:
         found = [e for e in found
@@ -64,7 +89,9 @@ class SiblingByPiece:
         old = implicit[0].entity_ids[0]
         if old not in context.snapshot.entities:
             return None
-        new = sibling_meant(old, context.turn.detection, context.snapshot)
+        detection = context.turn.detection
+        new = sibling_meant(old, detection, context.snapshot,
+                            short_ellipsis=is_ellipsis(detection, links))
         if new is None:
             return None
         link = Link(implicit[0].mention, (Candidate(new, 1.0, SOURCE),), (new,),

@@ -17,6 +17,9 @@ Expectation keys (all optional, per turn):
   no_answer_has, no_answer_lacks (a key of it), frame (a subset of the turn's
   TurnFrame as stored: subjects, intent, language, times, attribute, corrected_away,
   question_words).
+
+A case may carry ``known_gap``: why what it states does not hold yet (the mechanism that
+fails). It runs as a strict expected failure, so the day it passes the mark must go.
 """
 
 from __future__ import annotations
@@ -43,8 +46,13 @@ def _files() -> list[Path]:
 
 
 def _cases() -> list[Any]:
-    return [pytest.param(path, case, id=f"{path.stem}: {case['name']}")
+    return [pytest.param(path, case, id=f"{path.stem}: {case['name']}", marks=_gap(case))
             for path in _files() for case in json.loads(path.read_text(encoding="utf-8"))["cases"]]
+
+
+def _gap(case: dict[str, Any]) -> list[Any]:
+    reason = case.get("known_gap")
+    return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
 _ENGINES: dict[Path, TurnEngine] = {}

@@ -107,7 +107,7 @@ def test_conversation_cues_are_not_searched_for():
 
     assert strip_conversation_cues("换个话题，退货政策是什么") == "退货政策是什么"
     assert strip_conversation_cues("回到刚才A产品（个人版），怎么申请") == "A产品（个人版），怎么申请"
-    assert strip_conversation_cues("By the way, what is the price") == "what is the price"
+    assert strip_conversation_cues("By the way, what is the price") == "What is the price"
     assert strip_conversation_cues("年假有几天") == "年假有几天"
     assert revisit_cue("回到刚才那个产品") == "back"
     assert revisit_cue("再给我看看刚才那个") == "back"
