@@ -219,30 +219,47 @@ def render(profile: dict, w) -> None:
           "state, so a failed turn leaves it untouched), and building the trace and the answer; "
           "over HTTP, the trace's own write to the session store after the answer is ready.\n")
     if http:
-        w("The running server (`benchmarks/http_load.py`: one uvicorn worker, started on the kept "
-          "kb, the load generator in the benchmark process on the same two cores). With 16 "
-          "clients the requests queue for the two cores and the GIL: most of a turn is "
-          "Python (*own* above, plus the HTTP layer and pymilvus' decoding), the thread pool "
-          "(40 threads) never runs short and SQLite sessions no longer wait on the disk; "
-          "whether Milvus Lite's single server process adds a queue of its own was not "
-          "measured. More throughput needs more "
-          "processes: several uvicorn workers or API instances with a Milvus server "
-          "(`REFERENT_MILVUS__URI`, one shared Milvus Lite server or a standalone one; a Lite "
-          "file belongs to one process) and sessions in Redis or one SQLite file "
-          "(docs/deployment.md).\n")
-        w("| chunks | ready after s | first turn ms | clients | turns/s | client p50 ms | "
-          "client p99 ms | requests | errors | load average | commit |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-        for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
-            for x in h["throughput"]:
-                w(f"| {int(size):,} | {h['ready_s']:.0f} | {h['first_turn_ms']:.0f} | {x['clients']} | "
-                  f"{x['turns_per_s']['median']:.1f} | {x['p50_ms']['median']:.1f} | "
-                  f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | "
-                  f"{h['load_average'][0]:.1f} | `{(h.get('commit') or '?')[:12]}` |")
-        w("")
+        render_http(http, w)
     suites = profile.get("suite_requests", {})
     commands = sorted({x["command"] for section in (turns, http, suites) for x in section.values()})
     w("```bash")
     for command in commands:
         w(command.replace("python ", ".venv/bin/python ", 1))
     w("```\n")
+
+
+def render_http(http: dict, w) -> None:
+    """The running server, the current tree beside the older one served the same load in
+    the same run (``http_load.py --against``), with each process's CPU per turn."""
+    w("The running server (`benchmarks/http_load.py`: one uvicorn worker, started on the kept "
+      "kb, the load generator in the benchmark process on the same two cores). A turn runs on "
+      "one of a few worker threads (the cores plus one, `REFERENT_LIMITS__CONCURRENT_TURNS`); "
+      "the other requests wait in arrival order, and a turn beyond "
+      "`REFERENT_LIMITS__QUEUED_TURNS` waiting is answered 503 with `Retry-After` at once "
+      "(api/turn_gate.py). *CPU ms per turn* is what each process spent per answered turn "
+      "during the load: the API process, its Milvus Lite server and the load generator; the "
+      "API process is one Python interpreter, so its figure bounds the throughput (1,000 ms "
+      "of one core divided by it) while Milvus Lite and the load generator share the other "
+      "core. More throughput needs more processes: several uvicorn workers or API instances "
+      "with a Milvus server (`REFERENT_MILVUS__URI`, one shared Milvus Lite server or a "
+      "standalone one; a Lite file belongs to one process) and sessions in Redis or one "
+      "SQLite file (docs/deployment.md). *Older tree* rows are the same load on a server "
+      "of the commit named, in the same run, the two servers taking turns.\n")
+    w("| chunks | tree | ready after s | first turn ms | clients | turns/s | client p50 ms | "
+      "client p99 ms | requests | errors | CPU ms per turn: API / Milvus Lite / load generator "
+      "| load average | commit |")
+    w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
+    for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
+        trees = [("current", h)] + ([("older", h["against"])] if h.get("against") else [])
+        for name, server in trees:
+            commit = server.get("tree_commit") or server.get("commit") or "?"
+            for x in server["throughput"]:
+                cpu = x.get("cpu_ms_per_turn")
+                shown = " / ".join(f"{cpu[p]['median']:.1f}" for p in ("api", "milvus_lite", "client")) \
+                    if cpu else "–"
+                w(f"| {int(size):,} | {name} | {server['ready_s']:.0f} | "
+                  f"{server['first_turn_ms']:.0f} | {x['clients']} | "
+                  f"{x['turns_per_s']['median']:.1f} | {x['p50_ms']['median']:.1f} | "
+                  f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | {shown} | "
+                  f"{h['load_average'][0]:.1f} | `{commit[:12]}` |")
+    w("")

@@ -408,10 +408,11 @@ def _measured_load(base: str, kb: str, scripts: list[list[str]], clients: int, c
                    pid: int, run: int, profile: Path | None = None) -> dict:
     """One load run, with the CPU each process spent per answered turn: the API process,
     its children (the Milvus Lite server) and the load generator; with ``profile``, the
-    server's stacks sampled meanwhile (py-spy, 100 per second) into that file."""
+    server's stacks sampled meanwhile (py-spy, 100 per second, the thread holding the
+    interpreter lock only: where the process's Python time goes) into that file."""
     spy = None
     if profile is not None:
-        spy = subprocess.Popen([_py_spy(), "record", "-p", str(pid), "-r", "100", "-f", "raw",
+        spy = subprocess.Popen([_py_spy(), "record", "-p", str(pid), "-r", "100", "-f", "raw", "--gil",
                                 "-d", str(max(1, int(cfg["load_seconds"]))), "--nonblocking",
                                 "-o", str(profile.with_suffix(f".{clients}c{run}.txt"))],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

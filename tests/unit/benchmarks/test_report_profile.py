@@ -35,7 +35,7 @@ def test_the_section_names_every_stage_and_each_load_level():
     report_profile.render(PROFILE, out.append)
     text = "\n".join(out)
     assert all(f"| {stage} |" in text for stage in report_profile.BUYS)
-    assert "| 100,000 | 5 | 40 | 16 | 120.0 |" in text
+    assert "| 100,000 | current | 5 | 40 | 16 | 120.0 |" in text
     out.clear()
     report_profile.render({}, out.append)
     assert out == []
@@ -78,3 +78,15 @@ def test_the_section_lists_the_turns_requests_and_the_search_feature_by_feature(
     assert "`kb_a` development kb (12 turns of 3 sessions" in text
     assert "| no entity | query | 0.50 |" in text
     assert "benchmarks/turn_requests.py --kb kb_a" in text
+
+
+def test_the_server_table_shows_the_older_tree_of_the_same_run_and_the_cpu_per_turn():
+    cpu = {"api": {"median": 9.0}, "milvus_lite": {"median": 3.5}, "client": {"median": 1.2}}
+    current = dict(PROFILE["http"]["100000"], tree_commit="new1234567890")
+    current["throughput"] = [{**current["throughput"][0], "cpu_ms_per_turn": cpu}]
+    older = dict(PROFILE["http"]["100000"], tree_commit="old1234567890")
+    out: list[str] = []
+    report_profile.render({"http": {"100000": {**current, "against": older}}}, out.append)
+    text = "\n".join(out)
+    assert "| 100,000 | current | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | 9.0 / 3.5 / 1.2 |" in text
+    assert "| 100,000 | older | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | – | 3.0 | `old123456789` |" in text
