@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         services.close()
     for name, server in servers.items():
-        print(f"== {name} tree ({server['tree_commit'] or server['tree']})")
+        print(f"== {name} tree ({server['commit'] or trees[name]})")
         report(server)
     print(f"load average after: {os.getloadavg()}")
     if args.record is not None:
@@ -100,8 +100,7 @@ def serve_side_by_side(args, trees: dict[str, Path], kb: str, uri: str,
             done[name].append(run_all.bench_server(
                 kb, uri, scripts, one_run, args.workdir / "server", args.chunks,
                 tuple(shlex.split(args.uvicorn)), tree=tree, profile=profile))
-    return {name: {**run_all.merge_server_runs(runs), "tree": str(trees[name]),
-                   "tree_commit": _tree_commit(trees[name])}
+    return {name: {**run_all.merge_server_runs(runs), "commit": _tree_commit(trees[name])}
             for name, runs in done.items()}
 
 

@@ -252,7 +252,7 @@ def render_http(http: dict, w) -> None:
     for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
         trees = [("current", h)] + ([("older", h["against"])] if h.get("against") else [])
         for name, server in trees:
-            commit = server.get("tree_commit") or server.get("commit") or "?"
+            commit = server.get("commit") or "?"
             for x in server["throughput"]:
                 cpu = x.get("cpu_ms_per_turn")
                 shown = " / ".join(f"{cpu[p]['median']:.1f}" for p in ("api", "milvus_lite", "client")) \

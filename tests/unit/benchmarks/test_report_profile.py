@@ -43,9 +43,11 @@ def test_the_section_names_every_stage_and_each_load_level():
 
 def test_recorded_commands_show_no_local_paths():
     shown = shown_command(["/home/x/benchmarks/turn_profile.py", "--chunks", "10", "--workdir",
-                           "/tmp/a b", "--record=/srv/p.json", "--pstats", "/tmp/p"])
+                           "/tmp/a b", "--record=/srv/p.json", "--pstats", "/tmp/p",
+                           "--against", "/srv/old", "--profile=/srv/spy"])
     assert shown == ("python benchmarks/turn_profile.py --chunks 10 --workdir var/bench/profile "
-                     "--record=docs/benchmarks/profile.json --pstats PROFILE")
+                     "--record=docs/benchmarks/profile.json --pstats PROFILE "
+                     "--against OLDER_TREE --profile=PROFILE_DIR")
 
 
 def _request(turns: str, request: str, per_turn: float, ms: float) -> dict:
@@ -82,9 +84,9 @@ def test_the_section_lists_the_turns_requests_and_the_search_feature_by_feature(
 
 def test_the_server_table_shows_the_older_tree_of_the_same_run_and_the_cpu_per_turn():
     cpu = {"api": {"median": 9.0}, "milvus_lite": {"median": 3.5}, "client": {"median": 1.2}}
-    current = dict(PROFILE["http"]["100000"], tree_commit="new1234567890")
+    current = dict(PROFILE["http"]["100000"], commit="new1234567890")
     current["throughput"] = [{**current["throughput"][0], "cpu_ms_per_turn": cpu}]
-    older = dict(PROFILE["http"]["100000"], tree_commit="old1234567890")
+    older = dict(PROFILE["http"]["100000"], commit="old1234567890")
     out: list[str] = []
     report_profile.render({"http": {"100000": {**current, "against": older}}}, out.append)
     text = "\n".join(out)
