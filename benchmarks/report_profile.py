@@ -152,7 +152,7 @@ def _request_table(rows: list[dict], w) -> None:
 
 def render(profile: dict, w) -> None:
     turns, http = profile.get("turns", {}), profile.get("http", {})
-    if not turns and not http:
+    if not turns and not http and not profile.get("server_cpu"):
         return
     w("## Where a turn's time goes (current tree)\n")
     w("From `docs/benchmarks/profile.json` (written by the two scripts below with `--record`; "
@@ -220,8 +220,11 @@ def render(profile: dict, w) -> None:
           "over HTTP, the trace's own write to the session store after the answer is ready.\n")
     if http:
         render_http(http, w)
-    suites = profile.get("suite_requests", {})
-    commands = sorted({x["command"] for section in (turns, http, suites) for x in section.values()})
+    for size, cpu in sorted(profile.get("server_cpu", {}).items(), key=lambda kv: int(kv[0])):
+        render_server_cpu(int(size), cpu, w)
+    suites, cpu = profile.get("suite_requests", {}), profile.get("server_cpu", {})
+    commands = sorted({x["command"] for section in (turns, http, suites, cpu)
+                       for x in section.values()})
     w("```bash")
     for command in commands:
         w(command.replace("python ", ".venv/bin/python ", 1))
@@ -262,4 +265,23 @@ def render_http(http: dict, w) -> None:
                   f"{x['turns_per_s']['median']:.1f} | {x['p50_ms']['median']:.1f} | "
                   f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | {shown} | "
                   f"{h['load_average'][0]:.1f} | `{commit[:12]}` |")
+    w("")
+
+
+def render_server_cpu(size: int, cpu: dict, w) -> None:
+    """Where the server's Python time went under the 16-client load (``server_profile.py``)."""
+    w(f"Where the server's Python time went under 16 clients at {size:,} chunks "
+      "(`benchmarks/server_profile.py` over py-spy samples of the thread holding the "
+      "interpreter lock, 100 a second, during the load run of `http_load.py --profile`; "
+      f"commit `{(cpu.get('commit') or '?')[:12]}`"
+      + (f", load average {cpu['load_average']:.1f}" if cpu.get("load_average") else "")
+      + f"). The interpreter was busy "
+      f"{cpu['busy']:.0%} of the run; the rest of the time the process waited for a core "
+      "(other work on the machine), for Milvus Lite or for SQLite with no Python to run. "
+      "Each sample counts for the first part it falls in, so the Milvus client's share is "
+      "pymilvus and gRPC building requests and decoding answers, in whichever stage:\n")
+    w("| part | share of the samples |")
+    w("|---|---:|")
+    for part in cpu["parts"]:
+        w(f"| {part['part']} | {part['share']:.1%} |")
     w("")

@@ -92,3 +92,30 @@ def test_the_server_table_shows_the_older_tree_of_the_same_run_and_the_cpu_per_t
     text = "\n".join(out)
     assert "| 100,000 | current | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | 9.0 / 3.5 / 1.2 |" in text
     assert "| 100,000 | older | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | – | 3.0 | `old123456789` |" in text
+
+
+def test_server_samples_go_to_the_first_part_they_fall_in_and_the_event_loop_by_its_own_frame():
+    from benchmarks import server_profile
+
+    loop_root = "<module> (uvicorn/__main__.py:4);Runner.run (asyncio/runners.py:118)"
+    lines = [
+        "x (api/app.py:1);TurnEngine.handle (dialogue/engine.py:186);TurnEngine._retrieve "
+        "(dialogue/engine.py:519);MilvusClient.search (pymilvus/milvus_client/milvus_client.py:1) 6",
+        "x (api/app.py:1);TurnEngine.handle (dialogue/engine.py:186);TurnEngine._retrieve "
+        "(dialogue/engine.py:519);jaccard (retrieval/dedup.py:48) 2",
+        f"{loop_root} 1",
+        f"{loop_root};RequestResponseCycle.send (uvicorn/protocols/http/httptools_impl.py:522) 1",
+    ]
+    found = server_profile.shares(lines, rate=100, seconds=0.2)
+    parts = {p["part"]: p["samples"] for p in found["parts"]}
+    assert found["samples"] == 10 and found["busy"] == 0.5
+    assert parts == {"Milvus client (pymilvus, gRPC)": 6,
+                     "retrieval: rerank, dedup, novelty, no-answer": 2,
+                     "event loop and worker hand-offs": 1,
+                     "HTTP: uvicorn, middleware, routing, body, auth": 1}
+    out: list[str] = []
+    report_profile.render({"server_cpu": {"100000": {**found, "commit": "abc123",
+                                                     "command": "python benchmarks/server_profile.py"}}},
+                          out.append)
+    text = "\n".join(out)
+    assert "| Milvus client (pymilvus, gRPC) | 60.0% |" in text and "busy 50% of the run" in text
