@@ -507,24 +507,13 @@ def _clarify_vectors(kb: str, data_dir: Path) -> dict:
     before it starts (``referent clarify warm``): a server embeds the missing ones in the
     background, which on a freshly imported kb of 10,000 entities takes minutes of CPU and
     would fall into the load runs instead of being a one-off of the import."""
-    from api.runtime import bundled_e5, clarify_vector_store
-    from api.settings import Settings
-    from dialogue.policy.clarify_model import FeatureExtractor
-    from kg.aliases import SnapshotCache
-
-    settings = Settings(data_dir=data_dir)
-    e5, store = bundled_e5(settings, None), clarify_vector_store(settings)
-    if e5 is None or store is None:
-        return {"skipped": "no bundled e5 or REFERENT_CLARIFY__PRECOMPUTE off"}
-    services = Services()
-    try:
-        snapshot = SnapshotCache(services.store).get(kb)
-        started = time.perf_counter()
-        got = FeatureExtractor(embedder=e5, store=store).warm(snapshot)
-        got["seconds"] = round(time.perf_counter() - started, 1)
-    finally:
-        store.close()
-        services.close()
+    done = subprocess.run([sys.executable, "-m", "api.cli", "clarify", "warm", "--kb", kb],
+                          cwd=REPO, env={**os.environ, "REFERENT_DATA_DIR": str(data_dir)},
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        log(f"clarify vectors of {kb} not precomputed: {done.stderr.strip()[-300:]}")
+        return {"skipped": done.stderr.strip()[-300:]}
+    got = json.loads(done.stdout)
     log(f"clarify vectors of {kb}: {got}")
     return got
 
