@@ -337,6 +337,8 @@ def shown_command(argv: list[str]) -> str:
             arg = f"{name}={_PATH_OPTIONS[name]}"
         elif i and args[i - 1] in _PATH_OPTIONS:
             arg = _PATH_OPTIONS[args[i - 1]]
+        elif arg.startswith("/"):  # a positional file: the samples server_profile.py reads
+            arg = "PROFILE_DIR/" + Path(arg).name
         words.append(shlex.quote(arg))
     return " ".join(words)
 

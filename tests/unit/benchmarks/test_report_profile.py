@@ -119,3 +119,10 @@ def test_server_samples_go_to_the_first_part_they_fall_in_and_the_event_loop_by_
                           out.append)
     text = "\n".join(out)
     assert "| Milvus client (pymilvus, gRPC) | 60.0% |" in text and "busy 50% of the run" in text
+
+
+def test_a_positional_file_of_a_recorded_command_shows_no_local_path():
+    shown = shown_command(["/x/benchmarks/server_profile.py", "/tmp/spy/current-r0.16c0.txt",
+                           "--commit", "abc"])
+    assert shown == ("python benchmarks/server_profile.py PROFILE_DIR/current-r0.16c0.txt "
+                     "--commit abc")
