@@ -246,14 +246,15 @@ def render_http(http: dict, w) -> None:
       "core. More throughput needs more processes: several uvicorn workers or API instances "
       "with a Milvus server (`REFERENT_MILVUS__URI`, one shared Milvus Lite server or a "
       "standalone one; a Lite file belongs to one process) and sessions in Redis or one "
-      "SQLite file (docs/deployment.md). *Older tree* rows are the same load on a server "
-      "of the commit named, in the same run, the two servers taking turns.\n")
+      "SQLite file (docs/deployment.md). A *new* row and the *old* row below it are one run: "
+      "the same load on a server of each commit named, the two servers taking turns "
+      "(`--against`), so the machine's load falls on both.\n")
     w("| chunks | tree | ready after s | first turn ms | clients | turns/s | client p50 ms | "
       "client p99 ms | requests | errors | CPU ms per turn: API / Milvus Lite / load generator "
       "| load average | commit |")
     w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
     for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
-        trees = [("current", h)] + ([("older", h["against"])] if h.get("against") else [])
+        trees = [("new", h), ("old", h["against"])] if h.get("against") else [("", h)]
         for name, server in trees:
             commit = server.get("commit") or "?"
             for x in server["throughput"]:

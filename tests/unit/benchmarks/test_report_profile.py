@@ -35,7 +35,7 @@ def test_the_section_names_every_stage_and_each_load_level():
     report_profile.render(PROFILE, out.append)
     text = "\n".join(out)
     assert all(f"| {stage} |" in text for stage in report_profile.BUYS)
-    assert "| 100,000 | current | 5 | 40 | 16 | 120.0 |" in text
+    assert "| 100,000 |  | 5 | 40 | 16 | 120.0 |" in text
     out.clear()
     report_profile.render({}, out.append)
     assert out == []
@@ -90,8 +90,8 @@ def test_the_server_table_shows_the_older_tree_of_the_same_run_and_the_cpu_per_t
     out: list[str] = []
     report_profile.render({"http": {"100000": {**current, "against": older}}}, out.append)
     text = "\n".join(out)
-    assert "| 100,000 | current | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | 9.0 / 3.5 / 1.2 |" in text
-    assert "| 100,000 | older | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | – | 3.0 | `old123456789` |" in text
+    assert "| 100,000 | new | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | 9.0 / 3.5 / 1.2 |" in text
+    assert "| 100,000 | old | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | – | 3.0 | `old123456789` |" in text
 
 
 def test_server_samples_go_to_the_first_part_they_fall_in_and_the_event_loop_by_its_own_frame():
