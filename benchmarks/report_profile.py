@@ -267,6 +267,16 @@ def render_http(http: dict, w) -> None:
                   f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | {shown} | "
                   f"{h['load_average'][0]:.1f} | `{commit[:12]}` |")
     w("")
+    for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
+        if h.get("against") and h.get("runs", 1) > 1:
+            spread = "; ".join(
+                f"{name} " + ", ".join(f"{x['clients']} clients {x['turns_per_s']['runs']}"
+                                       for x in server["throughput"])
+                for name, server in (("new", h), ("old", h["against"])))
+            w(f"At {int(size):,} chunks each figure is the median of {h['runs']} runs per tree; "
+              f"turns/s of each run: {spread}. A difference between the trees smaller than "
+              "the spread between runs of one tree is not a difference this machine "
+              "resolves.\n")
 
 
 def render_server_cpu(size: int, cpu: dict, w) -> None:

@@ -126,3 +126,14 @@ def test_a_positional_file_of_a_recorded_command_shows_no_local_path():
                            "--commit", "abc"])
     assert shown == ("python benchmarks/server_profile.py PROFILE_DIR/current-r0.16c0.txt "
                      "--commit abc")
+
+
+def test_a_side_by_side_run_of_several_runs_shows_each_runs_throughput():
+    level = {**PROFILE["http"]["100000"]["throughput"][0],
+             "turns_per_s": {"median": 100.0, "runs": [90.0, 110.0]}}
+    new = dict(PROFILE["http"]["100000"], runs=2, throughput=[level], commit="n")
+    old = dict(PROFILE["http"]["100000"], runs=2, throughput=[level], commit="o")
+    out: list[str] = []
+    report_profile.render({"http": {"100000": {**new, "against": old}}}, out.append)
+    assert ("median of 2 runs per tree; turns/s of each run: new 16 clients [90.0, 110.0]; "
+            "old 16 clients [90.0, 110.0]") in "\n".join(out)
