@@ -365,7 +365,7 @@ class LimitsSettings(BaseModel):
     concurrent_turns: int = Field(default=0, ge=0, le=256, description=(
         "turns one API process runs at once, the others waiting in arrival order; `0`: the "
         "cores the process may use plus one (more threads than that only take turns at "
-        "Python's interpreter lock, and the slowest answers wait longest)"))
+        "Python's interpreter lock)"))
     queued_turns: int = Field(default=64, ge=0, le=100_000, description=(
         "turns that may wait for one of those slots; the next one gets 503 with "
         "`Retry-After` at once instead of waiting until its client gives up"))
