@@ -37,9 +37,11 @@ from api.middleware import BodyLimit, RequestMiddleware
 from api.openapi import install_openapi
 from api.runtime import Runtime
 from api.settings import Settings
+from api.turn_gate import TurnGate, default_concurrency
 from common.text import TURN_TEXT_ALLOWED, describe_unprintable, first_unprintable
 from dialogue.engine import TurnEngine
 from dialogue.models import TurnResult
+from dialogue.state import SessionAccess
 from kg.api_keys import KeyTable, Neo4jKeyStore
 
 KbPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_]{1,64}$", description="knowledge base id")]
@@ -175,6 +177,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
                                              "REFERENT_LIMITS__MAX_IMPORT_BYTES")})
     install_error_handlers(app)
     TurnRequest = turn_request_model(effective.limits.max_text_chars)
+    gate = TurnGate(limits.concurrent_turns or default_concurrency(), limits.queued_turns)
+    app.state.turn_gate = gate
+    metrics.watch_gate(gate.state)
     include_text = effective.log.include_text
 
     @app.get("/healthz", operation_id="getHealth",
@@ -207,12 +212,12 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
     @app.post("/v1/kbs/{kb}/sessions/{session_id}/turns", operation_id="playTurn",
               response_model=TurnResult,
               tags=["turns"], summary="Send one user turn")
-    def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
-                  engine: Annotated[TurnEngine, Depends(get_engine)],
-                  runtime: Annotated[Runtime, Depends(get_runtime)],
-                  caller: Annotated[Caller, Depends(kb_caller)],
-                  _loaded: Annotated[None, Depends(loaded_kb)],
-                  idempotency_key: IdempotencyKey = None) -> TurnResult:
+    async def post_turn(kb: KbPath, session_id: SessionPath, body: TurnRequest,
+                        engine: Annotated[TurnEngine, Depends(get_engine)],
+                        runtime: Annotated[Runtime, Depends(get_runtime)],
+                        caller: Annotated[Caller, Depends(kb_caller)],
+                        _loaded: Annotated[None, Depends(loaded_kb)],
+                        idempotency_key: IdempotencyKey = None) -> TurnResult:
         """Link, clarify or rewrite, retrieve: returns what the turn really asks,
         its canonical entities and the evidence, or a clarification question.
 
@@ -220,9 +225,17 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None,
         ``X-Referent-Subject``, if any: another caller gets 404 (an admin key of the
         kb may continue it). A turn is saved exactly once: an error answer (4xx, 5xx)
         saved nothing, and a retry with the same ``Idempotency-Key`` (or ``turn``) of a
-        turn that was saved returns the stored answer instead of playing it again."""
-        result = engine.handle(kb, session_id, body.text, k=body.k,
-                               access=caller.session_access(kb),
+        turn that was saved returns the stored answer instead of playing it again.
+        A process runs a few turns at once and queues the next ones in arrival order
+        (`REFERENT_LIMITS__CONCURRENT_TURNS`); beyond `REFERENT_LIMITS__QUEUED_TURNS`
+        waiting, a turn gets 503 with `Retry-After` at once."""
+        return await gate.run(lambda: play_turn(
+            engine, runtime, kb, session_id, body, caller.session_access(kb), idempotency_key))
+
+    def play_turn(engine: TurnEngine, runtime: Runtime, kb: str, session_id: str, body: Any,
+                  access: SessionAccess, idempotency_key: str | None) -> Response:
+        """The turn and its answer's serialization, on a worker thread of the gate."""
+        result = engine.handle(kb, session_id, body.text, k=body.k, access=access,
                                idempotency_key=idempotency_key, expected_turn=body.turn,
                                used=body.used)
         response = turn_response(result)

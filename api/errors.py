@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute, Match
 
 from api import log
 from api.json_body import BodyNestingError
+from api.turn_gate import TurnsSaturatedError
 from common.errors import (AliasConflictError, AuthenticationError, ConflictError,
                            DependencyError, FormatError, InputError, NotFoundError,
                            PermissionDeniedError, RateLimitedError, ReferencedError,
@@ -91,6 +92,14 @@ def install_error_handlers(app: FastAPI) -> None:
             headers = {"Retry-After": str(seconds)}
             extra["retry_after"] = seconds
         return problem(status, title, str(exc), headers=headers, **extra)
+
+    @app.exception_handler(TurnsSaturatedError)
+    async def saturated(request: Request, exc: TurnsSaturatedError) -> JSONResponse:
+        metrics = getattr(request.app.state, "metrics", None)
+        if metrics is not None:
+            metrics.observe_saturated()
+        return problem(503, "Server busy", str(exc), headers={"Retry-After": "1"},
+                       retry_after=1)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -28,6 +28,9 @@ Turn counts come from the typed events the engine emits beside each turn
   ``milvus``, ``sessions`` (SQLite or Redis), ``llm``, ``embedder`` and
   ``reranker``: those that failed a request (answered 503) and those a turn
   survived by falling back (the rules rewriter, BM25 only, the entity order).
+- ``referent_turns_in_progress`` and ``referent_turns_waiting``: turns running on
+  the gate's worker threads and turns queued for one (api/turn_gate.py);
+  ``referent_turns_refused_total``: turns answered 503 because the queue was full.
 - ``referent_alias_snapshot_version{kb}``: the alias table version this
   process linked its last turn of the kb with.
 - the standard ``process_*`` (memory, CPU, open files) and ``python_gc_*`` series.
@@ -42,6 +45,7 @@ so keep the port off the public internet as for any metrics endpoint.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
                                generate_latest)
@@ -129,6 +133,13 @@ class Metrics:
             "referent_alias_snapshot_version",
             "Alias table version this process linked the kb's last turn with",
             ["kb"], registry=r)
+        self.turns_refused = Counter(
+            "referent_turns_refused", "Turns refused with 503: every slot busy, the queue full",
+            registry=r)
+        self.turns_in_progress = Gauge(
+            "referent_turns_in_progress", "Turns running now", registry=r)
+        self.turns_waiting = Gauge(
+            "referent_turns_waiting", "Turns queued for a free slot now", registry=r)
         process_collector.ProcessCollector(registry=r)
         platform_collector.PlatformCollector(registry=r)
         gc_collector.GCCollector(registry=r)
@@ -162,6 +173,15 @@ class Metrics:
                     self.turn_fallbacks.labels(stage).inc()
                 case DependencyDegraded(dependency=dependency):
                     self.dependency_errors.labels(dependency).inc()
+
+    def watch_gate(self, state: Callable[[], tuple[int, int]]) -> None:
+        """Read the turns running and waiting from ``state`` at each scrape."""
+        self.turns_in_progress.set_function(lambda: state()[0])
+        self.turns_waiting.set_function(lambda: state()[1])
+
+    def observe_saturated(self) -> None:
+        """Count a turn refused because every slot was busy and the queue full."""
+        self.turns_refused.inc()
 
     def observe_error(self, exc: BaseException) -> None:
         """Count a request that failed because a dependency did."""

@@ -346,8 +346,9 @@ class RateLimitSettings(BaseModel):
 
 
 class LimitsSettings(BaseModel):
-    """How much one request may carry. A larger body is refused with 413 before it
-    is read to the end; a longer turn text with 422 naming the field."""
+    """How much one request may carry, and how many turns a process takes on. A larger
+    body is refused with 413 before it is read to the end; a longer turn text with 422
+    naming the field; a turn beyond the queue with 503."""
 
     # JSON routes (turns, admin writes). A turn is at most a few kB; an entity with
     # its aliases and attributes rarely reaches 10 kB.
@@ -362,6 +363,13 @@ class LimitsSettings(BaseModel):
     max_text_chars: int = Field(default=2000, ge=1, le=100_000, description=(
         "longest turn text, in characters (422 above it); the OpenAPI document shows the "
         "value in force"))
+    concurrent_turns: int = Field(default=0, ge=0, le=256, description=(
+        "turns one API process runs at once, the others waiting in arrival order; `0`: the "
+        "cores the process may use plus one (more threads than that only take turns at "
+        "Python's interpreter lock)"))
+    queued_turns: int = Field(default=64, ge=0, le=100_000, description=(
+        "turns that may wait for one of those slots; the next one gets 503 with "
+        "`Retry-After` at once instead of waiting until its client gives up"))
 
 
 class LogSettings(BaseModel):

@@ -7,8 +7,15 @@ its ingest: the kb's Milvus Lite file from ``turn_profile.py --workdir`` is reus
 
 Beside each load level it prints the in-process turn and the bare BM25 search of the
 same run (``turn_profile.side_by_side``), so the HTTP figures can be read against them,
-and the load average before and after. ``--uvicorn`` passes further options to uvicorn
-(``--http h11 --loop asyncio``: the pure-Python protocol and loop, for comparison).
+the CPU each process spent per answered turn (the API process, its Milvus Lite child and
+the load generator, which shares the cores), and the load average before and after.
+``--uvicorn`` passes further options to uvicorn (``--http h11 --loop asyncio``: the
+pure-Python protocol and loop, for comparison).
+
+``--against DIR`` runs the same load, in the same run, on a server started from another
+source tree (an exported older commit: ``git archive COMMIT | tar -x -C DIR``), the two
+servers taking turns run by run; ``--profile DIR`` samples each server with py-spy during
+its last load level (``DIR/<tree>.<clients>c<run>.txt``, py-spy's raw format).
 """
 
 from __future__ import annotations
@@ -39,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the in-process turns (and their collection load)")
     parser.add_argument("--uvicorn", default="", metavar="OPTIONS",
                         help="further uvicorn options, one string (--uvicorn='--http h11')")
+    parser.add_argument("--against", type=Path, default=None, metavar="DIR",
+                        help="another source tree to serve the same load from, side by side")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="py-spy samples of each server under its last load level")
     parser.add_argument("--record", type=Path, default=None,
                         help="merge the figures into this JSON (docs/benchmarks/profile.json)")
     args = parser.parse_args(argv)
@@ -57,23 +68,60 @@ def main(argv: list[str] | None = None) -> int:
             sessions.close()
         index.close()
         run_all._release_lite(uri)
-        cfg = {"clients": args.clients, "runs": args.runs, "load_seconds": args.seconds,
-               "load_max_requests": 100_000}
-        server = run_all.bench_server(kb, uri, data.sessions, cfg, args.workdir / "server",
-                                      args.chunks, tuple(shlex.split(args.uvicorn)))
+        trees = {"current": run_all.REPO} | ({"against": args.against} if args.against else {})
+        servers = serve_side_by_side(args, trees, kb, uri, data.sessions)
     finally:
         services.close()
+    for name, server in servers.items():
+        print(f"== {name} tree ({server['commit'] or trees[name]})")
+        report(server)
+    print(f"load average after: {os.getloadavg()}")
+    if args.record is not None:
+        current = servers["current"]
+        if "against" in servers:
+            current = {**current, "against": servers["against"]}
+        record(args.record, "http", args.chunks,
+               {**current, "load_average": before, "load_average_after": list(os.getloadavg())})
+    return 0
+
+
+def serve_side_by_side(args, trees: dict[str, Path], kb: str, uri: str,
+                       scripts: list[list[str]]) -> dict[str, dict]:
+    """Each run of the load on a server from each tree in turn (so a change of the
+    machine's load falls on both); the runs of each tree merged."""
+    one_run = {"clients": args.clients, "runs": 1, "load_seconds": args.seconds,
+               "load_max_requests": 100_000}
+    done: dict[str, list[dict]] = {name: [] for name in trees}
+    for run in range(args.runs):
+        for name, tree in trees.items():
+            profile = args.profile / f"{name}-r{run}" if args.profile else None
+            if profile is not None:
+                args.profile.mkdir(parents=True, exist_ok=True)
+            done[name].append(run_all.bench_server(
+                kb, uri, scripts, one_run, args.workdir / "server", args.chunks,
+                tuple(shlex.split(args.uvicorn)), tree=tree, profile=profile))
+    return {name: {**run_all.merge_server_runs(runs), "commit": _tree_commit(trees[name])}
+            for name, runs in done.items()}
+
+
+def _tree_commit(tree: Path) -> str | None:
+    """The commit of a git checkout, or of an exported tree (its ``COMMIT`` file), if known."""
+    marker = tree / "COMMIT"
+    if marker.exists():
+        return marker.read_text(encoding="utf-8").strip() or None
+    return run_all._git_commit() if tree == run_all.REPO else None
+
+
+def report(server: dict) -> None:
     print(f"ready after {server['ready_s']} s, first turn {server['first_turn_ms']} ms")
     for level in server["throughput"]:
         print(f"{level['clients']:>3} clients: {level['turns_per_s']['median']:7.1f} turns/s, "
               f"p50 {level['p50_ms']['median']:8.2f} ms, p99 {level['p99_ms']['median']:8.2f} ms, "
               f"{level['requests']} requests, {level['errors']} errors {level['error_kinds'] or ''}")
+        cpu = {part: figure["median"] for part, figure in level["cpu_ms_per_turn"].items()}
+        print(f"     CPU ms per turn: API {cpu['api']:.2f}, Milvus Lite {cpu['milvus_lite']:.2f}, "
+              f"load generator {cpu['client']:.2f}")
     print(f"memory idle {server['memory_idle']}, after load {server['memory_after_load']}")
-    print(f"load average after: {os.getloadavg()}")
-    if args.record is not None:
-        record(args.record, "http", args.chunks,
-               {**server, "load_average": before, "load_average_after": list(os.getloadavg())})
-    return 0
 
 
 if __name__ == "__main__":

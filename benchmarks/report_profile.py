@@ -152,7 +152,7 @@ def _request_table(rows: list[dict], w) -> None:
 
 def render(profile: dict, w) -> None:
     turns, http = profile.get("turns", {}), profile.get("http", {})
-    if not turns and not http:
+    if not turns and not http and not profile.get("server_cpu"):
         return
     w("## Where a turn's time goes (current tree)\n")
     w("From `docs/benchmarks/profile.json` (written by the two scripts below with `--record`; "
@@ -219,30 +219,80 @@ def render(profile: dict, w) -> None:
           "state, so a failed turn leaves it untouched), and building the trace and the answer; "
           "over HTTP, the trace's own write to the session store after the answer is ready.\n")
     if http:
-        w("The running server (`benchmarks/http_load.py`: one uvicorn worker, started on the kept "
-          "kb, the load generator in the benchmark process on the same two cores). With 16 "
-          "clients the requests queue for the two cores and the GIL: most of a turn is "
-          "Python (*own* above, plus the HTTP layer and pymilvus' decoding), the thread pool "
-          "(40 threads) never runs short and SQLite sessions no longer wait on the disk; "
-          "whether Milvus Lite's single server process adds a queue of its own was not "
-          "measured. More throughput needs more "
-          "processes: several uvicorn workers or API instances with a Milvus server "
-          "(`REFERENT_MILVUS__URI`, one shared Milvus Lite server or a standalone one; a Lite "
-          "file belongs to one process) and sessions in Redis or one SQLite file "
-          "(docs/deployment.md).\n")
-        w("| chunks | ready after s | first turn ms | clients | turns/s | client p50 ms | "
-          "client p99 ms | requests | errors | load average | commit |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-        for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
-            for x in h["throughput"]:
-                w(f"| {int(size):,} | {h['ready_s']:.0f} | {h['first_turn_ms']:.0f} | {x['clients']} | "
-                  f"{x['turns_per_s']['median']:.1f} | {x['p50_ms']['median']:.1f} | "
-                  f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | "
-                  f"{h['load_average'][0]:.1f} | `{(h.get('commit') or '?')[:12]}` |")
-        w("")
-    suites = profile.get("suite_requests", {})
-    commands = sorted({x["command"] for section in (turns, http, suites) for x in section.values()})
+        render_http(http, w)
+    for size, cpu in sorted(profile.get("server_cpu", {}).items(), key=lambda kv: int(kv[0])):
+        render_server_cpu(int(size), cpu, w)
+    suites, cpu = profile.get("suite_requests", {}), profile.get("server_cpu", {})
+    commands = sorted({x["command"] for section in (turns, http, suites, cpu)
+                       for x in section.values()})
     w("```bash")
     for command in commands:
         w(command.replace("python ", ".venv/bin/python ", 1))
     w("```\n")
+
+
+def render_http(http: dict, w) -> None:
+    """The running server, the current tree beside the older one served the same load in
+    the same run (``http_load.py --against``), with each process's CPU per turn."""
+    w("The running server (`benchmarks/http_load.py`: one uvicorn worker, started on the kept "
+      "kb, the load generator in the benchmark process on the same two cores). A turn runs on "
+      "one of a few worker threads (the cores plus one, `REFERENT_LIMITS__CONCURRENT_TURNS`); "
+      "the other requests wait in arrival order, and a turn beyond "
+      "`REFERENT_LIMITS__QUEUED_TURNS` waiting is answered 503 with `Retry-After` at once "
+      "(api/turn_gate.py). *CPU ms per turn* is what each process spent per answered turn "
+      "during the load: the API process, its Milvus Lite server and the load generator; the "
+      "API process is one Python interpreter, so its figure bounds the throughput (1,000 ms "
+      "of one core divided by it) while Milvus Lite and the load generator share the other "
+      "core. More throughput needs more processes: several uvicorn workers or API instances "
+      "with a Milvus server (`REFERENT_MILVUS__URI`, one shared Milvus Lite server or a "
+      "standalone one; a Lite file belongs to one process) and sessions in Redis or one "
+      "SQLite file (docs/deployment.md). A *new* row and the *old* row below it are one run: "
+      "the same load on a server of each commit named, the two servers taking turns "
+      "(`--against`), so the machine's load falls on both.\n")
+    w("| chunks | tree | ready after s | first turn ms | clients | turns/s | client p50 ms | "
+      "client p99 ms | requests | errors | CPU ms per turn: API / Milvus Lite / load generator "
+      "| load average | commit |")
+    w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
+    for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
+        trees = [("new", h), ("old", h["against"])] if h.get("against") else [("", h)]
+        for name, server in trees:
+            commit = server.get("commit") or "?"
+            for x in server["throughput"]:
+                cpu = x.get("cpu_ms_per_turn")
+                shown = " / ".join(f"{cpu[p]['median']:.1f}" for p in ("api", "milvus_lite", "client")) \
+                    if cpu else "–"
+                w(f"| {int(size):,} | {name} | {server['ready_s']:.0f} | "
+                  f"{server['first_turn_ms']:.0f} | {x['clients']} | "
+                  f"{x['turns_per_s']['median']:.1f} | {x['p50_ms']['median']:.1f} | "
+                  f"{x['p99_ms']['median']:.0f} | {x['requests']} | {x['errors']} | {shown} | "
+                  f"{h['load_average'][0]:.1f} | `{commit[:12]}` |")
+    w("")
+    for size, h in sorted(http.items(), key=lambda kv: int(kv[0])):
+        if h.get("against") and h.get("runs", 1) > 1:
+            spread = "; ".join(
+                f"{name} " + ", ".join(f"{x['clients']} clients {x['turns_per_s']['runs']}"
+                                       for x in server["throughput"])
+                for name, server in (("new", h), ("old", h["against"])))
+            w(f"At {int(size):,} chunks each figure is the median of {h['runs']} runs per tree; "
+              f"turns/s of each run: {spread}. A difference between the trees smaller than "
+              "the spread between runs of one tree is not a difference this machine "
+              "resolves.\n")
+
+
+def render_server_cpu(size: int, cpu: dict, w) -> None:
+    """Where the server's Python time went under the 16-client load (``server_profile.py``)."""
+    w(f"Where the server's Python time went under 16 clients at {size:,} chunks "
+      "(`benchmarks/server_profile.py` over py-spy samples of the thread holding the "
+      "interpreter lock, 100 a second, during the load run of `http_load.py --profile`; "
+      f"commit `{(cpu.get('commit') or '?')[:12]}`"
+      + (f", load average {cpu['load_average']:.1f}" if cpu.get("load_average") else "")
+      + f"). The interpreter was busy "
+      f"{cpu['busy']:.0%} of the run; the rest of the time the process waited for a core "
+      "(other work on the machine), for Milvus Lite or for SQLite with no Python to run. "
+      "Each sample counts for the first part it falls in, so the Milvus client's share is "
+      "pymilvus and gRPC building requests and decoding answers, in whichever stage:\n")
+    w("| part | share of the samples |")
+    w("|---|---:|")
+    for part in cpu["parts"]:
+        w(f"| {part['part']} | {part['share']:.1%} |")
+    w("")

@@ -322,6 +322,21 @@ def _memory(pid: int) -> dict:
             "total_rss_mb": round(api_rss + sum(c[0] for c in child), 1)}
 
 
+def _cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by process ``pid`` and by its descendants."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def used(p: int) -> float:
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    return used(pid), sum(used(p) for p in _descendants(pid) if p != pid)
+
+
 def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: float,
           max_requests: int, tag: str) -> dict:
     """``clients`` threads, each replaying whole sessions until the time or the request
@@ -375,15 +390,50 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
     for t in threads:
         t.start()
     ready.wait()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     deadline[0] = started + seconds
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - started
+    # The load generator shares the cores with the server: its own CPU time says how much.
+    client_cpu = time.process_time() - cpu_started
     return {"ok": ok[0], "errors": errors[0], "error_kinds": kinds, "seconds": elapsed,
+            "client_cpu_s": client_cpu,
             "turns_per_s": ok[0] / elapsed if elapsed else 0.0,
             "p50_ms": pct(latencies, 50) if latencies else None,
             "p99_ms": pct(latencies, 99) if latencies else None}
+
+
+def _measured_load(base: str, kb: str, scripts: list[list[str]], clients: int, cfg: dict,
+                   pid: int, run: int, profile: Path | None = None) -> dict:
+    """One load run, with the CPU each process spent per answered turn: the API process,
+    its children (the Milvus Lite server) and the load generator; with ``profile``, the
+    server's stacks sampled meanwhile (py-spy, 100 per second, the thread holding the
+    interpreter lock only: where the process's Python time goes) into that file."""
+    spy = None
+    if profile is not None:
+        spy = subprocess.Popen([_py_spy(), "record", "-p", str(pid), "-r", "100", "-f", "raw", "--gil",
+                                "-d", str(max(1, int(cfg["load_seconds"]))), "--nonblocking",
+                                "-o", str(profile.with_suffix(f".{clients}c{run}.txt"))],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    api0, children0 = _cpu_seconds(pid)
+    result = _load(base, kb, scripts, clients, cfg["load_seconds"], cfg["load_max_requests"],
+                   f"c{clients}r{run}{uuid.uuid4().hex[:6]}")
+    api1, children1 = _cpu_seconds(pid)
+    if spy is not None:
+        spy.wait(timeout=60)
+    turns = max(result["ok"], 1)
+    result["cpu_ms_per_turn"] = {"api": (api1 - api0) * 1000 / turns,
+                                 "milvus_lite": (children1 - children0) * 1000 / turns,
+                                 "client": result["client_cpu_s"] * 1000 / turns}
+    return result
+
+
+def _py_spy() -> str:
+    found = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(found).exists():
+        raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
+    return found
 
 
 def server_command(port: int, extra: tuple[str, ...] = ()) -> list[str]:
@@ -392,8 +442,11 @@ def server_command(port: int, extra: tuple[str, ...] = ()) -> list[str]:
 
 
 def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, data_dir: Path,
-                 size: int, extra: tuple[str, ...] = ()) -> dict:
-    """The server section for one kb; ``extra``: further uvicorn options."""
+                 size: int, extra: tuple[str, ...] = (), *, tree: Path = REPO,
+                 profile: Path | None = None) -> dict:
+    """The server section for one kb; ``extra``: further uvicorn options; ``tree``: the
+    source tree the server runs (another commit's checkout, for a side-by-side run);
+    ``profile``: py-spy samples of the server during the last load level, written there."""
     from api.auth import hash_key
 
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -404,8 +457,9 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
                REFERENT_MILVUS__URI=milvus_uri, REFERENT_DATA_DIR=str(data_dir),
                REFERENT_AUTH__KEYS=json.dumps([{"name": "bench", "role": "query",
                                                 "hash": hash_key(BENCH_KEY)}]))
+    warmed = _clarify_vectors(kb, data_dir)
     errlog = open(data_dir / "server.log", "w")
-    proc = subprocess.Popen(server_command(port, extra), cwd=REPO, env=env, stdout=errlog, stderr=errlog,
+    proc = subprocess.Popen(server_command(port, extra), cwd=tree, env=env, stdout=errlog, stderr=errlog,
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -420,8 +474,9 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
         idle = _memory(proc.pid)
         levels = []
         for clients in cfg["clients"]:
-            runs = [_load(base, kb, scripts, clients, cfg["load_seconds"], cfg["load_max_requests"],
-                          f"c{clients}r{r}{uuid.uuid4().hex[:6]}") for r in range(cfg["runs"])]
+            spy = profile if clients == cfg["clients"][-1] else None
+            runs = [_measured_load(base, kb, scripts, clients, cfg, proc.pid, r, spy)
+                    for r in range(cfg["runs"])]
             levels.append({
                 "clients": clients,
                 "turns_per_s": stat([r["turns_per_s"] for r in runs], 1),
@@ -431,18 +486,63 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
                 "errors": sum(r["errors"] for r in runs),
                 "error_kinds": {k: sum(r["error_kinds"].get(k, 0) for r in runs)
                                 for k in {k for r in runs for k in r["error_kinds"]}},
-                "seconds_per_run": cfg["load_seconds"]})
+                "seconds_per_run": cfg["load_seconds"],
+                "cpu_ms_per_turn": {part: stat([r["cpu_ms_per_turn"][part] for r in runs], 2)
+                                    for part in ("api", "milvus_lite", "client")}})
             log(f"[{size}] server {clients} clients: {levels[-1]['turns_per_s']['median']:.1f} turns/s, "
                 f"{levels[-1]['errors']} errors")
         loaded = _memory(proc.pid)
         shown = ["python", *server_command(port, extra)[1:]]
         shown[shown.index("--port") + 1] = "PORT"
-        return {"command": " ".join(shown), "start_s": round(started_s, 1),
+        return {"command": " ".join(shown), "start_s": round(started_s, 1), "clarify_vectors": warmed,
                 "ready_s": round(ready_s, 1), "first_turn_ms": round(first_ms, 1),
                 "memory_idle": idle, "memory_after_load": loaded, "throughput": levels}
     finally:
         _stop(proc)
         errlog.close()
+
+
+def _clarify_vectors(kb: str, data_dir: Path) -> dict:
+    """The clarify model's candidate vectors of ``kb``, embedded into the server's data dir
+    before it starts (``referent clarify warm``): a server embeds the missing ones in the
+    background, which on a freshly imported kb of 10,000 entities takes minutes of CPU and
+    would fall into the load runs instead of being a one-off of the import."""
+    done = subprocess.run([sys.executable, "-m", "api.cli", "clarify", "warm", "--kb", kb],
+                          cwd=REPO, env={**os.environ, "REFERENT_DATA_DIR": str(data_dir)},
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        log(f"clarify vectors of {kb} not precomputed: {done.stderr.strip()[-300:]}")
+        return {"skipped": done.stderr.strip()[-300:]}
+    got = json.loads(done.stdout)
+    log(f"clarify vectors of {kb}: {got}")
+    return got
+
+
+def merge_server_runs(runs: list[dict]) -> dict:
+    """Several :func:`bench_server` results of one tree (one load run each) as one: each
+    figure over the runs (median, min, max), start-up figures the median run's."""
+    def over(clients: int, figure: str, digits: int) -> dict:
+        return stat([next(x for x in r["throughput"] if x["clients"] == clients)[figure]["median"]
+                     for r in runs], digits)
+
+    merged = dict(runs[len(runs) // 2])
+    merged["ready_s"] = stat([r["ready_s"] for r in runs], 1)["median"]
+    merged["first_turn_ms"] = stat([r["first_turn_ms"] for r in runs], 1)["median"]
+    levels = []
+    for level in runs[0]["throughput"]:
+        c = level["clients"]
+        same = [next(x for x in r["throughput"] if x["clients"] == c) for r in runs]
+        levels.append({
+            **level, "turns_per_s": over(c, "turns_per_s", 1),
+            "p50_ms": over(c, "p50_ms", 2), "p99_ms": over(c, "p99_ms", 2),
+            "requests": sum(x["requests"] for x in same), "errors": sum(x["errors"] for x in same),
+            "error_kinds": {k: sum(x["error_kinds"].get(k, 0) for x in same)
+                            for k in {k for x in same for k in x["error_kinds"]}},
+            "cpu_ms_per_turn": {part: stat([x["cpu_ms_per_turn"][part]["median"] for x in same], 2)
+                                for part in level["cpu_ms_per_turn"]}})
+    merged["throughput"] = levels
+    merged["runs"] = len(runs)
+    return merged
 
 
 def _wait_for(url: str, proc: subprocess.Popen, t0: float, limit: float, log_path: Path | None) -> None:

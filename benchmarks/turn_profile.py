@@ -323,7 +323,8 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 # Options whose value is a path on the measuring machine: shown as the default's.
 _PATH_OPTIONS = {"--workdir": "var/bench/profile", "--record": "docs/benchmarks/profile.json",
-                 "--pstats": "PROFILE", "--suite": "SUITE/suite.jsonl"}
+                 "--pstats": "PROFILE", "--suite": "SUITE/suite.jsonl",
+                 "--against": "OLDER_TREE", "--profile": "PROFILE_DIR"}
 
 
 def shown_command(argv: list[str]) -> str:
@@ -336,6 +337,8 @@ def shown_command(argv: list[str]) -> str:
             arg = f"{name}={_PATH_OPTIONS[name]}"
         elif i and args[i - 1] in _PATH_OPTIONS:
             arg = _PATH_OPTIONS[args[i - 1]]
+        elif arg.startswith("/"):  # a positional file: the samples server_profile.py reads
+            arg = "PROFILE_DIR/" + Path(arg).name
         words.append(shlex.quote(arg))
     return " ".join(words)
 
@@ -348,7 +351,7 @@ def record(path: Path, section: str, size: int | str, figures: dict) -> None:
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data.setdefault(section, {})[str(size)] = {
-        **figures, "commit": _git_commit(), "machine": machine(),
+        **figures, "commit": figures.get("commit") or _git_commit(), "machine": machine(),
         "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": shown_command(sys.argv)}
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,7 @@ def test_the_section_names_every_stage_and_each_load_level():
     report_profile.render(PROFILE, out.append)
     text = "\n".join(out)
     assert all(f"| {stage} |" in text for stage in report_profile.BUYS)
-    assert "| 100,000 | 5 | 40 | 16 | 120.0 |" in text
+    assert "| 100,000 |  | 5 | 40 | 16 | 120.0 |" in text
     out.clear()
     report_profile.render({}, out.append)
     assert out == []
@@ -43,9 +43,11 @@ def test_the_section_names_every_stage_and_each_load_level():
 
 def test_recorded_commands_show_no_local_paths():
     shown = shown_command(["/home/x/benchmarks/turn_profile.py", "--chunks", "10", "--workdir",
-                           "/tmp/a b", "--record=/srv/p.json", "--pstats", "/tmp/p"])
+                           "/tmp/a b", "--record=/srv/p.json", "--pstats", "/tmp/p",
+                           "--against", "/srv/old", "--profile=/srv/spy"])
     assert shown == ("python benchmarks/turn_profile.py --chunks 10 --workdir var/bench/profile "
-                     "--record=docs/benchmarks/profile.json --pstats PROFILE")
+                     "--record=docs/benchmarks/profile.json --pstats PROFILE "
+                     "--against OLDER_TREE --profile=PROFILE_DIR")
 
 
 def _request(turns: str, request: str, per_turn: float, ms: float) -> dict:
@@ -78,3 +80,60 @@ def test_the_section_lists_the_turns_requests_and_the_search_feature_by_feature(
     assert "`kb_a` development kb (12 turns of 3 sessions" in text
     assert "| no entity | query | 0.50 |" in text
     assert "benchmarks/turn_requests.py --kb kb_a" in text
+
+
+def test_the_server_table_shows_the_older_tree_of_the_same_run_and_the_cpu_per_turn():
+    cpu = {"api": {"median": 9.0}, "milvus_lite": {"median": 3.5}, "client": {"median": 1.2}}
+    current = dict(PROFILE["http"]["100000"], commit="new1234567890")
+    current["throughput"] = [{**current["throughput"][0], "cpu_ms_per_turn": cpu}]
+    older = dict(PROFILE["http"]["100000"], commit="old1234567890")
+    out: list[str] = []
+    report_profile.render({"http": {"100000": {**current, "against": older}}}, out.append)
+    text = "\n".join(out)
+    assert "| 100,000 | new | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | 9.0 / 3.5 / 1.2 |" in text
+    assert "| 100,000 | old | 5 | 40 | 16 | 120.0 | 90.0 | 250 | 1200 | 0 | – | 3.0 | `old123456789` |" in text
+
+
+def test_server_samples_go_to_the_first_part_they_fall_in_and_the_event_loop_by_its_own_frame():
+    from benchmarks import server_profile
+
+    loop_root = "<module> (uvicorn/__main__.py:4);Runner.run (asyncio/runners.py:118)"
+    lines = [
+        "x (api/app.py:1);TurnEngine.handle (dialogue/engine.py:186);TurnEngine._retrieve "
+        "(dialogue/engine.py:519);MilvusClient.search (pymilvus/milvus_client/milvus_client.py:1) 6",
+        "x (api/app.py:1);TurnEngine.handle (dialogue/engine.py:186);TurnEngine._retrieve "
+        "(dialogue/engine.py:519);jaccard (retrieval/dedup.py:48) 2",
+        f"{loop_root} 1",
+        f"{loop_root};RequestResponseCycle.send (uvicorn/protocols/http/httptools_impl.py:522) 1",
+    ]
+    found = server_profile.shares(lines, rate=100, seconds=0.2)
+    parts = {p["part"]: p["samples"] for p in found["parts"]}
+    assert found["samples"] == 10 and found["busy"] == 0.5
+    assert parts == {"Milvus client (pymilvus, gRPC)": 6,
+                     "retrieval: rerank, dedup, novelty, no-answer": 2,
+                     "event loop and worker hand-offs": 1,
+                     "HTTP: uvicorn, middleware, routing, body, auth": 1}
+    out: list[str] = []
+    report_profile.render({"server_cpu": {"100000": {**found, "commit": "abc123",
+                                                     "command": "python benchmarks/server_profile.py"}}},
+                          out.append)
+    text = "\n".join(out)
+    assert "| Milvus client (pymilvus, gRPC) | 60.0% |" in text and "busy 50% of the run" in text
+
+
+def test_a_positional_file_of_a_recorded_command_shows_no_local_path():
+    shown = shown_command(["/x/benchmarks/server_profile.py", "/tmp/spy/current-r0.16c0.txt",
+                           "--commit", "abc"])
+    assert shown == ("python benchmarks/server_profile.py PROFILE_DIR/current-r0.16c0.txt "
+                     "--commit abc")
+
+
+def test_a_side_by_side_run_of_several_runs_shows_each_runs_throughput():
+    level = {**PROFILE["http"]["100000"]["throughput"][0],
+             "turns_per_s": {"median": 100.0, "runs": [90.0, 110.0]}}
+    new = dict(PROFILE["http"]["100000"], runs=2, throughput=[level], commit="n")
+    old = dict(PROFILE["http"]["100000"], runs=2, throughput=[level], commit="o")
+    out: list[str] = []
+    report_profile.render({"http": {"100000": {**new, "against": old}}}, out.append)
+    assert ("median of 2 runs per tree; turns/s of each run: new 16 clients [90.0, 110.0]; "
+            "old 16 clients [90.0, 110.0]") in "\n".join(out)
