@@ -415,7 +415,8 @@ def unknown_variant(asked: str, stats: TermStats, *earlier: str) -> bool:
     """Whether the question names a variant (钻石版, the Diamond edition), not named by the
     ``earlier`` questions, whose name no chunk of the kb has: like a version number the
     kb never lists, it is something the kb does not hold, and no passage shown before
-    answers it. A time (最新版) is not a variant's name."""
+    answers it. A time (最新版) is not a variant's name, nor is a word that places an
+    edition before or after another (the new edition, the previous version)."""
     said_before = " ".join(earlier).lower()
     times = [m.span() for m in cues.TIME_RE.finditer(asked)]
     for regex in cues.VARIANT_RES:
@@ -424,6 +425,8 @@ def unknown_variant(asked: str, stats: TermStats, *earlier: str) -> bool:
             if set(name) & _FUNCTION_CHARS:
                 continue  # 两个版本, 这个版: a word about versions, not a name
             if name in said_before or any(a < m.end() and m.start() < b for a, b in times):
+                continue
+            if cues.NEWER_CHOICE_RE.fullmatch(name) or cues.OLDER_CHOICE_RE.fullmatch(name):
                 continue
             words = tokens(name)
             if words and all(stats.df(w) == 0 for w in words):
