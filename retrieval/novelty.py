@@ -26,12 +26,13 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from common.language import cues
+from common.language.normalize import fold_traditional
 from common.language.tokens import tokens
 from retrieval.index import VectorIndex
 from retrieval.models import Hit
@@ -394,13 +395,65 @@ def _answers_better(hit: Hit, rival: Hit, terms: set[str], stats: TermStats, uni
 _EPS = 1e-9
 
 
-def holds_new(hit: Hit, before: Shown, asked: str, stats: TermStats,
-              previous: Sequence[str] = ()) -> bool:
-    """Whether a shown chunk holds any of the words ``asked`` has that its showing
-    turn's question (and the ``previous`` turn's) did not."""
+# Why a shown chunk may be shown again rather than no answer (:func:`repeat_reason`), in
+# the order they are tried.
+HOLDS_NEW_WORDS = "holds words the question newly asks"
+ABOUT_THE_ENTITIES = "is about the turn's entities, though in other words than the question's"
+REPEAT_REASONS = (HOLDS_NEW_WORDS, ABOUT_THE_ENTITIES)
+
+
+def repeat_reason(hit: Hit, before: Shown, asked: str, stats: TermStats, *,
+                  entity_ids: Sequence[str] = (), names: Mapping[str, Sequence[str]] | None = None,
+                  previous: Sequence[str] = ()) -> str | None:
+    """Why a shown chunk may answer the question ``asked`` again when nothing unseen does
+    (None: it may not). The search decides whether it does: it must be the turn's best
+    match and cover the question (``retrieval/search.py``).
+
+    - ``HOLDS_NEW_WORDS``: it holds some of the words ``asked`` has that its showing
+      turn's question (and the ``previous`` turn's) did not.
+    - ``ABOUT_THE_ENTITIES``: it is about every one of the turn's entities (tagged with
+      it, or naming it by one of its ``names``), holds every number the question names
+      (a month, a year, a version) and states a value of each kind it asks for (an
+      amount, a duration, a time of day, a count). A follow-up about the same
+      subjects often asks in its own words what a passage already shown says in
+      others (能一起拿吗 of the passage that says 不能同时获得): that the passage is
+      about the turn's subjects is then the only sign, and showing it again beats
+      answering that there is nothing.
+
+    Neither when the question asks of a version or a variant no chunk of the kb names
+    (the answer to it is that there is none, not a passage about another one), nor, for
+    being about the entities, when it asks nothing new (the same question again: what
+    it was shown is what the kb has).
+    """
     terms = new_terms(asked, before.query, *previous)
-    return (not unknown_number(terms, stats) and not unknown_variant(asked, stats, before.query, *previous)
-            and gain(terms, hit, stats) > 0)
+    if unknown_number(terms, stats) or unknown_variant(asked, stats, before.query, *previous):
+        return None
+    if gain(terms, hit, stats) > 0:
+        return HOLDS_NEW_WORDS
+    if terms and entity_ids and _about_all(hit, entity_ids, names or {}) \
+            and _states_what_is_asked(hit, asked):
+        return ABOUT_THE_ENTITIES
+    return None
+
+
+def _about_all(hit: Hit, entity_ids: Sequence[str], names: Mapping[str, Sequence[str]]) -> bool:
+    """Whether the hit is about every entity: tagged with it, or naming it."""
+    passage = f"{hit.title}\n{hit.text}".lower()
+    return all(entity in hit.entity_ids
+               or any(n.strip() and n.lower() in passage for n in names.get(entity, ()))
+               for entity in entity_ids)
+
+
+_KINDS_OF_VALUE = frozenset({AMOUNT, *VALUE_KINDS})
+
+
+def _states_what_is_asked(hit: Hit, asked: str) -> bool:
+    """Whether the hit holds every number ``asked`` names (7月, 2025, 8.0版: a passage
+    about March does not answer of July) and states a value of every kind it asks for
+    (有幾個車位 asks for a count: a passage that states none does not answer it)."""
+    wanted = asked_units(fold_traditional(asked))
+    wanted = {t for t in wanted if t in _KINDS_OF_VALUE or t[0].isdigit()}
+    return wanted <= passage_units(f"{hit.title}\n{hit.text}")
 
 
 def unknown_number(terms: set[str], stats: TermStats) -> bool:
@@ -415,7 +468,8 @@ def unknown_variant(asked: str, stats: TermStats, *earlier: str) -> bool:
     """Whether the question names a variant (钻石版, the Diamond edition), not named by the
     ``earlier`` questions, whose name no chunk of the kb has: like a version number the
     kb never lists, it is something the kb does not hold, and no passage shown before
-    answers it. A time (最新版) is not a variant's name."""
+    answers it. A time (最新版) is not a variant's name, nor is a word that places an
+    edition before or after another (the new edition, the previous version)."""
     said_before = " ".join(earlier).lower()
     times = [m.span() for m in cues.TIME_RE.finditer(asked)]
     for regex in cues.VARIANT_RES:
@@ -424,6 +478,8 @@ def unknown_variant(asked: str, stats: TermStats, *earlier: str) -> bool:
             if set(name) & _FUNCTION_CHARS:
                 continue  # 两个版本, 这个版: a word about versions, not a name
             if name in said_before or any(a < m.end() and m.start() < b for a, b in times):
+                continue
+            if cues.NEWER_CHOICE_RE.fullmatch(name) or cues.OLDER_CHOICE_RE.fullmatch(name):
                 continue
             words = tokens(name)
             if words and all(stats.df(w) == 0 for w in words):

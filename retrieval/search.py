@@ -49,8 +49,9 @@ from retrieval.fusion import rescaled, rrf
 from retrieval.history import Carried, CarryConfig, carry_weight, fuse_by_document, history_query
 from retrieval.index import VectorIndex
 from retrieval.models import Chunk, Hit
-from retrieval.novelty import (NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK, TIE_LEAD, Shown,
-                               StatsCache, TermStats, admit, editions, holds_new, unknown_editions)
+from retrieval.novelty import (HOLDS_NEW_WORDS, NOVELTY_MIN_GAIN, NOVELTY_MOST, NOVELTY_RANK,
+                               REPEAT_REASONS, TIE_LEAD, Shown, StatsCache, TermStats, admit,
+                               editions, repeat_reason, unknown_editions)
 from retrieval.request import SearchRequest
 from retrieval.rerank import EntityAwareReranker
 from retrieval.unanswerable import unknown_future, unknown_things
@@ -118,7 +119,9 @@ class SearchOutcome:
 
     ``no_answer`` is True when evidence was found but judged too weak (then
     ``found`` is empty) or when nothing was found at all. ``strength`` is the
-    best evidence's coverage of its query, in [0, 1].
+    best evidence's coverage of its query, in [0, 1]; a shown chunk that came back
+    rather than no answer only for being about the turn's entities does not count
+    (``retrieval/dual_path.py`` then also searches the user's own words).
     """
 
     found: tuple[Found, ...]
@@ -369,28 +372,24 @@ class Retriever:
         strength = max((self._coverage(f, queries[0], trace) for f in found), default=0.0)
         # A revisit asks for what was found before: it never abstains.
         threshold = cfg.no_answer_threshold if abstain and intent != "revisit" else 0.0
+        reported = strength
         if intent == "new" and again and (not found or strength < threshold):
             # The unseen evidence is too weak to answer, but a shown chunk is the turn's
             # best match: showing it again (marked) beats answering nothing.
-            kept = {f.hit.chunk_id for f in found}
-            # It must hold something of what the question asks that its showing turn (and
-            # the turn before) did not (a version or a month no passage has makes the
-            # answer "none", not it).
-            best = min((f for f, before, asked in again if f.hit.chunk_id not in kept
-                        and holds_new(f.hit, before, asked, stats, previous)),
-                       key=by_score, default=None)
-            top_unseen = max((f.hit.score for f in unseen), default=float("-inf"))
-            if best is not None and best.hit.score >= top_unseen:
-                # Only the turn's best match overall: one that unseen chunks outrank is
-                # no better an answer than they are.
-                best = replace(best, hit=replace(best.hit, vector=None))
-                again_strength = coverage(best.query, best.hit)
-                if again_strength > strength:
-                    found = [best, *found][:k]
-                    strength = again_strength
-                    novelty["returned_rather_than_abstain"] = best.hit.chunk_id
-                    novelty["returned"] = [*novelty.get("returned", []), {
-                        "chunk_id": best.hit.chunk_id, "seen_in_turn": best.seen_in_turn}]
+            repeat = _rather_than_nothing(again, found, unseen, strength, stats,
+                                          entity_ids=entity_ids, names=names, previous=previous)
+            if repeat is not None:
+                best, covers, why = repeat
+                if why == HOLDS_NEW_WORDS:
+                    # Only a passage that holds the asked words is evidence that the
+                    # rewrite read the question right; one about its entities is not, so
+                    # the dual path still searches the user's own words.
+                    reported = covers
+                found, strength = [best, *found][:k], covers
+                novelty["returned_rather_than_abstain"] = best.hit.chunk_id
+                novelty["returned"] = [*novelty.get("returned", []), {
+                    "chunk_id": best.hit.chunk_id, "seen_in_turn": best.seen_in_turn,
+                    "why": f"rather than no answer: nothing unseen answers, and it {why}"}]
         weak = bool(found) and strength < threshold
         # A question about an edition the kb never names (8.0版, 2023年, 钻石版): what was
         # found is about the editions it does hold.
@@ -422,7 +421,7 @@ class Retriever:
             trace["no_answer"]["withheld"] = [f.hit.chunk_id for f in found]
             found = []
         return SearchOutcome(found=tuple(found), trace=trace, no_answer=not found,
-                             strength=strength)
+                             strength=reported if found else strength)
 
     # -- steps -------------------------------------------------------------------------
 
@@ -679,6 +678,40 @@ def _first_documents(hits: Sequence[Hit], k: int) -> set[str]:
                 break
             best[h.doc_id] = h.chunk_id
     return set(best.values())
+
+
+def _rather_than_nothing(again: Sequence[tuple[Found, Shown, str]], found: Sequence[Found],
+                        unseen: Sequence[Found], strength: float, stats: TermStats | None, *,
+                        entity_ids: Sequence[str], names: Mapping[str, Sequence[str]] | None,
+                        previous: Sequence[str]) -> tuple[Found, float, str] | None:
+    """The shown chunk to show again when the unseen evidence (``found``, of coverage
+    ``strength``) is too weak to answer, with its coverage and why it may (None: none).
+
+    It must be the turn's best match overall (one that unseen chunks outrank is no better
+    an answer than they are), cover the question better than the unseen evidence, and
+    have a reason to answer it (:func:`retrieval.novelty.repeat_reason`): a chunk holding
+    the newly asked words is preferred to one that is only about the turn's entities.
+    """
+    if stats is None:
+        return None
+    kept = {f.hit.chunk_id for f in found}
+    top_unseen = max((f.hit.score for f in unseen), default=float("-inf"))
+    why: dict[str, str] = {}
+    for f, before, asked in again:
+        if f.hit.chunk_id not in kept and f.hit.chunk_id not in why:
+            reason = repeat_reason(f.hit, before, asked, stats, entity_ids=entity_ids,
+                                   names=names, previous=previous)
+            if reason is not None:
+                why[f.hit.chunk_id] = reason
+    for reason in REPEAT_REASONS:
+        best = min((f for f, _, _ in again if why.get(f.hit.chunk_id) == reason),
+                   key=lambda f: (-f.hit.score, f.hit.chunk_id), default=None)
+        if best is None or best.hit.score < top_unseen:
+            continue
+        covers = coverage(best.query, best.hit)
+        if covers > strength:
+            return replace(best, hit=replace(best.hit, vector=None)), covers, reason
+    return None
 
 
 def _novel_first(ranked: list[Found], top: int, most: int) -> tuple[list[Found], int]:

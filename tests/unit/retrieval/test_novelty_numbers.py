@@ -96,6 +96,11 @@ def test_a_variant_the_kb_never_names_is_unknown():
     assert not unknown_variant("钻石版呢", stats, "锦绣卡有没有钻石版")
     assert not unknown_variant("两个版本月费差多少", stats)
     assert not unknown_variant("最新版什么时候上线", stats)
+    # A word placing an edition after or before another names none: "the new edition"
+    # is the later of those the kb holds, not a variant called "new".
+    assert not unknown_variant("what changed in the new edition?", stats)
+    assert not unknown_variant("What did the previous version say?", stats)
+    assert not unknown_variant("is the latest edition cheaper?", stats)
 
 
 def test_a_question_for_a_time_or_a_duration_is_answered_by_a_passage_stating_one():
