@@ -58,11 +58,11 @@ def edition_key(entity_id: str, snapshot: AliasSnapshot) -> tuple[int, ...] | No
     return found[1] if found is not None else None
 
 
-def current_edition(ids: Sequence[str], snapshot: AliasSnapshot, *,
-                    today: date | None = None) -> str | None:
-    """The id among ``ids`` that is the edition in force now, when every one is an edition
-    of one thing (the same name apart from a year or a version number, each different);
-    None otherwise. A year after the calendar year is announced, not in force."""
+def _editions(ids: Sequence[str], snapshot: AliasSnapshot
+              ) -> list[tuple[str, tuple[int, ...], bool]] | None:
+    """Each id with its edition number and whether it is a year, when every one is an
+    edition of one thing (the same name apart from a year or a version number, each
+    different); None otherwise."""
     editions = []
     for eid in ids:
         entity = snapshot.entities.get(eid)
@@ -70,15 +70,43 @@ def current_edition(ids: Sequence[str], snapshot: AliasSnapshot, *,
         if found is None:
             return None
         editions.append((eid, *found))
-    stems = {stem for _, stem, _, _ in editions}
     keys = [key for _, _, key, _ in editions]
-    if len(editions) < 2 or len(stems) != 1 or len(set(keys)) != len(keys):
+    if len(editions) < 2 or len({stem for _, stem, _, _ in editions}) != 1 \
+            or len(set(keys)) != len(keys):
         return None
+    return [(eid, key, is_year) for eid, _, key, is_year in editions]
+
+
+def _in_force(editions: Sequence[tuple[str, tuple[int, ...], bool]], today: date | None
+              ) -> tuple[str, tuple[int, ...], bool] | None:
     year = (today or date.today()).year
-    in_force = [e for e in editions if not (e[3] and e[2][0] > year)]
-    if not in_force:
+    in_force = [e for e in editions if not (e[2] and e[1][0] > year)]
+    return max(in_force, key=lambda e: e[1]) if in_force else None
+
+
+def current_edition(ids: Sequence[str], snapshot: AliasSnapshot, *,
+                    today: date | None = None) -> str | None:
+    """The id among ``ids`` that is the edition in force now, when every one is an edition
+    of one thing (the same name apart from a year or a version number, each different);
+    None otherwise. A year after the calendar year is announced, not in force."""
+    editions = _editions(ids, snapshot)
+    found = _in_force(editions, today) if editions is not None else None
+    return found[0] if found is not None else None
+
+
+def relative_edition(ids: Sequence[str], step: int, snapshot: AliasSnapshot, *,
+                     today: date | None = None) -> str | None:
+    """Among editions of one thing, the one a word for older (``step`` -1) or newer (+1)
+    means: the edition just before the one in force, or the newest (announced ones
+    included). None when they are not editions of one thing, or none is older."""
+    editions = _editions(ids, snapshot)
+    if editions is None:
         return None
-    return max(in_force, key=lambda e: e[2])[0]
+    if step > 0:
+        return max(editions, key=lambda e: e[1])[0]
+    now = _in_force(editions, today)
+    older = [e for e in editions if now is not None and e[1] < now[1]]
+    return max(older, key=lambda e: e[1])[0] if older else None
 
 
 def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
@@ -97,6 +125,36 @@ def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
         if chosen is None:
             continue
         out[i] = Link(link.mention, link.candidates, (chosen,), CURRENT_REASON)
+        changed = True
+    return LinkResult(tuple(out)) if changed else links
+
+
+def _step_before(text: str, start: int) -> int:
+    """-1 when a word for an older edition (旧版, 以前的, the older) ends right before
+    ``start``, +1 for a newer one (新版, the new), else 0."""
+    for regex, step in ((cues.OLDER_CHOICE_RE, -1), (cues.NEWER_CHOICE_RE, 1)):
+        if any(not text[m.end():start].strip() for m in regex.finditer(text, 0, start)):
+            return step
+    return 0
+
+
+def settle_by_relative_word(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
+                            today: date | None = None) -> LinkResult:
+    """Each ambiguous link whose candidates are editions of one thing, with a word for an
+    older or newer edition right before its name (旧版条款, the older terms, 新版的收费标准),
+    goes to that edition (:func:`relative_edition`). Returns ``links`` itself when nothing
+    changes."""
+    out = list(links.links)
+    changed = False
+    for i, link in enumerate(out):
+        step = _step_before(text, link.mention.start) if link.ambiguous else 0
+        chosen = relative_edition([c.entity_id for c in link.candidates], step, snapshot,
+                                  today=today) if step else None
+        if chosen is None:
+            continue
+        which = "older" if step < 0 else "newer"
+        out[i] = Link(link.mention, link.candidates, (chosen,),
+                      f"the {which} edition (the turn says {which} beside the name)")
         changed = True
     return LinkResult(tuple(out)) if changed else links
 

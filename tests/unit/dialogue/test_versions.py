@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from dialogue.policy.versions import CURRENT_REASON, current_edition, edition, settle_by_current
+from dialogue.policy.versions import (CURRENT_REASON, current_edition, edition, relative_edition,
+                                      settle_by_current, settle_by_relative_word)
 from kg.aliases import AliasSnapshot
 from understanding.linker import EntityLinker
 from understanding.mentions import detect_mentions
@@ -79,3 +80,38 @@ def test_without_a_word_for_now_or_between_other_things_nothing_changes():
         links = links_of(text, snap)
         assert links.ambiguous, text
         assert settle_by_current(links, text, snap, today=TODAY) is links
+
+
+def test_older_is_the_edition_before_the_one_in_force_and_newer_the_newest():
+    snap = snapshot()
+    ids = ["fee.2024", "fee.2025", "fee.2099"]
+    assert relative_edition(ids, -1, snap, today=TODAY) == "fee.2024"
+    # An announced edition (after this year) is the new one, not the one in force.
+    assert relative_edition(ids, 1, snap, today=TODAY) == "fee.2099"
+    assert relative_edition(["app.6", "app.7"], -1, snap, today=TODAY) == "app.6"
+    # Nothing before the oldest in force; cards of one series are no editions.
+    assert relative_edition(["fee.2024", "fee.2025"], -1, snap, today=date(2024, 6, 1)) is None
+    assert relative_edition(["card.gold", "card.plat"], -1, snap, today=TODAY) is None
+
+
+def test_a_word_for_older_or_newer_right_before_a_shared_name_settles_it():
+    snap = snapshot()
+    for text, want in (("旧版收费标准里转账怎么收费", "fee.2024"),
+                       ("以前的收费标准是什么", "fee.2024"),
+                       ("what did the older fee schedule say about transfers", "fee.2024"),
+                       ("新版收费标准什么时候生效", "fee.2099"),
+                       ("is the new fee schedule out", "fee.2099")):
+        links = links_of(text, snap)
+        assert links.ambiguous, text
+        settled = settle_by_relative_word(links, text, snap, today=TODAY)
+        assert settled.resolved == (want,), text
+        assert "edition" in settled.links[0].reason
+
+
+def test_a_word_for_older_elsewhere_in_the_turn_settles_nothing():
+    snap = snapshot()
+    for text in ("以前办过的业务看收费标准哪一条", "the fee schedule for older accounts",
+                 "收费标准是什么", "旧的畅行卡年费多少"):
+        links = links_of(text, snap)
+        assert links.ambiguous, text
+        assert settle_by_relative_word(links, text, snap, today=TODAY) is links
