@@ -852,7 +852,7 @@ def _hit(entity: dict[str, Any], score: float) -> Hit:
     return Hit(chunk_id=entity["chunk_id"], doc_id=entity["doc_id"], title=entity["title"],
                text=entity["text"], entity_ids=tuple(entity["entities"]), score=float(score),
                metadata=entity["metadata"] or {},
-               vector=tuple(float(v) for v in dense) if dense is not None else None)
+               vector=tuple(map(float, dense)) if dense is not None else None)
 
 
 def _best_per_doc(hits: list[Hit]) -> list[Hit]:
