@@ -44,10 +44,14 @@ def target_rows(profile: dict) -> dict[str, tuple[str, str, str]]:
     turns = profile.get("turns", {}).get("100000")
     if turns is not None:
         ratio = turns["ratio_p50"]
+        older = turns.get("against")
+        beside = (f"; the older tree `{str(older.get('commit'))[:12]}` {older['ratio_p50']:.2f}× "
+                  "in the same run" if older else "")
         rows["turn"] = ("turn p50 ≤ 2× the bare BM25 search at 100k chunks",
                         f"{ratio:.2f}× ({turns['turn_ms']['p50']:.2f} ms over "
                         f"{turns['bare_ms']['p50']:.2f} ms; `turn_profile.py`, load "
-                        f"{turns['load_average'][0]:.0f})", "met" if ratio <= 2 else "not met")
+                        f"{turns['load_average'][0]:.0f}{beside})",
+                        "met" if ratio <= 2 else "not met")
     http = profile.get("http", {}).get("100000")
     level = next((x for x in (http or {}).get("throughput", []) if x["clients"] == 16), None)
     if level is not None:
@@ -163,16 +167,21 @@ def render(profile: dict, w) -> None:
       "query, in the same run; *in Milvus* is the turn's own requests (filtered, a pool of "
       "4×k with the passages' text, decoded by pymilvus), *own* the rest of the turn. It then "
       "plays them again under cProfile (`--sort`, `--pstats`). One run per size; the load "
-      "average says how much of the two cores the other work on the machine took.\n")
-    w("| chunks | turns | turn p50 ms | turn p99 ms | bare p50 ms | bare p99 ms | turn ÷ bare (p50) "
-      "| in Milvus p50 ms | own p50 ms | load average | commit |")
-    w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+      "average says how much of the two cores the other work on the machine took. An *old* "
+      "row is the older tree named, run right after the *new* one by the same script on the "
+      "same Milvus Lite server (`--milvus-uri`, `--against`).\n")
+    w("| chunks | tree | turns | turn p50 ms | turn p99 ms | bare p50 ms | bare p99 ms "
+      "| turn ÷ bare (p50) | in Milvus p50 ms | own p50 ms | load average | commit |")
+    w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for size, t in sorted(turns.items(), key=lambda kv: int(kv[0])):
-        w(f"| {int(size):,} | {t['turns']} | {t['turn_ms']['p50']:.2f} | {t['turn_ms']['p99']:.2f} | "
-          f"{t['bare_ms']['p50']:.2f} | {t['bare_ms']['p99']:.2f} | {t['ratio_p50']:.2f} | "
-          f"{t.get('in_milvus_ms', {}).get('p50', float('nan')):.2f} | "
-          f"{t.get('outside_milvus_ms', {}).get('p50', float('nan')):.2f} | "
-          f"{t['load_average'][0]:.1f} | `{(t.get('commit') or '?')[:12]}` |")
+        trees = [("new", t), ("old", t["against"])] if t.get("against") else [("", t)]
+        for name, x in trees:
+            w(f"| {int(size):,} | {name} | {x['turns']} | {x['turn_ms']['p50']:.2f} | "
+              f"{x['turn_ms']['p99']:.2f} | {x['bare_ms']['p50']:.2f} | {x['bare_ms']['p99']:.2f} | "
+              f"{x['ratio_p50']:.2f} | "
+              f"{x.get('in_milvus_ms', {}).get('p50', float('nan')):.2f} | "
+              f"{x.get('outside_milvus_ms', {}).get('p50', float('nan')):.2f} | "
+              f"{x['load_average'][0]:.1f} | `{(x.get('commit') or '?')[:12]}` |")
     w("")
     w("Off the hot path: a turn's session save commits to SQLite's write-ahead log without "
       "waiting for the disk (`synchronous=NORMAL`: the file survives any crash, a power loss "
