@@ -175,7 +175,7 @@ def render(profile: dict, w) -> None:
       "plays them again under cProfile (`--sort`, `--pstats`). One run per size; the load "
       "average says how much of the two cores the other work on the machine took. An *old* "
       "row is the older tree named, run right after the *new* one by the same script on the "
-      "same Milvus Lite server (`--milvus-uri`, `--against`).\n")
+      "same Milvus Lite server (`--milvus-uri`, `--as-older`).\n")
     w("| chunks | tree | turns | turn p50 ms | turn p99 ms | bare p50 ms | bare p99 ms "
       "| turn ÷ bare (p50) | in Milvus p50 ms | own p50 ms | load average | commit |")
     w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")

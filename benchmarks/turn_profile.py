@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a running Milvus holding the generated kb (`referent milvus serve "
                              "--db WORKDIR/milvus-SIZE.db`): runs of several trees then share "
                              "one loaded collection")
-    parser.add_argument("--against", action="store_true",
+    parser.add_argument("--as-older", action="store_true",
                         help="with --record: these figures are an older tree's, measured "
                              "beside the current one's (kept under its size's 'against')")
     parser.add_argument("--commit", default=None,
@@ -413,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.commit:
             figures["commit"] = args.commit
         if args.record is not None:
-            record(args.record, "turns", args.chunks, figures, against=args.against)
+            record(args.record, "turns", args.chunks, figures, against=args.as_older)
         profiled(engine, kb, data.sessions, args.sort, args.top, args.pstats)
         sessions.close()
         index.close()
