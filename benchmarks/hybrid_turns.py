@@ -94,6 +94,9 @@ def main() -> None:
     parser.add_argument("--record", type=Path, default=None,
                         help="merge the figures into this JSON under hybrid/<suite> "
                              "(docs/benchmarks/results.json, what benchmarks/report.py renders)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="an older tree's --out of the same suite, run just before this "
+                             "one: kept beside these figures (under 'against')")
     args = parser.parse_args()
 
     from api.runtime import Runtime, engine_config
@@ -175,6 +178,12 @@ def main() -> None:
               file=sys.stderr)
     print(f"hybrid turn p50 / bare hybrid p50: {report['hybrid_over_bare_p50']} "
           f"(two requests: {report['two_requests_over_bare_p50']})", file=sys.stderr)
+    if args.against:
+        older = json.loads(args.against.read_text(encoding="utf-8"))
+        report["against"] = {key: older[key] for key in
+                             ("commit", "at", "machine", "systems", "hybrid_over_bare_p50")}
+        print(f"older tree {str(older['commit'])[:12]}: hybrid turn p50 / bare hybrid p50 "
+              f"{older['hybrid_over_bare_p50']}", file=sys.stderr)
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
     if args.record:

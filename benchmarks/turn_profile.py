@@ -41,10 +41,11 @@ from benchmarks.run_all import STAGES, Services, _engine, log  # noqa: E402
 from benchmarks.synth import pct, turn_kb  # noqa: E402
 
 
-def prepare(services: Services, size: int, workdir: Path, sessions: int, *, load: bool = True):
+def prepare(services: Services, size: int, workdir: Path, sessions: int, *, load: bool = True,
+            uri: str | None = None):
     """The generated kb of ``size`` chunks: ontology imported, corpus ingested unless the
-    kept Milvus file already holds it, its collection loaded (``load``: Milvus Lite loads
-    100k chunks in minutes). Returns (kb, data, index, uri)."""
+    kept Milvus file (or the Milvus at ``uri``) already holds it, its collection loaded
+    (``load``: Milvus Lite loads 100k chunks in minutes). Returns (kb, data, index, uri)."""
     from kg.aliases import SnapshotCache
     from retrieval.ingest import ingest_corpus
     from retrieval.milvus_index import MilvusIndex
@@ -53,7 +54,7 @@ def prepare(services: Services, size: int, workdir: Path, sessions: int, *, load
     data = turn_kb(size, sessions=sessions)
     services.store.delete_kb(kb)
     services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
-    uri = str(workdir / f"milvus-{size}.db")
+    uri = uri or str(workdir / f"milvus-{size}.db")
     index = MilvusIndex(uri, timeout=300)
     if index.has_collection(kb) and index.count(kb) == data.chunks and index.incomplete(kb) is None:
         log(f"reusing the ingested collection of {data.chunks:,} chunks in {uri}")
@@ -343,17 +344,24 @@ def shown_command(argv: list[str]) -> str:
     return " ".join(words)
 
 
-def record(path: Path, section: str, size: int | str, figures: dict) -> None:
+def record(path: Path, section: str, size: int | str, figures: dict, *,
+           against: bool = False) -> None:
     """Merge ``figures`` into ``path`` (JSON) under ``section`` and ``size`` (or a kb), with the
-    machine, the commit and the command; what ``benchmarks/report.py`` renders."""
+    machine, the commit and the command; what ``benchmarks/report.py`` renders. ``against``:
+    an older tree's figures, measured after the current tree's and kept beside them (under
+    ``against``); a run of the current tree replaces both."""
     from benchmarks.run_all import _git_commit
     from benchmarks.synth import machine
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    data.setdefault(section, {})[str(size)] = {
-        **figures, "commit": figures.get("commit") or _git_commit(), "machine": machine(),
-        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": shown_command(sys.argv)}
+    entry = {**figures, "commit": figures.get("commit") or _git_commit(), "machine": machine(),
+             "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+             "command": shown_command(sys.argv)}
+    held = data.setdefault(section, {})
+    if against:
+        held.setdefault(str(size), {})["against"] = entry
+    else:
+        held[str(size)] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
 
@@ -382,18 +390,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pstats", type=Path, default=None, help="also write the raw profile")
     parser.add_argument("--record", type=Path, default=None,
                         help="merge the figures into this JSON (docs/benchmarks/profile.json)")
+    parser.add_argument("--milvus-uri", default=None,
+                        help="a running Milvus holding the generated kb (`referent milvus serve "
+                             "--db WORKDIR/milvus-SIZE.db`): runs of several trees then share "
+                             "one loaded collection")
+    parser.add_argument("--as-older", action="store_true",
+                        help="with --record: these figures are an older tree's, measured "
+                             "beside the current one's (kept under its size's 'against')")
+    parser.add_argument("--commit", default=None,
+                        help="the commit measured, for a tree without git history")
     args = parser.parse_args(argv)
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     services = Services()
     try:
-        kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions)
+        kb, data, index, uri = prepare(services, args.chunks, args.workdir, args.sessions,
+                                       uri=args.milvus_uri)
         engine, sessions, _ = _engine(services, index, args.workdir / f"sessions-{kb}.sqlite3")
         play(engine, kb, data.sessions[:5], "warm" + uuid.uuid4().hex[:6])
         figures = side_by_side(engine, kb, uri, data.sessions, RequestLog(index),
                                tagged=tagged_chunks(data.corpus_lines))
+        if args.commit:
+            figures["commit"] = args.commit
         if args.record is not None:
-            record(args.record, "turns", args.chunks, figures)
+            record(args.record, "turns", args.chunks, figures, against=args.as_older)
         profiled(engine, kb, data.sessions, args.sort, args.top, args.pstats)
         sessions.close()
         index.close()

@@ -464,7 +464,9 @@ class SnapshotCache:
     or by a full reload after a bulk import or a normalization change. So a write made through
     any process is used by every process from its first turn that starts more
     than ``check_interval`` seconds after the write committed. A process that
-    made a write itself calls :meth:`invalidate` and uses it at once.
+    made a write itself calls :meth:`invalidate` and uses it at once. That a kb
+    has no ontology is remembered the same way: for ``check_interval`` seconds
+    (or until this process writes to it) ``get`` answers None without asking.
 
     Snapshots are never changed in place: a reload builds a new object and
     swaps it in, so a turn that took a snapshot keeps one consistent table
@@ -498,6 +500,8 @@ class SnapshotCache:
         self._snapshots: dict[str, AliasSnapshot] = {}
         self._checked: dict[str, float] = {}
         self._writes: dict[str, int] = {}  # invalidations by this process, per kb
+        # kb -> (checked at, invalidations then) of a check that found no ontology
+        self._absent: dict[str, tuple[float, int]] = {}
         self._running: dict[str, _Check] = {}
         self._failing: dict[str, _Outage] = {}
         #: Failed or timed-out version checks per kb since the process started (a metric).
@@ -514,6 +518,8 @@ class SnapshotCache:
         current = self._snapshots.get(kb)
         if current is not None and now - self._checked.get(kb, float("-inf")) < self._interval:
             return current
+        if current is None and self._known_absent(kb, now):
+            return None
         with self._lock:
             current = self._snapshots.get(kb)
             checked = self._checked.get(kb)
@@ -561,7 +567,9 @@ class SnapshotCache:
             if fresh is None:
                 self._snapshots.pop(kb, None)
                 self._checked.pop(kb, None)
+                self._absent[kb] = (check.started, check.writes)
             else:
+                self._absent.pop(kb, None)
                 held = self._snapshots.get(kb)
                 # A check that ran long must not replace what a later one installed.
                 if held is None or held.uid != fresh.uid or fresh.version >= held.version:
@@ -571,6 +579,14 @@ class SnapshotCache:
             self._recovered(kb)
             result = self._snapshots.get(kb)
         check.future.set_result(result)
+
+    def _known_absent(self, kb: str, now: float) -> bool:
+        """Whether a check less than ``check_interval`` ago found no ontology for ``kb``
+        and this process has not written to it since (every turn of a kb served without
+        an ontology asked the store otherwise, and waited for the answer)."""
+        absent = self._absent.get(kb)
+        return (absent is not None and now - absent[0] < self._interval
+                and absent[1] == self._writes.get(kb, 0))
 
     def _load(self, kb: str, current: AliasSnapshot | None) -> AliasSnapshot | None:
         state = self._store.kb_state(kb)

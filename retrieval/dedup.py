@@ -62,16 +62,20 @@ def drop_near_duplicates(hits: Sequence[Hit], *, cosine_at: float = 0.95,
         The kept hits and ``(dropped_chunk_id, kept_chunk_id)`` pairs for the trace.
     """
     kept: list[Hit] = []
+    # Each kept hit's shingles and script (read only beside a vector), worked out once:
+    # a hit is compared with every hit kept before it.
     kept_shingles: list[frozenset[str]] = []
+    kept_latin: list[bool | None] = []
     dropped: list[tuple[str, str]] = []
     for hit in hits:
         if keep is not None and len(kept) >= keep:
             break
         mine = shingles(hit.text)
+        latin = _latin(hit.text) if hit.vector is not None else None
         twin = None
-        for other, theirs in zip(kept, kept_shingles, strict=True):
+        for other, theirs, other_latin in zip(kept, kept_shingles, kept_latin, strict=True):
             vectors = hit.vector is not None and other.vector is not None
-            if vectors and _latin(hit.text) != _latin(other.text):
+            if vectors and latin != other_latin:
                 close = cosine(hit.vector, other.vector) >= cosine_at
             else:
                 close = jaccard(mine, theirs) >= shingles_at
@@ -83,6 +87,7 @@ def drop_near_duplicates(hits: Sequence[Hit], *, cosine_at: float = 0.95,
         if twin is None:
             kept.append(hit)
             kept_shingles.append(mine)
+            kept_latin.append(latin)
         else:
             dropped.append((hit.chunk_id, twin.chunk_id))
     return kept, dropped

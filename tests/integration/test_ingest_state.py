@@ -5,6 +5,7 @@ real Neo4j and Milvus Lite."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pytest
@@ -108,6 +109,14 @@ def _count_requests(index) -> list[str]:
     return made
 
 
+def _settled(index) -> None:
+    """Wait until the background re-reads of ingest records queued so far are done."""
+    deadline = time.monotonic() + 10
+    while index._refreshing and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not index._refreshing
+
+
 def test_reading_the_ingest_state_is_one_request_with_or_without_a_recorded_one(tmp_path):
     # Every serving process re-reads it once a second per kb, beside the turns: one
     # request, not a lookup of the state collection first.
@@ -124,6 +133,34 @@ def test_reading_the_ingest_state_is_one_request_with_or_without_a_recorded_one(
         made.clear()
         assert index.incomplete("t_state", max_age=0)["started_at"].startswith("2026-12-01")
         assert index.incomplete("t_other", max_age=0) is None
+        _settled(index)  # both known: re-read in the background
         assert made == ["query", "query"]
+    finally:
+        index.close()
+
+
+def test_the_background_reread_starts_no_thread_per_turn(tmp_path, monkeypatch):
+    # A turn that finds the record older than a second hands its re-read to a kept
+    # worker: starting a thread makes the caller wait until that thread runs.
+    import threading
+
+    from retrieval.milvus_index import MilvusIndex
+
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(thread):
+        started.append(thread.name)
+        start(thread)
+
+    index = MilvusIndex(str(tmp_path / "state.db"))
+    try:
+        index.mark_incomplete("t_state", {"started_at": "2026-12-01T00:00:00+00:00"})
+        monkeypatch.setattr(threading.Thread, "start", counted)
+        for _ in range(3):
+            # Older than max_age: the known record comes back, and a re-read is queued.
+            assert index.incomplete("t_state", max_age=0)["started_at"].startswith("2026-12-01")
+            _settled(index)
+        assert len(started) == 1
     finally:
         index.close()

@@ -42,6 +42,8 @@ class FakeStore:
 
     def kb_state(self, kb: str) -> KbState | None:
         self._gate()
+        if self.mode == "absent":
+            return None
         return KbState(version=self.version, uid="u1")
 
     def linking_delta(self, kb: str, since: int, uid: str):
@@ -134,3 +136,25 @@ def test_after_its_own_write_a_process_waits_for_a_check_begun_after_it(store):
     cache.invalidate("kb")
     # Even with a short timeout: the writer must link with what it wrote.
     assert _alias(cache.get("kb")) == "别名2"
+
+
+def test_a_kb_without_ontology_is_asked_about_once_per_interval(store):
+    # Every turn of a kb served without an ontology asked the store, and waited.
+    now = [100.0]
+    cache = SnapshotCache(store, check_interval=1.0, clock=lambda: now[0])
+    store.mode = "absent"
+    assert [cache.get("kb") for _ in range(5)] == [None] * 5
+    assert store.calls == 1
+    now[0] += 1.5  # an ontology imported meanwhile by another process is seen
+    store.mode = "ok"
+    assert _alias(cache.get("kb")) == "别名1"
+    assert store.calls == 2
+
+
+def test_a_write_of_its_own_ends_what_was_known_of_a_kb_without_ontology(store):
+    cache = SnapshotCache(store, check_interval=60)
+    store.mode = "absent"
+    assert cache.get("kb") is None
+    store.mode = "ok"
+    cache.invalidate("kb")  # this process imported an ontology
+    assert _alias(cache.get("kb")) == "别名1"
