@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 
 from common.language import documents as words
 from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, confidence
 from kg.suggest.model import SuggestedEntity, SuggestedType, Suggestion
-from kg.suggest.segment import words_of
+from kg.suggest.segment import common_word, words_of
 
 DEFAULT_TYPE = "Entity"
 MAX_ATTRIBUTES = 12
@@ -62,6 +63,9 @@ def assign(suggestion: Suggestion) -> set[str]:
     # 金卡 apart, so it leaves 金卡 a short form users write for the other two.
     members = Counter(e.type for e in entities)
     _assign_inner_heads([e for e in entities if e.type == DEFAULT_TYPE], kinds)
+    inner = _assign_shared_inner_endings([e for e in entities if e.type == DEFAULT_TYPE])
+    members.update(inner)
+    kinds |= set(inner)
     kinds = {k for k in kinds if members[k] >= MIN_KIND_MEMBERS}
     for kind in kinds & set(suggestion.entities):
         suggestion.skipped[kind] = "names a kind of thing (the type of several names)"
@@ -86,6 +90,63 @@ def _assign_inner_heads(untyped: list[SuggestedEntity], heads: set[str]) -> None
             entity.type = head
 
 
+def _assign_shared_inner_endings(untyped: list[SuggestedEntity]) -> Counter[str]:
+    """汽车贷款 and 住房贷款 are one word each to the segmenter, 组合贷款 two: none gives
+    贷款 as the last word of two names, yet all end with it. An everyday word (the
+    dictionary counts it often) that ends the last word of three names or more,
+    inside it or as all of it, is their kind; a rarer ending (金卡 inside 白金卡) is a
+    short form the names share, and one or two names make no kind. Returns the
+    kinds made and their member counts."""
+    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in untyped:
+        parts = words_of(head_core(entity))
+        if len(parts) < 2:
+            continue  # a name of one word is a head, not a member
+        last = parts[-1]
+        for n in range(len(last), 1, -1):
+            holders[last[-n:]].append(entity)
+    made: Counter[str] = Counter()
+    for entity in untyped:
+        parts = words_of(head_core(entity))
+        last = parts[-1] if len(parts) >= 2 else ""
+        head = next((last[-n:] for n in range(len(last), 1, -1)
+                     if len(holders[last[-n:]]) >= MIN_KIND_MEMBERS and _wordlike(last[-n:])
+                     and common_word(last[-n:])), None)
+        if head:
+            entity.type = head
+            made[head] += 1
+    return made
+
+
+def assign_by_definition(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """A name of no kind whose passages define it as one (随心贷是……消费贷款, "Aurora
+    is a family plan") takes that kind: a name's own ending need not say what it is
+    (贷 cut from 贷款), while its definition does. Only kinds other names already
+    make count, so a definition's last word (业务, 平台) makes no new type."""
+    counts = Counter(e.type for e in suggestion.entities.values())
+    kinds = sorted((k for k, n in counts.items() if n >= 2 and k not in (DEFAULT_TYPE, ORG_TYPE)),
+                   key=len, reverse=True)
+    if not kinds:
+        return
+    for entity in suggestion.entities.values():
+        if entity.type != DEFAULT_TYPE:
+            continue
+        kind = next((k for what in _definitions(entity.name, occurrences)
+                     for k in kinds if what.lower().endswith(k.lower())), None)
+        if kind:
+            entity.type = kind
+
+
+def _definitions(name: str, occurrences: Occurrences, limit: int = 20) -> Iterator[str]:
+    """What the passages say ``name`` is: the phrase after ``name是`` / ``name is a``
+    at the start of a sentence, up to the clause's end."""
+    pattern = re.compile(rf"(?:^|[。！？!?；;\n]\s*){re.escape(name)}\s*"
+                         r"(?:是(?![否不])|\s+is\s+(?:an?|the)\s+)([^，。；,.;!?！？\n]{2,40})")
+    for index in occurrences.passages_of(name)[:limit]:
+        for match in pattern.finditer(occurrences.passages[index].text):
+            yield match.group(1).strip()
+
+
 def _wordlike(ending: str) -> bool:
     return (bool(re.fullmatch(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{2,}", ending)) and not ending.endswith("版"))
 
@@ -108,6 +169,8 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
                 if word and word not in entity_names and not word.startswith(variants):
                     followers[entity.type][word].add(entity.key)
     for type_name, found in followers.items():
+        if type_name == DEFAULT_TYPE:
+            continue  # names sharing no head are no kind: a word after two of them is no attribute
         members = sum(1 for e in suggestion.entities.values() if e.type == type_name)
         need = 2 if members >= 2 else 1
         ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
