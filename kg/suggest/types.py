@@ -34,6 +34,8 @@ from kg.suggest.segment import common_word, words_of
 DEFAULT_TYPE = "Entity"
 MAX_ATTRIBUTES = 12
 MIN_KIND_MEMBERS = 3  # a suggested name that heads this many others is a kind
+# Where an English definition's noun phrase ends (a deposit that pays…, a plan for…).
+_CLAUSE_TAIL_RE = re.compile(r"\s+(?:that|which|who|with|for|of|from|by|offered|in|at|to|and)\b", re.I)
 _QUALIFIER_RE = re.compile(r"[（(][^（）()]*[）)]")
 
 
@@ -132,7 +134,7 @@ def assign_by_definition(suggestion: Suggestion, occurrences: Occurrences) -> No
         if entity.type != DEFAULT_TYPE:
             continue
         kind = next((k for what in _definitions(entity.name, occurrences)
-                     for k in kinds if what.lower().endswith(k.lower())), None)
+                     for k in kinds if _squeezed(what).endswith(_squeezed(k))), None)
         if kind:
             entity.type = kind
 
@@ -144,7 +146,12 @@ def _definitions(name: str, occurrences: Occurrences, limit: int = 20) -> Iterat
                          r"(?:是(?![否不])|\s+is\s+(?:an?|the)\s+)([^，。；,.;!?！？\n]{2,40})")
     for index in occurrences.passages_of(name)[:limit]:
         for match in pattern.finditer(occurrences.passages[index].text):
-            yield match.group(1).strip()
+            yield _CLAUSE_TAIL_RE.split(match.group(1))[0].strip()
+
+
+def _squeezed(text: str) -> str:
+    """Lower case without spaces or hyphens: English heads are joined words (TermDeposit)."""
+    return re.sub(r"[\s-]+", "", text).lower()
 
 
 def _wordlike(ending: str) -> bool:
@@ -157,28 +164,34 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
     types_of = {k: e.type for k, e in suggestion.entities.items()}
     mixed = {a for a, keys in suggestion.ambiguous_aliases().items() if len({types_of[k] for k in keys}) > 1}
     variants = _variant_words(suggestion)
-    followers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    followers: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for entity in suggestion.entities.values():
+        group = followers[_attribute_group(entity)]
         for word in entity.attribute_words:
-            followers[entity.type][word].add(entity.key)
+            group[word].add(entity.key)
         for name in {entity.name, *entity.aliases}:
             if len(name) < 2 or name in mixed:
                 continue
             for after in occurrences.context_after(name, 8):
                 word = _attribute_word(after)
                 if word and word not in entity_names and not word.startswith(variants):
-                    followers[entity.type][word].add(entity.key)
-    for type_name, found in followers.items():
-        if type_name == DEFAULT_TYPE:
-            continue  # names sharing no head are no kind: a word after two of them is no attribute
-        members = sum(1 for e in suggestion.entities.values() if e.type == type_name)
-        need = 2 if members >= 2 else 1
+                    group[word].add(entity.key)
+    sizes = Counter(_attribute_group(e) for e in suggestion.entities.values())
+    for (type_name, core), found in followers.items():
+        need = 2 if sizes[(type_name, core)] >= 2 or type_name == DEFAULT_TYPE else 1
         ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         kept = [(w, keys) for w, keys in ranked if len(keys) >= need][:MAX_ATTRIBUTES]
         target = suggestion.types.setdefault(type_name, SuggestedType(type_name))
         for word, keys in kept:
             target.attributes[word] = Evidence(confidence(0.5 * len(keys)), {"members": len(keys)},
                                                [], "follows the names of " + "、".join(sorted(keys)[:4]))
+
+
+def _attribute_group(entity: SuggestedEntity) -> tuple[str, str]:
+    """Whose words are pooled into attributes: a type's members, or, for names that
+    share no head (no kind), only the variants of one name (云帆记账（个人版） and
+    （团队版））: a word after two unrelated names says nothing of what they are."""
+    return (entity.type, head_core(entity) if entity.type == DEFAULT_TYPE else "")
 
 
 def _variant_words(suggestion: Suggestion) -> tuple[str, ...]:
