@@ -109,7 +109,33 @@ def _qualified_heads(suggestion: Suggestion) -> Callable[[SuggestedEntity], Iter
         for n in range(1, len(parts)):
             lead, rest = "".join(parts[:n]), "".join(parts[n:])
             if len(rest) >= 3 and any(not h.endswith(rest) for h in heads_by_lead.get(lead, ())):
-                return [rest]
-        return []
+                return [rest, *_title_rests(entity, heads_by_lead)]
+        return _title_rests(entity, heads_by_lead)
 
     return head
+
+
+def _title_rests(entity: SuggestedEntity, heads_by_lead: dict[str, list[str]]) -> list[str]:
+    """标准票价 and 标准票 for 经济舱标准, titled 经济舱标准票价…: the thing it is a variant
+    of (经济舱, another entity's name) off the title's name, and that rest with its
+    last word of two characters cut to the first (票价 → 票, as 贷款 → 贷). Users say
+    the variant with the word the title gave it; the entity's own name lost that
+    word, and its rest alone (标准) is an everyday word. Every lead that is another
+    entity's name is tried (超级经济舱 as well as 超级), so that all members share it."""
+    if not entity.title_name or entity.stem:
+        return []
+    title = _core_of(entity.title_name)
+    rests: list[str] = []
+    for n in range(2, len(title) - 2):
+        lead, rest = title[:n], title[n:]
+        if lead in heads_by_lead.get(lead, ()):
+            rests.append(rest)
+            if len(words_of(rest)[-1]) == 2:
+                rests.append(rest[:-1])
+    return rests
+
+
+def _core_of(name: str) -> str:
+    for bracket in _QUALIFIER_CHARS:
+        name = name.split(bracket, 1)[0]
+    return name.strip()
