@@ -68,10 +68,7 @@ def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands
 
 
 def _core(entity: SuggestedEntity) -> str:
-    name = entity.stem or entity.name
-    for bracket in _QUALIFIER_CHARS:
-        name = name.split(bracket, 1)[0]
-    return name.strip()
+    return _core_of(entity.stem or entity.name)
 
 
 def _variant_stem(entity: SuggestedEntity) -> Iterable[str]:
