@@ -48,7 +48,7 @@ def add_family_names(suggestion: Suggestion) -> None:
     for rule, reason in rules:
         families: dict[str, list[SuggestedEntity]] = defaultdict(list)
         for entity in members:
-            for form in set(rule(entity)):
+            for form in sorted(set(rule(entity))):  # sorted: the same file on every run
                 families[form].append(entity)
         for form, owners in families.items():
             if _is_family(form, owners, taken, brands):

@@ -61,7 +61,8 @@ def _stated_by_kind(suggestion: Suggestion, occurrences: Occurrences) -> dict[st
     for entity in members:
         if counts[entity.type] < MIN_MEMBERS:
             continue
-        for passage in occurrences.passages:
+        for index in occurrences.passages_of(entity.name):  # an index lookup, not a scan
+            passage = occurrences.passages[index]
             if entity.name in passage.title:
                 for word in figure_words(passage.text):
                     stated[entity.type][word].add(entity.key)
