@@ -55,6 +55,23 @@ def add_family_names(suggestion: Suggestion) -> None:
                 evidence = Evidence(0.5, {"holders": len(owners)}, [], reason)
                 for owner in owners:
                     owner.add_alias(form, evidence)
+    _add_lead_forms(suggestion, taken)
+
+
+def _add_lead_forms(suggestion: Suggestion, names: set[str]) -> None:
+    """经济舱标准票 for 经济舱标准, beside the 标准票 it shares: the thing it is a variant of
+    in front of the shared form its title gave, so that a turn naming both (经济舱的标准票,
+    经济舱标准票) is not asked which."""
+    shared = suggestion.ambiguous_aliases()
+    for entity in suggestion.entities.values():
+        if not entity.title_name or entity.stem:
+            continue
+        title = _core_of(entity.title_name)
+        for alias in [a for a in entity.aliases if a in shared]:
+            at = title.rfind(alias)
+            if at >= 2 and title[:at] in names:
+                entity.add_alias(title[:at] + alias, Evidence(0.5, {}, [], "the thing it is a variant of, "
+                                                              "before the form its title gives the variants"))
 
 
 def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands: set[str]) -> bool:

@@ -122,3 +122,6 @@ def test_a_variant_is_shared_with_the_word_its_titles_give_it(seats):
     variants = {"池座早鸟", "楼座早鸟", "贵宾厢早鸟"}
     assert holders(seats, "早鸟票") == variants
     assert holders(seats, "早鸟票价") == variants
+    # With the thing it is a variant of in front, the form names one (池座早鸟票).
+    assert holders(seats, "池座早鸟票") == {"池座早鸟"}
+    assert holders(seats, "贵宾厢早鸟票价") == {"贵宾厢早鸟"}
