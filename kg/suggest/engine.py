@@ -3,7 +3,8 @@
 Each stage is a module of this package, run in this order (later stages read
 what earlier ones found): candidate names (names), entities and editions
 (entities), structural aliases (aliases), types (types) split by owner (owners), short forms and Latin
-names (aliases), the names families share (families), attributes (types),
+names (aliases), the names families share (families), attributes (types) and those
+from the figures a kind's documents state (figures),
 relations and editions (relations), confusable pairs (confusables); English names
 of English passages (english) right after the Latin names written beside Chinese ones.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kg.suggest import aliases, confusables, english, entities, families, names, owners, relations, types
+from kg.suggest import aliases, confusables, english, entities, families, figures, names, owners, relations, types
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.model import Suggestion
 
@@ -30,7 +31,8 @@ def suggest(passages: list[Passage], *, progress: Progress | None = None) -> Sug
         ("english names", english.add_english_names),
         ("bracketed names", aliases.add_bracketed_names),
         ("edition forms", aliases.add_edition_forms),
-        ("attributes", types.add_attributes), ("distinct attributes", owners.add_distinct_words),
+        ("attributes", types.add_attributes), ("figure attributes", figures.add_figure_words),
+        ("distinct attributes", owners.add_distinct_words),
         ("relations", relations.add_part_of),
         ("editions", relations.add_editions), ("confusables", confusables.add),
         ("descriptions", _describe),
@@ -54,6 +56,7 @@ def _names(suggestion: Suggestion, occurrences: Occurrences) -> None:
 
 def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     kinds = types.assign(suggestion)
+    types.assign_by_definition(suggestion, occurrences)
     owners.split_by_owner(suggestion, occurrences)
     aliases.add_short_forms(suggestion, occurrences, kinds)
     aliases.add_contractions(suggestion)

@@ -48,13 +48,30 @@ def add_family_names(suggestion: Suggestion) -> None:
     for rule, reason in rules:
         families: dict[str, list[SuggestedEntity]] = defaultdict(list)
         for entity in members:
-            for form in set(rule(entity)):
+            for form in sorted(set(rule(entity))):  # sorted: the same file on every run
                 families[form].append(entity)
         for form, owners in families.items():
             if _is_family(form, owners, taken, brands):
                 evidence = Evidence(0.5, {"holders": len(owners)}, [], reason)
                 for owner in owners:
                     owner.add_alias(form, evidence)
+    _add_lead_forms(suggestion, taken)
+
+
+def _add_lead_forms(suggestion: Suggestion, names: set[str]) -> None:
+    """经济舱标准票 for 经济舱标准, beside the 标准票 it shares: the thing it is a variant of
+    in front of the shared form its title gave, so that a turn naming both (经济舱的标准票,
+    经济舱标准票) is not asked which."""
+    shared = suggestion.ambiguous_aliases()
+    for entity in suggestion.entities.values():
+        if not entity.title_name or entity.stem:
+            continue
+        title = _core_of(entity.title_name)
+        for alias in [a for a in entity.aliases if a in shared]:
+            at = title.rfind(alias)
+            if at >= 2 and title[:at] in names:
+                entity.add_alias(title[:at] + alias, Evidence(0.5, {}, [], "the thing it is a variant of, "
+                                                              "before the form its title gives the variants"))
 
 
 def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands: set[str]) -> bool:
@@ -68,10 +85,7 @@ def _is_family(form: str, owners: list[SuggestedEntity], taken: set[str], brands
 
 
 def _core(entity: SuggestedEntity) -> str:
-    name = entity.stem or entity.name
-    for bracket in _QUALIFIER_CHARS:
-        name = name.split(bracket, 1)[0]
-    return name.strip()
+    return _core_of(entity.stem or entity.name)
 
 
 def _variant_stem(entity: SuggestedEntity) -> Iterable[str]:
@@ -109,7 +123,33 @@ def _qualified_heads(suggestion: Suggestion) -> Callable[[SuggestedEntity], Iter
         for n in range(1, len(parts)):
             lead, rest = "".join(parts[:n]), "".join(parts[n:])
             if len(rest) >= 3 and any(not h.endswith(rest) for h in heads_by_lead.get(lead, ())):
-                return [rest]
-        return []
+                return [rest, *_title_rests(entity, heads_by_lead)]
+        return _title_rests(entity, heads_by_lead)
 
     return head
+
+
+def _title_rests(entity: SuggestedEntity, heads_by_lead: dict[str, list[str]]) -> list[str]:
+    """标准票价 and 标准票 for 经济舱标准, titled 经济舱标准票价…: the thing it is a variant
+    of (经济舱, another entity's name) off the title's name, and that rest with its
+    last word of two characters cut to the first (票价 → 票, as 贷款 → 贷). Users say
+    the variant with the word the title gave it; the entity's own name lost that
+    word, and its rest alone (标准) is an everyday word. Every lead that is another
+    entity's name is tried (超级经济舱 as well as 超级), so that all members share it."""
+    if not entity.title_name or entity.stem:
+        return []
+    title = _core_of(entity.title_name)
+    rests: list[str] = []
+    for n in range(2, len(title) - 2):
+        lead, rest = title[:n], title[n:]
+        if lead in heads_by_lead.get(lead, ()):
+            rests.append(rest)
+            if len(words_of(rest)[-1]) == 2:
+                rests.append(rest[:-1])
+    return rests
+
+
+def _core_of(name: str) -> str:
+    for bracket in _QUALIFIER_CHARS:
+        name = name.split(bracket, 1)[0]
+    return name.strip()

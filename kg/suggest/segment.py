@@ -37,3 +37,25 @@ def rare_word(text: str) -> bool:
 
 def common_word(text: str) -> bool:
     return (_jieba().dt.FREQ.get(text) or 0) >= COMMON_WORD_FREQ
+
+
+@lru_cache(maxsize=1)
+def _tags() -> dict[str, str]:
+    import jieba.posseg
+
+    _jieba()
+    return jieba.posseg.dt.word_tag_tab
+
+
+def names_something(word: str) -> bool:
+    """A noun to the dictionary (流量, 利率, 免息期), or a word it does not know (月费, 副卡:
+    a domain's own nouns), rather than a verb, adverb or measure word (收取, 最高, 每张)."""
+    tag = _tags().get(word)
+    return tag is None or tag.startswith("n") or tag == "vn"
+
+
+def describes(word: str) -> bool:
+    """An adjective or adverb (最高, 最低, 约): what stands between an aspect and its figure
+    (额度最高30万元)."""
+    tag = _tags().get(word) or ""
+    return tag.startswith(("a", "d"))

@@ -22,17 +22,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 
 from common.language import documents as words
 from kg.suggest.corpus import Occurrences
 from kg.suggest.entities import ORG_TYPE
 from kg.suggest.evidence import Evidence, confidence
 from kg.suggest.model import SuggestedEntity, SuggestedType, Suggestion
-from kg.suggest.segment import words_of
+from kg.suggest.segment import common_word, words_of
 
 DEFAULT_TYPE = "Entity"
 MAX_ATTRIBUTES = 12
 MIN_KIND_MEMBERS = 3  # a suggested name that heads this many others is a kind
+# Where an English definition's noun phrase ends (a deposit that pays…, a plan for…).
+_CLAUSE_TAIL_RE = re.compile(r"\s+(?:that|which|who|with|for|of|from|by|offered|in|at|to|and)\b", re.I)
 _QUALIFIER_RE = re.compile(r"[（(][^（）()]*[）)]")
 
 
@@ -62,6 +65,9 @@ def assign(suggestion: Suggestion) -> set[str]:
     # 金卡 apart, so it leaves 金卡 a short form users write for the other two.
     members = Counter(e.type for e in entities)
     _assign_inner_heads([e for e in entities if e.type == DEFAULT_TYPE], kinds)
+    inner = _assign_shared_inner_endings([e for e in entities if e.type == DEFAULT_TYPE])
+    members.update(inner)
+    kinds |= set(inner)
     kinds = {k for k in kinds if members[k] >= MIN_KIND_MEMBERS}
     for kind in kinds & set(suggestion.entities):
         suggestion.skipped[kind] = "names a kind of thing (the type of several names)"
@@ -86,6 +92,69 @@ def _assign_inner_heads(untyped: list[SuggestedEntity], heads: set[str]) -> None
             entity.type = head
 
 
+def _assign_shared_inner_endings(untyped: list[SuggestedEntity]) -> Counter[str]:
+    """汽车贷款 and 住房贷款 are one word each to the segmenter, 组合贷款 two: none gives
+    贷款 as the last word of two names, yet all end with it. An everyday word (the
+    dictionary counts it often) that ends the last word of three names or more,
+    inside it or as all of it, is their kind; a rarer ending (金卡 inside 白金卡) is a
+    short form the names share, and one or two names make no kind. Returns the
+    kinds made and their member counts."""
+    holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
+    for entity in untyped:
+        parts = words_of(head_core(entity))
+        if len(parts) < 2:
+            continue  # a name of one word is a head, not a member
+        last = parts[-1]
+        for n in range(len(last), 1, -1):
+            holders[last[-n:]].append(entity)
+    made: Counter[str] = Counter()
+    for entity in untyped:
+        parts = words_of(head_core(entity))
+        last = parts[-1] if len(parts) >= 2 else ""
+        head = next((last[-n:] for n in range(len(last), 1, -1)
+                     if len(holders[last[-n:]]) >= MIN_KIND_MEMBERS and _wordlike(last[-n:])
+                     and common_word(last[-n:])), None)
+        if head:
+            entity.type = head
+            made[head] += 1
+    return made
+
+
+def assign_by_definition(suggestion: Suggestion, occurrences: Occurrences) -> None:
+    """A name of no kind whose passages define it as one (随心贷是……消费贷款, "Aurora
+    is a family plan") takes that kind: a name's own ending need not say what it is
+    (贷 cut from 贷款), while its definition does. Only kinds other names already
+    make count, so a definition's last word (业务, 平台) makes no new type."""
+    counts = Counter(e.type for e in suggestion.entities.values())
+    kinds = sorted((k for k, n in counts.items() if n >= 2 and k not in (DEFAULT_TYPE, ORG_TYPE)),
+                   key=len, reverse=True)
+    if not kinds:
+        return
+    for entity in suggestion.entities.values():
+        if entity.type != DEFAULT_TYPE:
+            continue
+        kind = next((k for what in _definitions(entity.name, occurrences)
+                     for k in kinds if _squeezed(what).endswith(_squeezed(k))), None)
+        if kind:
+            entity.type = kind
+
+
+def _definitions(name: str, occurrences: Occurrences, limit: int = 20) -> Iterator[str]:
+    """What the passages say ``name`` is: the phrase after ``name是`` / ``name is a``
+    at the start of a sentence, up to the clause's end."""
+    pattern = re.compile(rf"(?:^|[。！？!?；;\n]\s*){re.escape(name)}\s*"
+                         r"(?:是(?![否不])|\s+is\s+(?:an?|the)\s+)([^，。；,.;!?！？\n]{2,40})")
+    held = {*occurrences.passages_of(name + "是"), *occurrences.passages_of(name + " is ")}
+    for index in sorted(held)[:limit]:  # an index lookup: few passages say it
+        for match in pattern.finditer(occurrences.passages[index].text):
+            yield _CLAUSE_TAIL_RE.split(match.group(1))[0].strip()
+
+
+def _squeezed(text: str) -> str:
+    """Lower case without spaces or hyphens: English heads are joined words (TermDeposit)."""
+    return re.sub(r"[\s-]+", "", text).lower()
+
+
 def _wordlike(ending: str) -> bool:
     return (bool(re.fullmatch(r"[\u4e00-\u9fff]{2,}|[A-Za-z]{2,}", ending)) and not ending.endswith("版"))
 
@@ -96,26 +165,34 @@ def add_attributes(suggestion: Suggestion, occurrences: Occurrences) -> None:
     types_of = {k: e.type for k, e in suggestion.entities.items()}
     mixed = {a for a, keys in suggestion.ambiguous_aliases().items() if len({types_of[k] for k in keys}) > 1}
     variants = _variant_words(suggestion)
-    followers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    followers: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for entity in suggestion.entities.values():
+        group = followers[_attribute_group(entity)]
         for word in entity.attribute_words:
-            followers[entity.type][word].add(entity.key)
+            group[word].add(entity.key)
         for name in {entity.name, *entity.aliases}:
             if len(name) < 2 or name in mixed:
                 continue
             for after in occurrences.context_after(name, 8):
                 word = _attribute_word(after)
                 if word and word not in entity_names and not word.startswith(variants):
-                    followers[entity.type][word].add(entity.key)
-    for type_name, found in followers.items():
-        members = sum(1 for e in suggestion.entities.values() if e.type == type_name)
-        need = 2 if members >= 2 else 1
+                    group[word].add(entity.key)
+    sizes = Counter(_attribute_group(e) for e in suggestion.entities.values())
+    for (type_name, core), found in followers.items():
+        need = 2 if sizes[(type_name, core)] >= 2 or type_name == DEFAULT_TYPE else 1
         ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         kept = [(w, keys) for w, keys in ranked if len(keys) >= need][:MAX_ATTRIBUTES]
         target = suggestion.types.setdefault(type_name, SuggestedType(type_name))
         for word, keys in kept:
             target.attributes[word] = Evidence(confidence(0.5 * len(keys)), {"members": len(keys)},
                                                [], "follows the names of " + "、".join(sorted(keys)[:4]))
+
+
+def _attribute_group(entity: SuggestedEntity) -> tuple[str, str]:
+    """Whose words are pooled into attributes: a type's members, or, for names that
+    share no head (no kind), only the variants of one name (云帆记账（个人版） and
+    （团队版））: a word after two unrelated names says nothing of what they are."""
+    return (entity.type, head_core(entity) if entity.type == DEFAULT_TYPE else "")
 
 
 def _variant_words(suggestion: Suggestion) -> tuple[str, ...]:

@@ -99,3 +99,29 @@ def test_a_members_own_lead_with_the_family_name_names_it_alone(inner):
     # 寄存包裹 is asked about; 江北寄存包裹 says which one (a turn writing it is not asked).
     assert holders(inner, "江北寄存包裹") == {"江北寄存包裹规定"}
     assert holders(inner, "夜间陪护结算") == {"夜间陪护"}
+
+
+SEATS = [
+    line("hall", "观澜剧院座位说明", "观澜剧院设池座和楼座。池座在一层，楼座在二层，贵宾厢在三层。"),
+    line("stalls", "池座说明", "池座共800个座位，池座视野最好。"),
+    line("gallery", "楼座说明", "楼座共400个座位，楼座可俯视舞台。"),
+    line("box", "贵宾厢说明", "贵宾厢共20间，贵宾厢含茶水。"),
+    line("s-early", "池座早鸟票价说明", "池座早鸟开演前30天发售，每张180元，不可退换。池座早鸟限购4张。"),
+    line("g-early", "楼座早鸟票价说明", "楼座早鸟开演前30天发售，每张120元，不可退换。楼座早鸟限购6张。"),
+    line("b-early", "贵宾厢早鸟票价说明", "贵宾厢早鸟开演前30天发售，每间1500元，可改期一次。贵宾厢早鸟限购1间。"),
+]
+
+
+@pytest.fixture(scope="module")
+def seats():
+    return suggest(read_corpus(SEATS))
+
+
+def test_a_variant_is_shared_with_the_word_its_titles_give_it(seats):
+    # 池座早鸟 lost the title's everyday 票价; users say 早鸟票 (票价 cut as 贷款 is to 贷).
+    variants = {"池座早鸟", "楼座早鸟", "贵宾厢早鸟"}
+    assert holders(seats, "早鸟票") == variants
+    assert holders(seats, "早鸟票价") == variants
+    # With the thing it is a variant of in front, the form names one (池座早鸟票).
+    assert holders(seats, "池座早鸟票") == {"池座早鸟"}
+    assert holders(seats, "贵宾厢早鸟票价") == {"贵宾厢早鸟"}
