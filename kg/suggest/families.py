@@ -59,9 +59,9 @@ def add_family_names(suggestion: Suggestion) -> None:
 
 
 def _add_lead_forms(suggestion: Suggestion, names: set[str]) -> None:
-    """经济舱标准票 for 经济舱标准, beside the 标准票 it shares: the thing it is a variant of
-    in front of the shared form its title gave, so that a turn naming both (经济舱的标准票,
-    经济舱标准票) is not asked which."""
+    """观光舱标准票 for 观光舱标准, beside the 标准票 it shares: the thing it is a variant of
+    in front of the shared form its title gave, so that a turn naming both (观光舱的标准票,
+    观光舱标准票) is not asked which."""
     shared = suggestion.ambiguous_aliases()
     for entity in suggestion.entities.values():
         if not entity.title_name or entity.stem:
@@ -130,12 +130,12 @@ def _qualified_heads(suggestion: Suggestion) -> Callable[[SuggestedEntity], Iter
 
 
 def _title_rests(entity: SuggestedEntity, heads_by_lead: dict[str, list[str]]) -> list[str]:
-    """标准票价 and 标准票 for 经济舱标准, titled 经济舱标准票价…: the thing it is a variant
-    of (经济舱, another entity's name) off the title's name, and that rest with its
+    """标准票价 and 标准票 for 观光舱标准, titled 观光舱标准票价…: the thing it is a variant
+    of (观光舱, another entity's name) off the title's name, and that rest with its
     last word of two characters cut to the first (票价 → 票, as 贷款 → 贷). Users say
     the variant with the word the title gave it; the entity's own name lost that
     word, and its rest alone (标准) is an everyday word. Every lead that is another
-    entity's name is tried (超级经济舱 as well as 超级), so that all members share it."""
+    entity's name is tried (豪华观光舱 as well as 超级), so that all members share it."""
     if not entity.title_name or entity.stem:
         return []
     title = _core_of(entity.title_name)

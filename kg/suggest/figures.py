@@ -1,6 +1,6 @@
 """Attributes from the figures a kind's documents state.
 
-The words right after a name (types.py) are few: a document says 乐享关爱套餐面向…
+The words right after a name (types.py) are few: a document says 悦享家庭套餐面向…
 once and then states its figures (月费29元，含国内通用流量10GB、国内通话200分钟)
 without the name. What a member's own documents (those titled with its name)
 state a figure of is what users ask of the kind: the noun right before a figure

@@ -2,7 +2,7 @@
 
 An entity's type is its name's head word: the longest ending (two to four
 characters, or one) it shares with other names (砚溪女性信用卡 and 青岚鹭岛联名信用卡
-are 信用卡; 乐享关爱套餐 and 青春校园套餐 are 套餐). A trailing variant word
+are 信用卡; 悦享家庭套餐 and 青春校园套餐 are 套餐). A trailing variant word
 (标准版, 个人版) is not a head. A name whose last word ends with a head inside it
 (白金卡, one word to the segmenter, beside names ending in the word 金卡) takes that
 type too. A head that is itself a suggested name (信用卡 from 信用卡常见问题) names
@@ -85,7 +85,7 @@ def _assign_inner_heads(untyped: list[SuggestedEntity], heads: set[str]) -> None
     for entity in untyped:
         parts = words_of(head_core(entity))
         if len(parts) < 2:
-            continue  # a name of one word (经济舱) is a head, not a member
+            continue  # a name of one word (观光舱) is a head, not a member
         last = parts[-1]
         head = next((last[-n:] for n in range(len(last) - 1, 1, -1) if last[-n:] in heads), None)
         if head:
@@ -121,7 +121,7 @@ def _assign_shared_inner_endings(untyped: list[SuggestedEntity]) -> Counter[str]
 
 
 def assign_by_definition(suggestion: Suggestion, occurrences: Occurrences) -> None:
-    """A name of no kind whose passages define it as one (随心贷是……消费贷款, "Aurora
+    """A name of no kind whose passages define it as one (速融贷是……消费贷款, "Aurora
     is a family plan") takes that kind: a name's own ending need not say what it is
     (贷 cut from 贷款), while its definition does. Only kinds other names already
     make count, so a definition's last word (业务, 平台) makes no new type."""
