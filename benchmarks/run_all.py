@@ -156,10 +156,12 @@ def _engine(services: Services, index, sessions_path: Path):
     return engine, sessions, retriever
 
 
-def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dict:
+def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path, keep: bool = False) -> dict:
+    """Every figure of one corpus size. ``keep``: what a previous run of this size left in
+    ``workdir`` (the imported kb, the ingested collection, their figures) is reused, and an
+    interrupted ingest resumes where it stopped instead of starting over."""
     from kg.aliases import SnapshotCache
     from pymilvus import MilvusClient
-    from retrieval.ingest import ingest_corpus
     from retrieval.milvus_index import MilvusIndex
 
     runs = cfg["runs"]
@@ -170,31 +172,12 @@ def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dic
                                    for line in data.ontology_lines if '"entity"' in line),
                     "sessions": len(data.sessions)}
 
-    # import (entities/s), each run into an emptied kb
-    seconds = []
-    for _ in range(runs):
-        services.store.delete_kb(kb)
-        t0 = time.perf_counter()
-        services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
-        seconds.append(time.perf_counter() - t0)
-    result["import"] = {"seconds": stat(seconds), "entities_per_s": stat([data.entities / s for s in seconds], 1)}
-    log(f"[{size}] import {data.entities} entities: {statistics.median(seconds):.2f} s")
+    kept = Checkpoint(workdir / f"kept-{size}.json") if keep else None
+    result["import"] = _import(services, kb, data, runs, kept)
     snapshot = SnapshotCache(services.store).get(kb)
-
-    # ingest (chunks/s), each run into a fresh collection
     uri = str(workdir / f"milvus-{size}.db")
-    index = MilvusIndex(uri, timeout=300)
-    seconds = []
-    for _ in range(runs):
-        index.drop(kb)
-        t0 = time.perf_counter()
-        report = ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic")
-        seconds.append(time.perf_counter() - t0)
-        assert report.chunks == data.chunks, report
-    result["ingest"] = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1),
-                        # this process and its Milvus Lite server, the kb just ingested
-                        "memory": _memory(os.getpid())}
-    log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s")
+    index = MilvusIndex(uri, timeout=3600)
+    result["ingest"] = _ingest(index, kb, data, snapshot, runs, kept, size)
 
     # turns through the engine, then the bare search of each standalone query
     engine, sessions, _ = _engine(services, index, workdir / f"sessions-{kb}.sqlite3")
@@ -264,6 +247,128 @@ def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dic
 
     result["server"] = bench_server(kb, uri, data.sessions, cfg, workdir / f"server-{size}", size)
     return result
+
+
+class Checkpoint:
+    """The figures a kept run of one size has measured so far, in a JSON file of the workdir,
+    so that a run stopped by hand or by a failure resumes with them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    def get(self, key: str) -> dict | None:
+        return self.data.get(key)
+
+    def put(self, key: str, value: dict | None) -> None:
+        if value is None:
+            self.data.pop(key, None)
+        else:
+            self.data[key] = value
+        self.path.write_text(json.dumps(self.data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def _import(services: Services, kb: str, data, runs: int, kept: Checkpoint | None) -> dict:
+    """Import figures (entities/s), each run into an emptied kb; a kept kb that holds the
+    whole ontology is reused with the figures measured when it was imported."""
+    from kg.aliases import SnapshotCache
+
+    if kept is not None and kept.get("import") and \
+            len(SnapshotCache(services.store).get(kb).entities) == data.entities:
+        log(f"[{data.chunks}] reusing the imported ontology of {data.entities:,} entities")
+        return kept.get("import")
+    seconds = []
+    for _ in range(runs):
+        services.store.delete_kb(kb)
+        t0 = time.perf_counter()
+        services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
+        seconds.append(time.perf_counter() - t0)
+    figures = {"seconds": stat(seconds), "entities_per_s": stat([data.entities / s for s in seconds], 1)}
+    log(f"[{data.chunks}] import {data.entities} entities: {statistics.median(seconds):.2f} s")
+    if kept is not None:
+        kept.put("import", figures)
+    return figures
+
+
+def _ingest(index, kb: str, data, snapshot, runs: int, kept: Checkpoint | None, size: int) -> dict:
+    """Ingest figures (chunks/s, memory), each run into a fresh collection. Kept: a complete
+    collection is reused with its figures, an interrupted one is completed by ingesting
+    the file again (only the chunks it lacks are written) and timed as a resumed run."""
+    if kept is not None and kept.get("ingest") and index.has_collection(kb) \
+            and index.incomplete(kb) is None and index.count(kb) == data.chunks:
+        log(f"[{size}] reusing the ingested collection of {data.chunks:,} chunks")
+        return kept.get("ingest")
+    resumed = kept is not None and index.has_collection(kb) and index.incomplete(kb) is not None
+    seconds, watch = [], IngestWatch(size, data.chunks, kept)
+    for _ in range(runs):
+        if not resumed:
+            index.drop(kb)
+        seconds.append(watch.run(lambda: _ingest_once(index, kb, data, snapshot, watch.progress)))
+    figures = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1),
+               # this process and its Milvus Lite server, the kb just ingested
+               "memory": _memory(os.getpid()), "lite_peak_rss_mb": watch.peak_mb}
+    if resumed:
+        figures["resumed"] = {"stored_before": watch.start_count, "earlier": kept.get("stopped")}
+    log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s, "
+        f"Milvus Lite peak {watch.peak_mb:,.0f} MB")
+    if kept is not None:
+        kept.put("ingest", figures)
+        kept.put("stopped", None)
+    return figures
+
+
+def _ingest_once(index, kb: str, data, snapshot, progress) -> None:
+    from retrieval.ingest import ingest_corpus
+
+    report = ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic",
+                           progress=progress)
+    assert report.chunks == data.chunks, report
+
+
+class IngestWatch:
+    """Progress of an ingest in the log (rate, Milvus Lite's resident memory), its peak
+    memory, and where it stopped when it fails: written to the checkpoint as it goes, so a
+    run killed by hand leaves the same record."""
+
+    def __init__(self, size: int, chunks: int, kept: Checkpoint | None) -> None:
+        self.size, self.chunks, self.kept = size, chunks, kept
+        self.peak_mb = 0.0
+        self.start_count: int | None = None
+        self._t0 = time.perf_counter()
+        self._last = self._sampled = 0.0
+        self._done = 0
+
+    def run(self, ingest) -> float:
+        self._t0, self._last, self._sampled, self._done = time.perf_counter(), 0.0, 0.0, 0
+        try:
+            ingest()
+        except Exception as exc:
+            self._record(f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        return time.perf_counter() - self._t0
+
+    def progress(self, done: int, total: int) -> None:
+        if self.start_count is None:
+            self.start_count = self.chunks - total
+        self._done = done
+        elapsed = time.perf_counter() - self._t0
+        if elapsed - self._sampled >= 5 or done == total:  # reading /proc costs milliseconds
+            self._sampled = elapsed
+            self.peak_mb = max(self.peak_mb, _memory(os.getpid())["children_rss_mb"])
+        if elapsed - self._last >= 30 or done == total:
+            self._last = elapsed
+            log(f"[{self.size}] ingest {done:,}/{total:,} written ({done / max(elapsed, 1e-9):,.0f} chunks/s), "
+                f"Milvus Lite {self.peak_mb:,.0f} MB at most")
+            self._record(None)
+
+    def _record(self, error: str | None) -> None:
+        if self.kept is None:
+            return
+        self.kept.put("stopped", {
+            "chunks": self.size, "stored": (self.start_count or 0) + self._done,
+            "seconds": round(time.perf_counter() - self._t0, 1), "lite_peak_rss_mb": self.peak_mb,
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "error": error or "interrupted while ingesting (no error recorded: stopped from outside)"})
 
 
 def _release_lite(uri: str) -> None:
@@ -689,6 +794,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="session store sizes (0: skip)")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--load-seconds", type=float, default=None, help="length of one load run")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the workdir's kbs between runs: reuse what a size already "
+                             "imported and ingested, resume an interrupted ingest (needs --workdir)")
     parser.add_argument("--no-quality", action="store_true", help="skip the demo suite evaluation")
     parser.add_argument("--dev-suite", type=Path, nargs="*", default=[],
                         help="also evaluate these suite directories (ontology, corpus, suite .jsonl)")
@@ -705,6 +813,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (quick_dir / "results.json" if args.quick else REPO / "docs" / "benchmarks" / "results.json")
     report = args.report or (quick_dir / "benchmarks.md" if args.quick else REPO / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.keep and args.workdir is None:
+        parser.error("--keep needs --workdir: the directory whose kbs are kept between runs")
     temporary = args.workdir is None
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="referent-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -735,10 +845,12 @@ def main(argv: list[str] | None = None) -> int:
         for size in cfg["chunks"]:
             log(f"corpus of {size:,} chunks")
             try:
-                results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+                results["corpus"].append(bench_corpus(services, size, cfg, workdir, keep=args.keep))
             except Exception as exc:  # noqa: BLE001 - where a size stops is a result too
                 log(f"[{size}] stopped: {type(exc).__name__}: {exc}")
-                results["stopped"] = {"chunks": size, "error": f"{type(exc).__name__}: {exc}"[:500]}
+                kept = Checkpoint(workdir / f"kept-{size}.json").get("stopped") if args.keep else None
+                results["stopped"] = {**(kept or {}), "chunks": size,
+                                      "error": f"{type(exc).__name__}: {exc}"[:500]}
                 save()
                 break
             save()
@@ -753,7 +865,7 @@ def main(argv: list[str] | None = None) -> int:
             results["quality"][directory.name] = bench_quality(services, directory.name, directory, workdir)
             save()
     finally:
-        for kb in kbs:
+        for kb in ([] if args.keep else kbs):
             services.store.delete_kb(kb)
         services.close()
         save()
