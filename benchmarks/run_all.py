@@ -156,10 +156,12 @@ def _engine(services: Services, index, sessions_path: Path):
     return engine, sessions, retriever
 
 
-def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path, keep: bool = False) -> dict:
+def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path, keep: bool = False,
+                 result: dict | None = None) -> dict:
     """Every figure of one corpus size. ``keep``: what a previous run of this size left in
     ``workdir`` (the imported kb, the ingested collection, their figures) is reused, and an
-    interrupted ingest resumes where it stopped instead of starting over."""
+    interrupted ingest resumes where it stopped instead of starting over. ``result``: filled
+    as the figures come, so a size that fails part-way still gives what it measured."""
     from kg.aliases import SnapshotCache
     from pymilvus import MilvusClient
     from retrieval.milvus_index import MilvusIndex
@@ -167,10 +169,13 @@ def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path, keep: 
     runs = cfg["runs"]
     kb = f"bench_c{size}"
     data = turn_kb(size, sessions=cfg["sessions"])
-    result: dict = {"chunks": data.chunks, "entities": data.entities,
-                    "aliases": sum(len(json.loads(line).get("aliases", [])) + 1
-                                   for line in data.ontology_lines if '"entity"' in line),
-                    "sessions": len(data.sessions)}
+    result = {} if result is None else result
+    result.update({"chunks": data.chunks, "entities": data.entities,
+                   "aliases": sum(len(json.loads(line).get("aliases", [])) + 1
+                                  for line in data.ontology_lines if '"entity"' in line),
+                   "sessions": len(data.sessions),
+                   "measured": {"commit": _git_commit(), "load_average": list(os.getloadavg()),
+                                "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}})
 
     kept = Checkpoint(workdir / f"kept-{size}.json") if keep else None
     result["import"] = _import(services, kb, data, runs, kept)
@@ -768,6 +773,24 @@ def _a_saved_state(workdir: Path) -> str | None:
     return best
 
 
+def record_sizes(results: dict, path: Path) -> None:
+    """Put ``results``' corpus sizes into the results JSON at ``path``: an entry of the same
+    size is replaced, the others and every other section kept; ``stopped`` is this run's
+    when it stopped, and dropped when this run completed the size the file said stopped."""
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    sizes = {c["chunks"] for c in results["corpus"]}
+    run_sizes = set(results["meta"]["config"]["chunks"])
+    kept = [c for c in recorded.get("corpus", []) if c["chunks"] not in sizes | run_sizes]
+    for entry in results["corpus"]:
+        entry.setdefault("measured", {})["command"] = results["meta"]["command"]
+    recorded["corpus"] = sorted(kept + results["corpus"], key=lambda c: c["chunks"])
+    if results.get("stopped"):
+        recorded["stopped"] = results["stopped"]
+    elif recorded.get("stopped", {}).get("chunks") in run_sizes:
+        del recorded["stopped"]
+    path.write_text(json.dumps(recorded, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
 def _git_commit() -> str | None:
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
@@ -797,6 +820,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true",
                         help="keep the workdir's kbs between runs: reuse what a size already "
                              "imported and ingested, resume an interrupted ingest (needs --workdir)")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="also put this run's corpus sizes (and where it stopped) into that "
+                             "results JSON, replacing the same sizes and keeping every other section")
     parser.add_argument("--no-quality", action="store_true", help="skip the demo suite evaluation")
     parser.add_argument("--dev-suite", type=Path, nargs="*", default=[],
                         help="also evaluate these suite directories (ontology, corpus, suite .jsonl)")
@@ -844,13 +870,18 @@ def main(argv: list[str] | None = None) -> int:
             save()
         for size in cfg["chunks"]:
             log(f"corpus of {size:,} chunks")
+            partial: dict = {}
             try:
-                results["corpus"].append(bench_corpus(services, size, cfg, workdir, keep=args.keep))
+                results["corpus"].append(bench_corpus(services, size, cfg, workdir, keep=args.keep,
+                                                      result=partial))
             except Exception as exc:  # noqa: BLE001 - where a size stops is a result too
                 log(f"[{size}] stopped: {type(exc).__name__}: {exc}")
                 kept = Checkpoint(workdir / f"kept-{size}.json").get("stopped") if args.keep else None
                 results["stopped"] = {**(kept or {}), "chunks": size,
+                                      "after": [k for k in ("import", "ingest", "turns") if k in partial],
                                       "error": f"{type(exc).__name__}: {exc}"[:500]}
+                if "ingest" in partial:
+                    results["corpus"].append(partial)
                 save()
                 break
             save()
@@ -872,6 +903,9 @@ def main(argv: list[str] | None = None) -> int:
         if temporary:
             shutil.rmtree(workdir, ignore_errors=True)
     log(f"wrote {out}")
+    if args.record:
+        record_sizes(results, args.record)
+        log(f"recorded the corpus sizes {cfg['chunks']} in {args.record}")
     if not args.no_report:
         from benchmarks.report import build
 
