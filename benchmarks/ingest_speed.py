@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     trees = {"new": REPO} | ({"old": args.against.resolve()} if args.against else {})
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     load = [os.getloadavg()[0]]
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     for r in range(args.runs):
         for name, tree in trees.items():
             runs[name].append(run_child(tree, args.chunks, floor=name == "new"))
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             + f" {rows[-1]['ingest_chunks_per_s']:16,.0f}")
     if args.record:
         results = json.loads(args.record.read_text(encoding="utf-8")) if args.record.exists() else {}
-        results["ingest_speed"] = {"rows": rows, "load_average": load,
+        results["ingest_speed"] = {"rows": rows, "load_average": load, "at": started,
                                    "command": "python benchmarks/ingest_speed.py " + " ".join(
                                        "OLDER_TREE" if a.startswith("/") else a
                                        for a in (argv or sys.argv[1:]))}

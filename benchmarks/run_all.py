@@ -180,7 +180,7 @@ def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path, keep: 
     kept = Checkpoint(workdir / f"kept-{size}.json") if keep else None
     result["import"] = _import(services, kb, data, runs, kept)
     snapshot = SnapshotCache(services.store).get(kb)
-    uri = str(workdir / f"milvus-{size}.db")
+    uri = cfg.get("milvus_uri") or str(workdir / f"milvus-{size}.db")
     index = MilvusIndex(uri, timeout=3600)
     result["ingest"] = _ingest(index, kb, data, snapshot, runs, kept, size)
 
@@ -304,16 +304,20 @@ def _ingest(index, kb: str, data, snapshot, runs: int, kept: Checkpoint | None, 
         log(f"[{size}] reusing the ingested collection of {data.chunks:,} chunks")
         return kept.get("ingest")
     resumed = kept is not None and index.has_collection(kb) and index.incomplete(kb) is not None
-    seconds, watch = [], IngestWatch(size, data.chunks, kept)
+    earlier = kept.get("stopped") if resumed else None
+    seconds, watch = [], IngestWatch(size, data.chunks, kept, earlier)
     for _ in range(runs):
         if not resumed:
             index.drop(kb)
         seconds.append(watch.run(lambda: _ingest_once(index, kb, data, snapshot, watch.progress)))
+    if earlier:  # one ingest in two runs: both runs' time (reading the file counts twice)
+        seconds = [s + earlier["seconds"] for s in seconds]
     figures = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1),
                # this process and its Milvus Lite server, the kb just ingested
-               "memory": _memory(os.getpid()), "lite_peak_rss_mb": watch.peak_mb}
+               "memory": _memory(os.getpid()),
+               "lite_peak_rss_mb": watch.peak_mb}
     if resumed:
-        figures["resumed"] = {"stored_before": watch.start_count, "earlier": kept.get("stopped")}
+        figures["resumed"] = {"stored_before": watch.start_count, "earlier": earlier}
     log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s, "
         f"Milvus Lite peak {watch.peak_mb:,.0f} MB")
     if kept is not None:
@@ -335,12 +339,16 @@ class IngestWatch:
     memory, and where it stopped when it fails: written to the checkpoint as it goes, so a
     run killed by hand leaves the same record."""
 
-    def __init__(self, size: int, chunks: int, kept: Checkpoint | None) -> None:
+    def __init__(self, size: int, chunks: int, kept: Checkpoint | None,
+                 earlier: dict | None = None) -> None:
         self.size, self.chunks, self.kept = size, chunks, kept
-        self.peak_mb = 0.0
+        # a resumed ingest: the interrupted run's time and memory count too
+        self._earlier_s = (earlier or {}).get("seconds", 0.0)
+        self.peak_mb = (earlier or {}).get("lite_peak_rss_mb", 0.0)
         self.start_count: int | None = None
         self._t0 = time.perf_counter()
         self._last = self._sampled = 0.0
+        self._writing_t0 = self._t0
         self._done = 0
 
     def run(self, ingest) -> float:
@@ -353,16 +361,18 @@ class IngestWatch:
         return time.perf_counter() - self._t0
 
     def progress(self, done: int, total: int) -> None:
-        if self.start_count is None:
+        if self.start_count is None:  # the first step written: reading the file is over
             self.start_count = self.chunks - total
+            self._writing_t0 = time.perf_counter()
         self._done = done
         elapsed = time.perf_counter() - self._t0
+        writing = time.perf_counter() - self._writing_t0
         if elapsed - self._sampled >= 5 or done == total:  # reading /proc costs milliseconds
             self._sampled = elapsed
             self.peak_mb = max(self.peak_mb, _memory(os.getpid())["children_rss_mb"])
         if elapsed - self._last >= 30 or done == total:
             self._last = elapsed
-            log(f"[{self.size}] ingest {done:,}/{total:,} written ({done / max(elapsed, 1e-9):,.0f} chunks/s), "
+            log(f"[{self.size}] ingest {done:,}/{total:,} written ({done / max(writing, 1e-9):,.0f} chunks/s), "
                 f"Milvus Lite {self.peak_mb:,.0f} MB at most")
             self._record(None)
 
@@ -371,15 +381,19 @@ class IngestWatch:
             return
         self.kept.put("stopped", {
             "chunks": self.size, "stored": (self.start_count or 0) + self._done,
-            "seconds": round(time.perf_counter() - self._t0, 1), "lite_peak_rss_mb": self.peak_mb,
+            "seconds": round(self._earlier_s + time.perf_counter() - self._t0, 1),
+            "lite_peak_rss_mb": self.peak_mb,
             "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "error": error or "interrupted while ingesting (no error recorded: stopped from outside)"})
 
 
 def _release_lite(uri: str) -> None:
     """Stop this process's Milvus Lite server for ``uri`` so another process can open the
-    file (closing the client leaves it running)."""
+    file (closing the client leaves it running); nothing for a Milvus server."""
     from milvus_lite.server_manager import server_manager_instance
+
+    if "://" in uri:
+        return
 
     server_manager_instance.release_server(uri)
 
@@ -773,6 +787,15 @@ def _a_saved_state(workdir: Path) -> str | None:
     return best
 
 
+class StoppedByHand(Exception):
+    """SIGTERM during a size: raised in the main thread so that what the size measured so
+    far is written, with where it stopped, before the run ends."""
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise StoppedByHand(f"stopped by hand (signal {signum}) at {datetime.now(timezone.utc):%H:%M} UTC")
+
+
 def record_sizes(results: dict, path: Path) -> None:
     """Put ``results``' corpus sizes into the results JSON at ``path``: an entry of the same
     size is replaced, the others and every other section kept; ``stopped`` is this run's
@@ -820,6 +843,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true",
                         help="keep the workdir's kbs between runs: reuse what a size already "
                              "imported and ingested, resume an interrupted ingest (needs --workdir)")
+    parser.add_argument("--milvus-uri", default=None,
+                        help="run the corpus sizes against this Milvus server (http://host:19530) "
+                             "instead of a Milvus Lite file per size")
     parser.add_argument("--record", type=Path, default=None,
                         help="also put this run's corpus sizes (and where it stopped) into that "
                              "results JSON, replacing the same sizes and keeping every other section")
@@ -835,6 +861,8 @@ def main(argv: list[str] | None = None) -> int:
                 else getattr(args, key)
     if args.load_seconds is not None:
         cfg["load_seconds"] = args.load_seconds
+    if args.milvus_uri:
+        cfg["milvus_uri"] = args.milvus_uri
     quick_dir = REPO / "var" / "bench" / "quick"
     out = args.out or (quick_dir / "results.json" if args.quick else REPO / "docs" / "benchmarks" / "results.json")
     report = args.report or (quick_dir / "benchmarks.md" if args.quick else REPO / "docs" / "benchmarks.md")
@@ -864,6 +892,7 @@ def main(argv: list[str] | None = None) -> int:
         save()
     services = Services()
     kbs = [f"bench_c{size}" for size in cfg["chunks"]]
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         if not args.no_quality:
             results["quality"]["demo"] = bench_quality(services, "demo", REPO / "ontology" / "demo", workdir)
