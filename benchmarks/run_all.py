@@ -38,6 +38,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -787,6 +788,9 @@ def _a_saved_state(workdir: Path) -> str | None:
     return best
 
 
+SHOWN_PATHS = {"workdir": "var/bench/keep", "out": "var/bench/keep/results.json"}
+
+
 class StoppedByHand(Exception):
     """SIGTERM during a size: raised in the main thread so that what the size measured so
     far is written, with where it stopped, before the run ends."""
@@ -804,8 +808,11 @@ def record_sizes(results: dict, path: Path) -> None:
     sizes = {c["chunks"] for c in results["corpus"]}
     run_sizes = set(results["meta"]["config"]["chunks"])
     kept = [c for c in recorded.get("corpus", []) if c["chunks"] not in sizes | run_sizes]
+    # the command as others would type it: this machine's paths left out
+    shown = re.sub(r" --record \S+", "", results["meta"]["command"])
+    shown = re.sub(r"--(workdir|out) \S+", lambda m: f"--{m[1]} {SHOWN_PATHS[m[1]]}", shown)
     for entry in results["corpus"]:
-        entry.setdefault("measured", {})["command"] = results["meta"]["command"]
+        entry.setdefault("measured", {})["command"] = shown
     recorded["corpus"] = sorted(kept + results["corpus"], key=lambda c: c["chunks"])
     if results.get("stopped"):
         recorded["stopped"] = results["stopped"]
