@@ -85,7 +85,7 @@ not kept, because none was faster beyond the spread between runs: requests of 1,
 5,000 rows instead of 512 (Lite 2.5.1 got slower per row as a request grew), insert instead of \
 upsert for chunks known to be new, creating the BM25 index after the load (slower: Lite then \
 indexes every sealed segment), two upserts in flight (no gain on two shared cores). What was \
-cut: choosing a new collection's analyzer read every chunk (about 90 s of a 1M-chunk ingest); \
+cut: choosing a new collection's analyzer read every chunk (about 20 s of a 1M-chunk ingest); \
 it now reads 2,000 chunks spread over the file. What remains of ours is reading and checking \
 the file, folding traditional characters into `bm25_text` and building the rows: the rest is \
 Milvus Lite's, so the rate is what two shared cores leave it."""
