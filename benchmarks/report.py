@@ -567,6 +567,12 @@ def render_stopped(r: dict, w) -> None:
           f"at {stop['lite_peak_rss_mb']:,.0f} MB resident at most.")
     if stop.get("note"):
         w(stop["note"])
+    size = next((c for c in r.get("corpus", []) if c["chunks"] == stop["chunks"]), {})
+    load = size.get("collection_load")
+    if load:
+        w(f"A Milvus Lite process that had not loaded it {'loaded' if load['finished'] else 'was still loading'} "
+          f"the collection of {stop['chunks']:,} chunks {'in' if load['finished'] else 'after'} "
+          f"{load['seconds']:,.0f} s (a restarted server is not ready before that).")
     w("")
     w(MILVUS_SERVER_NOTE + "\n")
 
