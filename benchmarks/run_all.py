@@ -4,6 +4,14 @@
                                                       # then docs/benchmarks.md and its plots
     .venv/bin/python benchmarks/run_all.py --quick    # CI smoke: tiny sizes, short runs
     .venv/bin/python benchmarks/report.py             # docs/benchmarks.md again from the JSON
+    .venv/bin/python benchmarks/run_all.py --chunks 1000000 --aliases --sessions-stored 0 \
+        --no-quality --keep --workdir var/bench/keep --record docs/benchmarks/results.json
+                                                      # one size, resumable: run it again after a
+                                                      # stop and it goes on where it was
+
+A size that fails or is stopped (SIGTERM) still gives what it measured, with where it stopped
+(chunks stored, Milvus Lite's peak memory, the error). At 1M chunks (100,000 entities) the
+ontology import needs a larger Neo4j heap than the local default: REFERENT_NEO4J__LOCAL_HEAP=4g.
 
 What it measures (each figure over ``--runs`` runs: the median with min and max):
 
