@@ -560,11 +560,12 @@ def render_stopped(r: dict, w) -> None:
     stop = r.get("stopped")
     if not stop:
         return
-    w(f"**The run stopped at {stop['chunks']:,} chunks**: {stop['error']}")
+    w(f"**The run stopped at {stop['chunks']:,} chunks**: {stop['error'].rstrip('.')}.")
     if stop.get("stored") is not None:
-        w(f"When it stopped ({stop.get('at', '?').replace('T', ' ')[:16]} UTC) the ingest had stored "
-          f"{stop['stored']:,} of {stop['chunks']:,} chunks in {stop['seconds']:,.0f} s, with Milvus Lite "
-          f"at {stop['lite_peak_rss_mb']:,.0f} MB resident at most.")
+        w(f"At its last record ({stop.get('at', '?').replace('T', ' ')[:16]} UTC) the ingest had stored "
+          f"{stop['stored']:,} of {stop['chunks']:,} chunks, {stop['seconds']:,.0f} s after it started "
+          f"(reading the file included), with Milvus Lite at {stop['lite_peak_rss_mb']:,.0f} MB resident "
+          "at most.")
     if stop.get("note"):
         w(stop["note"])
     size = next((c for c in r.get("corpus", []) if c["chunks"] == stop["chunks"]), {})

@@ -104,7 +104,7 @@ def test_a_size_that_stopped_after_its_ingest_is_reported_with_where_it_stopped(
     page = render(results, {}, "results.json")
 
     assert "| 1,000,000 | 100,000 | 333,333 |" in page  # its ingest row, though it has no turns
-    assert "stored 640,000 of 1,000,000 chunks in 1,500 s" in page
+    assert "stored 640,000 of 1,000,000 chunks, 1,500 s after it started" in page
     assert "was still loading the collection of 1,000,000 chunks after 900 s" in page
     assert "| 10,000 | 1,000 | 4 |" in page and "| 1,000,000 | 100,000 | 4 |" not in page
 
