@@ -71,6 +71,23 @@ def _size(n: int) -> str:
     return f"{n:,}"
 
 
+# Why the size runs stop at Milvus Lite (the issue asks for a server beyond it).
+MILVUS_SERVER_NOTE = """No Milvus server could be run on this machine: the compose file's \
+`milvusdb/milvus` image comes from a container registry these machines cannot reach (and no \
+container daemon runs here), and the only Milvus server on the package registries they reach \
+(PyPI's `milvus`, an embedded Milvus 2.2–2.3) predates the BM25 function (Milvus 2.5) that every \
+collection uses. Where a server runs, `run_all.py --milvus-uri http://HOST:19530` makes the same \
+size runs against it (not exercised here)."""
+
+# What bounds the ingest rate (ingest_speed.py's table measures it).
+INGEST_NOTES = """What bounds the rate is Milvus Lite's own write: of ours remain reading and \
+checking the file, folding traditional characters into `bm25_text` and building the rows, and \
+a new collection's analyzer is chosen from 2,000 chunks spread over the file (reading every \
+chunk costs about 20 s at 1M). On these two shared cores Lite 2.5.1 writes no faster with \
+larger requests than 512 rows (it gets slower per row), with insert instead of upsert, with the \
+BM25 index created after the load (it then indexes every sealed segment) or with two requests \
+in flight (single runs at load average about 15)."""
+
 # What each stage of a turn buys, beside what it costs (the stage tables above it).
 STAGE_NOTES = """What each stage buys. `session_load` / `session_save`: the dialogue state (focus, \
 what was shown, the pending clarification) read and written once per turn, so a turn can be \
@@ -103,7 +120,7 @@ def targets(r: dict) -> list[tuple[str, str, str]]:
         largest = f"{linking[-1]['aliases']:,} aliases" if linking else "nothing"
         rows.append(("linking p99 ≤ 1 ms at 1M aliases", f"not measured (largest: {largest})",
                      "not measured"))
-    corpus = sorted(r.get("corpus", []), key=lambda x: x["chunks"])
+    corpus = _turned(r)
     at100k = [c for c in corpus if c["chunks"] >= 100_000]
     if at100k:
         p50 = at100k[0]["turns"]["latency_ms"]["p50"]
@@ -219,7 +236,7 @@ def plots(r: dict, folder: Path) -> dict[str, str]:
         med = [s["median"] for s in stats]
         return med, [[m - s["min"] for m, s in zip(med, stats)], [s["max"] - m for m, s in zip(med, stats)]]
 
-    corpus = sorted(r.get("corpus", []), key=lambda x: x["chunks"])
+    corpus = _turned(r)
     if corpus:
         xs = [c["chunks"] for c in corpus]
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -347,6 +364,13 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
     w("scripts/setup.sh                                    # .venv with the bench extra (matplotlib)")
     w("export REFERENT_DATA_DIR=var/bench REFERENT_NEO4J__LOCAL_PORT=7717   # any free port")
     w(meta["command"].replace("python ", ".venv/bin/python ", 1) + "   # this run; starts/stops the local Neo4j")
+    for c in r.get("corpus", []):
+        command = (c.get("measured") or {}).get("command")
+        if command and command != meta["command"]:
+            w(f"REFERENT_NEO4J__LOCAL_HEAP=4g {command.replace('python ', '.venv/bin/python ', 1)} \\")
+            w(f"    --record docs/benchmarks/results.json   # the {c['chunks']:,}-chunk size, resumable")
+    if r.get("ingest_speed"):
+        w(".venv/bin/" + r["ingest_speed"]["command"] + "   # where the ingest time goes")
     if r.get("hybrid"):
         w(".venv/bin/python benchmarks/hybrid_turns.py --suite SUITE/suite.jsonl --bm25-kb KB \\")
         w("    --hybrid-kb KB_E5 --record docs/benchmarks/results.json   # per suite: the hybrid section")
@@ -381,7 +405,7 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
         if "linking-vs-aliases" in images:
             w(f"![linking latency vs alias count]({images['linking-vs-aliases']})\n")
 
-    corpus = sorted(r.get("corpus", []), key=lambda x: x["chunks"])
+    corpus = _turned(r)
     if corpus:
         w("## Turn latency vs corpus size\n")
         w("A generated kb per size: chunks/10 entities (at least 20) with the same kind of names, one "
@@ -432,19 +456,19 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
           "Ingest: the corpus file (pre-chunked, tagged) through `ingest_corpus` into a fresh Milvus "
           "Lite collection each run (the `referent ingest` path).\n")
         w("| chunks | entities | aliases | import s | import entities/s | ingest s | ingest chunks/s "
-          "| memory after ingest (MB) |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for c in corpus:
+          "| memory after ingest (MB) | Milvus Lite peak during ingest (MB) |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for c in sorted(r.get("corpus", []), key=lambda x: x["chunks"]):
             memory = c["ingest"].get("memory")
             held = (f"{memory['total_rss_mb']:,.0f} ({memory['children_rss_mb']:,.0f} Milvus Lite)"
                     if memory else "–")
+            peak = c["ingest"].get("lite_peak_rss_mb")
             w(f"| {c['chunks']:,} | {c['entities']:,} | {c['aliases']:,} | {_cell(c['import']['seconds'])} | "
               f"{_cell(c['import']['entities_per_s'], 0)} | {_cell(c['ingest']['seconds'])} | "
-              f"{_cell(c['ingest']['chunks_per_s'], 0)} | {held} |")
+              f"{_cell(c['ingest']['chunks_per_s'], 0)} | {held} | {f'{peak:,.0f}' if peak else '–'} |")
         w("")
-        if r.get("stopped"):
-            stop = r["stopped"]
-            w(f"**The run stopped at {stop['chunks']:,} chunks**: {stop['error']}\n")
+        render_stopped(r, w)
+        render_ingest_speed(r, w)
 
         servers = [c for c in corpus if c.get("server")]
         if servers:
@@ -527,12 +551,80 @@ def render(r: dict, images: dict[str, str], results_path: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _turned(r: dict) -> list[dict]:
+    """The corpus sizes that got as far as the turns (a size can stop after its ingest)."""
+    return sorted((c for c in r.get("corpus", []) if "turns" in c), key=lambda x: x["chunks"])
+
+
+def render_stopped(r: dict, w) -> None:
+    """Where the size run stopped: how far it got, what Milvus Lite held, and why."""
+    stop = r.get("stopped")
+    if not stop:
+        return
+    w(f"**The run stopped at {stop['chunks']:,} chunks**: {stop['error'].rstrip('.')}.")
+    if stop.get("stored") is not None:
+        w(f"At its last record ({stop.get('at', '?').replace('T', ' ')[:16]} UTC) the ingest had stored "
+          f"{stop['stored']:,} of {stop['chunks']:,} chunks, {stop['seconds']:,.0f} s after it started "
+          f"(reading the file included), with Milvus Lite at {stop['lite_peak_rss_mb']:,.0f} MB resident "
+          "at most.")
+    if stop.get("note"):
+        w(stop["note"])
+    size = next((c for c in r.get("corpus", []) if c["chunks"] == stop["chunks"]), {})
+    load = size.get("collection_load")
+    if load:
+        w(f"A Milvus Lite process that had not loaded it {'loaded' if load['finished'] else 'was still loading'} "
+          f"the collection of {stop['chunks']:,} chunks {'in' if load['finished'] else 'after'} "
+          f"{load['seconds']:,.0f} s (a restarted server is not ready before that).")
+    w("")
+    w(MILVUS_SERVER_NOTE + "\n")
+
+
+def render_ingest_speed(r: dict, w) -> None:
+    """Where an ingest's time goes (``benchmarks/ingest_speed.py``), trees side by side."""
+    speed = r.get("ingest_speed")
+    if not speed:
+        return
+    rows = speed["rows"]
+    w(f"### Where the ingest time goes ({rows[0]['chunks']:,} chunks)\n")
+    w("`benchmarks/ingest_speed.py`: the same generated corpus through `parse_corpus` alone, through "
+      "`ingest_corpus` into a new collection, and straight into Milvus Lite with `MilvusClient.upsert` "
+      "(512 rows a request) into a collection of the same schema, with and without its BM25 function; "
+      "each in a fresh process, the trees taking turns in one run "
+      f"(load average {speed['load_average'][0]:.1f} → {speed['load_average'][1]:.1f}).\n")
+    new = next((row for row in rows if "lite_upsert" in row["seconds"]), None)
+    if new is not None:
+        sec = new["seconds"]
+        w(f"In this run `ingest_corpus` took {sec['ingest'] / sec['lite_upsert']:.1f}× the bare Lite upsert "
+          f"of the same rows, of which parsing the file was {sec['parse'] / sec['ingest']:.0%}; Lite "
+          f"without the BM25 function took {sec['lite_no_bm25'] / sec['lite_upsert']:.0%} of its "
+          "time with it.\n")
+    w("| tree | parse s | ingest s | ingest chunks/s | Lite upsert s | Lite upsert without BM25 s |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for row in rows:
+        sec = row["seconds"]
+        cells = [f"{sec[k]:.1f}" if k in sec else "–" for k in ("parse", "ingest")]
+        floor = [f"{sec[k]:.1f}" if k in sec else "–" for k in ("lite_upsert", "lite_no_bm25")]
+        w(f"| `{row['commit']}` ({row['tree']}) | {cells[0]} | {cells[1]} | "
+          f"{row['ingest_chunks_per_s']:,.0f} | {floor[0]} | {floor[1]} |")
+    w("")
+    w(INGEST_NOTES + "\n")
+
+
 def render_provenance(r: dict, w) -> None:
     """Which commit each section measured, when, and under what load: the page mixes the
     full run with later, narrower runs, and says so rather than presenting one tree."""
     meta = r["meta"]
     rows = [("linking, turn latency vs size, ingest, server, sessions (`run_all.py`)",
              meta.get("commit"), meta["started"][:16], meta["machine"].get("load_average"))]
+    for c in sorted(r.get("corpus", []), key=lambda x: x["chunks"]):
+        measured = c.get("measured") or {}
+        if measured.get("commit") and measured["commit"] != meta.get("commit"):
+            rows.append((f"{c['chunks']:,} chunks (`run_all.py --keep`)", measured["commit"],
+                         measured.get("at", "?")[:16], measured.get("load_average")))
+    if r.get("ingest_speed"):
+        speed = r["ingest_speed"]
+        rows.append(("where the ingest time goes (`ingest_speed.py`)", speed["rows"][0]["commit"],
+                     speed.get("at", "?")[:16], speed.get("load_average")))
     for suite, h in sorted(r.get("hybrid", {}).items()):
         rows.append((f"hybrid turns, {suite} (`hybrid_turns.py`)", h.get("commit"),
                      h.get("at", "?")[:16], h["machine"].get("load_average")))

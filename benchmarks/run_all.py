@@ -4,6 +4,14 @@
                                                       # then docs/benchmarks.md and its plots
     .venv/bin/python benchmarks/run_all.py --quick    # CI smoke: tiny sizes, short runs
     .venv/bin/python benchmarks/report.py             # docs/benchmarks.md again from the JSON
+    .venv/bin/python benchmarks/run_all.py --chunks 1000000 --aliases --sessions-stored 0 \
+        --no-quality --keep --workdir var/bench/keep --record docs/benchmarks/results.json
+                                                      # one size, resumable: run it again after a
+                                                      # stop and it goes on where it was
+
+A size that fails or is stopped (SIGTERM) still gives what it measured, with where it stopped
+(chunks stored, Milvus Lite's peak memory, the error). At 1M chunks (100,000 entities) the
+ontology import needs a larger Neo4j heap than the local default: REFERENT_NEO4J__LOCAL_HEAP=4g.
 
 What it measures (each figure over ``--runs`` runs: the median with min and max):
 
@@ -38,6 +46,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -156,45 +165,36 @@ def _engine(services: Services, index, sessions_path: Path):
     return engine, sessions, retriever
 
 
-def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dict:
+def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path, keep: bool = False,
+                 result: dict | None = None) -> dict:
+    """Every figure of one corpus size. ``keep``: what a previous run of this size left in
+    ``workdir`` (the imported kb, the ingested collection, their figures) is reused, and an
+    interrupted ingest resumes where it stopped instead of starting over. ``result``: filled
+    as the figures come, so a size that fails part-way still gives what it measured."""
     from kg.aliases import SnapshotCache
     from pymilvus import MilvusClient
-    from retrieval.ingest import ingest_corpus
     from retrieval.milvus_index import MilvusIndex
 
     runs = cfg["runs"]
     kb = f"bench_c{size}"
     data = turn_kb(size, sessions=cfg["sessions"])
-    result: dict = {"chunks": data.chunks, "entities": data.entities,
-                    "aliases": sum(len(json.loads(line).get("aliases", [])) + 1
-                                   for line in data.ontology_lines if '"entity"' in line),
-                    "sessions": len(data.sessions)}
+    result = {} if result is None else result
+    result.update({"chunks": data.chunks, "entities": data.entities,
+                   "aliases": sum(len(json.loads(line).get("aliases", [])) + 1
+                                  for line in data.ontology_lines if '"entity"' in line),
+                   "sessions": len(data.sessions),
+                   "measured": {"commit": _git_commit(), "load_average": list(os.getloadavg()),
+                                "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}})
 
-    # import (entities/s), each run into an emptied kb
-    seconds = []
-    for _ in range(runs):
-        services.store.delete_kb(kb)
-        t0 = time.perf_counter()
-        services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
-        seconds.append(time.perf_counter() - t0)
-    result["import"] = {"seconds": stat(seconds), "entities_per_s": stat([data.entities / s for s in seconds], 1)}
-    log(f"[{size}] import {data.entities} entities: {statistics.median(seconds):.2f} s")
+    kept = Checkpoint(workdir / f"kept-{size}.json") if keep else None
+    result["import"] = _import(services, kb, data, runs, kept)
     snapshot = SnapshotCache(services.store).get(kb)
-
-    # ingest (chunks/s), each run into a fresh collection
-    uri = str(workdir / f"milvus-{size}.db")
-    index = MilvusIndex(uri, timeout=300)
-    seconds = []
-    for _ in range(runs):
-        index.drop(kb)
-        t0 = time.perf_counter()
-        report = ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic")
-        seconds.append(time.perf_counter() - t0)
-        assert report.chunks == data.chunks, report
-    result["ingest"] = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1),
-                        # this process and its Milvus Lite server, the kb just ingested
-                        "memory": _memory(os.getpid())}
-    log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s")
+    uri = cfg.get("milvus_uri") or str(workdir / f"milvus-{size}.db")
+    index = MilvusIndex(uri, timeout=3600)
+    if kept is not None and kept.get("ingest") and index.has_collection(kb):
+        result["ingest"] = kept.get("ingest")
+        _cold_load(index, kb, result, size)
+    result["ingest"] = _ingest(index, kb, data, snapshot, runs, kept, size)
 
     # turns through the engine, then the bare search of each standalone query
     engine, sessions, _ = _engine(services, index, workdir / f"sessions-{kb}.sqlite3")
@@ -266,10 +266,160 @@ def bench_corpus(services: Services, size: int, cfg: dict, workdir: Path) -> dic
     return result
 
 
+class Checkpoint:
+    """The figures a kept run of one size has measured so far, in a JSON file of the workdir,
+    so that a run stopped by hand or by a failure resumes with them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    def get(self, key: str) -> dict | None:
+        return self.data.get(key)
+
+    def put(self, key: str, value: dict | None) -> None:
+        if value is None:
+            self.data.pop(key, None)
+        else:
+            self.data[key] = value
+        self.path.write_text(json.dumps(self.data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def _import(services: Services, kb: str, data, runs: int, kept: Checkpoint | None) -> dict:
+    """Import figures (entities/s), each run into an emptied kb; a kept kb that holds the
+    whole ontology is reused with the figures measured when it was imported."""
+    from kg.aliases import SnapshotCache
+
+    if kept is not None and kept.get("import") and \
+            len(SnapshotCache(services.store).get(kb).entities) == data.entities:
+        log(f"[{data.chunks}] reusing the imported ontology of {data.entities:,} entities")
+        return kept.get("import")
+    seconds = []
+    for _ in range(runs):
+        services.store.delete_kb(kb)
+        t0 = time.perf_counter()
+        services.store.import_ontology(kb, data.ontology_lines, path="synthetic")
+        seconds.append(time.perf_counter() - t0)
+    figures = {"seconds": stat(seconds), "entities_per_s": stat([data.entities / s for s in seconds], 1)}
+    log(f"[{data.chunks}] import {data.entities} entities: {statistics.median(seconds):.2f} s")
+    if kept is not None:
+        kept.put("import", figures)
+    return figures
+
+
+def _ingest(index, kb: str, data, snapshot, runs: int, kept: Checkpoint | None, size: int) -> dict:
+    """Ingest figures (chunks/s, memory), each run into a fresh collection. Kept: a complete
+    collection is reused with its figures, an interrupted one is completed by ingesting
+    the file again (only the chunks it lacks are written) and timed as a resumed run."""
+    if kept is not None and kept.get("ingest") and index.has_collection(kb) \
+            and index.incomplete(kb) is None and index.count(kb) == data.chunks:
+        log(f"[{size}] reusing the ingested collection of {data.chunks:,} chunks")
+        return kept.get("ingest")
+    resumed = kept is not None and index.has_collection(kb) and index.incomplete(kb) is not None
+    earlier = kept.get("stopped") if resumed else None
+    seconds, watch = [], IngestWatch(size, data.chunks, kept, earlier)
+    for _ in range(runs):
+        if not resumed:
+            index.drop(kb)
+        seconds.append(watch.run(lambda: _ingest_once(index, kb, data, snapshot, watch.progress)))
+    if earlier:  # one ingest in two runs: both runs' time (reading the file counts twice)
+        seconds = [s + earlier["seconds"] for s in seconds]
+    figures = {"seconds": stat(seconds, 2), "chunks_per_s": stat([data.chunks / s for s in seconds], 1),
+               # this process and its Milvus Lite server, the kb just ingested
+               "memory": _memory(os.getpid()),
+               "lite_peak_rss_mb": watch.peak_mb}
+    if resumed:
+        figures["resumed"] = {"stored_before": watch.start_count, "earlier": earlier}
+    log(f"[{size}] ingest {data.chunks} chunks: {statistics.median(seconds):.1f} s, "
+        f"Milvus Lite peak {watch.peak_mb:,.0f} MB")
+    if kept is not None:
+        kept.put("ingest", figures)
+        kept.put("stopped", None)
+    return figures
+
+
+def _cold_load(index, kb: str, result: dict, size: int) -> None:
+    """Time loading a kept collection into a Milvus Lite process that has not loaded it
+    (what a restarted server waits before it is ready); a load that is stopped says how
+    long it had run."""
+    t0 = time.perf_counter()
+    result["collection_load"] = {"finished": False, "seconds": None}
+    try:
+        index.load(kb)
+        result["collection_load"]["finished"] = True
+    finally:
+        result["collection_load"]["seconds"] = round(time.perf_counter() - t0, 1)
+        log(f"[{size}] collection load in a fresh Milvus Lite: {result['collection_load']}")
+
+
+def _ingest_once(index, kb: str, data, snapshot, progress) -> None:
+    from retrieval.ingest import ingest_corpus
+
+    report = ingest_corpus(kb, data.corpus_lines, index=index, snapshot=snapshot, path="synthetic",
+                           progress=progress)
+    assert report.chunks == data.chunks, report
+
+
+class IngestWatch:
+    """Progress of an ingest in the log (rate, Milvus Lite's resident memory), its peak
+    memory, and where it stopped when it fails: written to the checkpoint as it goes, so a
+    run killed by hand leaves the same record."""
+
+    def __init__(self, size: int, chunks: int, kept: Checkpoint | None,
+                 earlier: dict | None = None) -> None:
+        self.size, self.chunks, self.kept = size, chunks, kept
+        # a resumed ingest: the interrupted run's time and memory count too
+        self._earlier_s = (earlier or {}).get("seconds", 0.0)
+        self.peak_mb = (earlier or {}).get("lite_peak_rss_mb", 0.0)
+        self.start_count: int | None = None
+        self._t0 = time.perf_counter()
+        self._last = self._sampled = 0.0
+        self._writing_t0 = self._t0
+        self._done = 0
+
+    def run(self, ingest) -> float:
+        self._t0, self._last, self._sampled, self._done = time.perf_counter(), 0.0, 0.0, 0
+        try:
+            ingest()
+        except Exception as exc:
+            self._record(f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        return time.perf_counter() - self._t0
+
+    def progress(self, done: int, total: int) -> None:
+        if self.start_count is None:  # the first step written: reading the file is over
+            self.start_count = self.chunks - total
+            self._writing_t0 = time.perf_counter()
+        self._done = done
+        elapsed = time.perf_counter() - self._t0
+        writing = time.perf_counter() - self._writing_t0
+        if elapsed - self._sampled >= 5 or done == total:  # reading /proc costs milliseconds
+            self._sampled = elapsed
+            self.peak_mb = max(self.peak_mb, _memory(os.getpid())["children_rss_mb"])
+        if elapsed - self._last >= 30 or done == total:
+            self._last = elapsed
+            log(f"[{self.size}] ingest {done:,}/{total:,} written ({done / max(writing, 1e-9):,.0f} chunks/s), "
+                f"Milvus Lite {self.peak_mb:,.0f} MB at most")
+            self._record(None)
+
+    def _record(self, error: str | None) -> None:
+        if self.kept is None:
+            return
+        self.kept.put("stopped", {
+            "chunks": self.size, "stored": (self.start_count or 0) + self._done,
+            "seconds": round(self._earlier_s + time.perf_counter() - self._t0, 1),
+            "lite_peak_rss_mb": self.peak_mb,
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "error": error or "interrupted while ingesting (no error recorded: stopped from outside)"})
+
+
 def _release_lite(uri: str) -> None:
     """Stop this process's Milvus Lite server for ``uri`` so another process can open the
-    file (closing the client leaves it running)."""
+    file (closing the client leaves it running); nothing for a Milvus server."""
     from milvus_lite.server_manager import server_manager_instance
+
+    if "://" in uri:
+        return
 
     server_manager_instance.release_server(uri)
 
@@ -663,6 +813,39 @@ def _a_saved_state(workdir: Path) -> str | None:
     return best
 
 
+SHOWN_PATHS = {"workdir": "var/bench/keep", "out": "var/bench/keep/results.json"}
+
+
+class StoppedByHand(Exception):
+    """SIGTERM during a size: raised in the main thread so that what the size measured so
+    far is written, with where it stopped, before the run ends."""
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise StoppedByHand(f"stopped by hand (signal {signum}) at {datetime.now(timezone.utc):%H:%M} UTC")
+
+
+def record_sizes(results: dict, path: Path) -> None:
+    """Put ``results``' corpus sizes into the results JSON at ``path``: an entry of the same
+    size is replaced, the others and every other section kept; ``stopped`` is this run's
+    when it stopped, and dropped when this run completed the size the file said stopped."""
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    sizes = {c["chunks"] for c in results["corpus"]}
+    run_sizes = set(results["meta"]["config"]["chunks"])
+    kept = [c for c in recorded.get("corpus", []) if c["chunks"] not in sizes | run_sizes]
+    # the command as others would type it: this machine's paths left out
+    shown = re.sub(r" --record \S+", "", results["meta"]["command"])
+    shown = re.sub(r"--(workdir|out) \S+", lambda m: f"--{m[1]} {SHOWN_PATHS[m[1]]}", shown)
+    for entry in results["corpus"]:
+        entry.setdefault("measured", {})["command"] = shown
+    recorded["corpus"] = sorted(kept + results["corpus"], key=lambda c: c["chunks"])
+    if results.get("stopped"):
+        recorded["stopped"] = results["stopped"]
+    elif recorded.get("stopped", {}).get("chunks") in run_sizes:
+        del recorded["stopped"]
+    path.write_text(json.dumps(recorded, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
 def _git_commit() -> str | None:
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
@@ -689,6 +872,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="session store sizes (0: skip)")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--load-seconds", type=float, default=None, help="length of one load run")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the workdir's kbs between runs: reuse what a size already "
+                             "imported and ingested, resume an interrupted ingest (needs --workdir)")
+    parser.add_argument("--milvus-uri", default=None,
+                        help="run the corpus sizes against this Milvus server (http://host:19530) "
+                             "instead of a Milvus Lite file per size")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="also put this run's corpus sizes (and where it stopped) into that "
+                             "results JSON, replacing the same sizes and keeping every other section")
     parser.add_argument("--no-quality", action="store_true", help="skip the demo suite evaluation")
     parser.add_argument("--dev-suite", type=Path, nargs="*", default=[],
                         help="also evaluate these suite directories (ontology, corpus, suite .jsonl)")
@@ -701,10 +893,14 @@ def main(argv: list[str] | None = None) -> int:
                 else getattr(args, key)
     if args.load_seconds is not None:
         cfg["load_seconds"] = args.load_seconds
+    if args.milvus_uri:
+        cfg["milvus_uri"] = args.milvus_uri
     quick_dir = REPO / "var" / "bench" / "quick"
     out = args.out or (quick_dir / "results.json" if args.quick else REPO / "docs" / "benchmarks" / "results.json")
     report = args.report or (quick_dir / "benchmarks.md" if args.quick else REPO / "docs" / "benchmarks.md")
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.keep and args.workdir is None:
+        parser.error("--keep needs --workdir: the directory whose kbs are kept between runs")
     temporary = args.workdir is None
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="referent-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -728,17 +924,25 @@ def main(argv: list[str] | None = None) -> int:
         save()
     services = Services()
     kbs = [f"bench_c{size}" for size in cfg["chunks"]]
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         if not args.no_quality:
             results["quality"]["demo"] = bench_quality(services, "demo", REPO / "ontology" / "demo", workdir)
             save()
         for size in cfg["chunks"]:
             log(f"corpus of {size:,} chunks")
+            partial: dict = {}
             try:
-                results["corpus"].append(bench_corpus(services, size, cfg, workdir))
+                results["corpus"].append(bench_corpus(services, size, cfg, workdir, keep=args.keep,
+                                                      result=partial))
             except Exception as exc:  # noqa: BLE001 - where a size stops is a result too
                 log(f"[{size}] stopped: {type(exc).__name__}: {exc}")
-                results["stopped"] = {"chunks": size, "error": f"{type(exc).__name__}: {exc}"[:500]}
+                kept = Checkpoint(workdir / f"kept-{size}.json").get("stopped") if args.keep else None
+                results["stopped"] = {**(kept or {}), "chunks": size,
+                                      "after": [k for k in ("import", "ingest", "turns") if k in partial],
+                                      "error": f"{type(exc).__name__}: {exc}"[:500]}
+                if "ingest" in partial:
+                    results["corpus"].append(partial)
                 save()
                 break
             save()
@@ -753,13 +957,16 @@ def main(argv: list[str] | None = None) -> int:
             results["quality"][directory.name] = bench_quality(services, directory.name, directory, workdir)
             save()
     finally:
-        for kb in kbs:
+        for kb in ([] if args.keep else kbs):
             services.store.delete_kb(kb)
         services.close()
         save()
         if temporary:
             shutil.rmtree(workdir, ignore_errors=True)
     log(f"wrote {out}")
+    if args.record:
+        record_sizes(results, args.record)
+        log(f"recorded the corpus sizes {cfg['chunks']} in {args.record}")
     if not args.no_report:
         from benchmarks.report import build
 

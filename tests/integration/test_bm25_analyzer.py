@@ -11,7 +11,7 @@ import pytest
 from common.errors import ConfigurationError
 from kg.aliases import AliasSnapshot
 from kg.ontology import Ontology
-from retrieval.ingest import ingest_corpus
+from retrieval.ingest import ANALYZER_SAMPLE, ingest_corpus
 from retrieval.milvus_index import MilvusIndex
 
 pytestmark = pytest.mark.milvus
@@ -97,3 +97,16 @@ def test_an_unknown_analyzer_is_refused_before_anything_is_created(lite_index, l
     with pytest.raises(ConfigurationError, match="chinese, english"):
         ingest(lite_index, lite_kb, ENGLISH, analyzer="french")
     assert not lite_index.has_collection(lite_kb)
+
+
+def test_a_large_corpus_is_read_as_its_bulk_not_its_head(lite_index, lite_kb):
+    # Beyond ANALYZER_SAMPLE chunks the language is judged on a sample: spread over the file,
+    # an English head does not decide for a corpus that is Chinese after it.
+    english = [(f"en{i}", "Opening hours", "The reading room opens at nine.") for i in range(ANALYZER_SAMPLE)]
+    chinese = [(f"zh{i}", "开放时间", "阅览室每天九点开门，晚上八点关门。") for i in range(ANALYZER_SAMPLE)]
+
+    report = ingest(lite_index, lite_kb, english + chinese)
+
+    assert report.chunks == len(english) + len(chinese)
+    assert report.analyzer == "chinese"
+    assert first_doc(lite_index, lite_kb, "阅览室几点开门").startswith("zh")
