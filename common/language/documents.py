@@ -105,3 +105,10 @@ DOTTED_EDITION_NAME = "{stem} {edition}版"
 OWNED_TYPE_NAME = "{head}（{owner}）"
 # How users run an edition into a shared short form.
 EDITION_ALIAS_FORMS = ("{ed}版{alias}", "{alias}{ed}版", "{ed}年版{alias}", "{alias}{ed}")
+# How a passage defines a name (X是……的消费贷款, "X is a family plan"): the words right after
+# the name, as index keys (a passage holding name + key may define it) and as a pattern.
+DEFINITION_KEYS = ("是", " is ")
+DEFINITION_COPULA = r"\s*(?:是(?![否不])|\s+is\s+(?:an?|the)\s+)"
+# Where an English definition's noun phrase ends (a deposit that pays…, a plan for…).
+DEFINITION_TAIL_RE = re.compile(
+    r"\s+(?:that|which|who|with|for|of|from|by|offered|in|at|to|and)\b", re.IGNORECASE)

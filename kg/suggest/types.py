@@ -34,8 +34,6 @@ from kg.suggest.segment import common_word, words_of
 DEFAULT_TYPE = "Entity"
 MAX_ATTRIBUTES = 12
 MIN_KIND_MEMBERS = 3  # a suggested name that heads this many others is a kind
-# Where an English definition's noun phrase ends (a deposit that pays…, a plan for…).
-_CLAUSE_TAIL_RE = re.compile(r"\s+(?:that|which|who|with|for|of|from|by|offered|in|at|to|and)\b", re.I)
 _QUALIFIER_RE = re.compile(r"[（(][^（）()]*[）)]")
 
 
@@ -142,12 +140,12 @@ def assign_by_definition(suggestion: Suggestion, occurrences: Occurrences) -> No
 def _definitions(name: str, occurrences: Occurrences, limit: int = 20) -> Iterator[str]:
     """What the passages say ``name`` is: the phrase after ``name是`` / ``name is a``
     at the start of a sentence, up to the clause's end."""
-    pattern = re.compile(rf"(?:^|[。！？!?；;\n]\s*){re.escape(name)}\s*"
-                         r"(?:是(?![否不])|\s+is\s+(?:an?|the)\s+)([^，。；,.;!?！？\n]{2,40})")
-    held = {*occurrences.passages_of(name + "是"), *occurrences.passages_of(name + " is ")}
+    pattern = re.compile(rf"(?:^|[。！？!?；;\n]\s*){re.escape(name)}{words.DEFINITION_COPULA}"
+                         r"([^，。；,.;!?！？\n]{2,40})")
+    held = {i for key in words.DEFINITION_KEYS for i in occurrences.passages_of(name + key)}
     for index in sorted(held)[:limit]:  # an index lookup: few passages say it
         for match in pattern.finditer(occurrences.passages[index].text):
-            yield _CLAUSE_TAIL_RE.split(match.group(1))[0].strip()
+            yield words.DEFINITION_TAIL_RE.split(match.group(1))[0].strip()
 
 
 def _squeezed(text: str) -> str:
