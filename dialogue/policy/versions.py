@@ -15,7 +15,7 @@ current one is the latest edition not dated after the calendar year. Without a c
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 
 from common.language import cues
@@ -109,6 +109,20 @@ def relative_edition(ids: Sequence[str], step: int, snapshot: AliasSnapshot, *,
     return max(older, key=lambda e: e[1])[0] if older else None
 
 
+def _settle_each(links: LinkResult, pick: Callable[[Link], tuple[str, str] | None]
+                 ) -> LinkResult:
+    """Each ambiguous link for which ``pick`` names an entity (and why) goes to it alone;
+    ``links`` itself when none does."""
+    out = list(links.links)
+    changed = False
+    for i, link in enumerate(out):
+        picked = pick(link) if link.ambiguous else None
+        if picked is not None:
+            out[i] = Link(link.mention, link.candidates, (picked[0],), picked[1])
+            changed = True
+    return LinkResult(tuple(out)) if changed else links
+
+
 def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
                       today: date | None = None) -> LinkResult:
     """Each ambiguous link whose candidates are editions of one thing goes to the edition
@@ -116,17 +130,12 @@ def settle_by_current(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
     terms). Returns ``links`` itself when nothing changes."""
     if not cues.CURRENT_RE.search(text):
         return links
-    out = list(links.links)
-    changed = False
-    for i, link in enumerate(out):
-        if not link.ambiguous:
-            continue
+
+    def pick(link: Link) -> tuple[str, str] | None:
         chosen = current_edition([c.entity_id for c in link.candidates], snapshot, today=today)
-        if chosen is None:
-            continue
-        out[i] = Link(link.mention, link.candidates, (chosen,), CURRENT_REASON)
-        changed = True
-    return LinkResult(tuple(out)) if changed else links
+        return (chosen, CURRENT_REASON) if chosen is not None else None
+
+    return _settle_each(links, pick)
 
 
 def _step_before(text: str, start: int) -> int:
@@ -141,22 +150,19 @@ def _step_before(text: str, start: int) -> int:
 def settle_by_relative_word(links: LinkResult, text: str, snapshot: AliasSnapshot, *,
                             today: date | None = None) -> LinkResult:
     """Each ambiguous link whose candidates are editions of one thing, with a word for an
-    older or newer edition right before its name (旧版条款, the older terms, 新版的收费标准),
+    older or newer edition right before its name (旧版条款, the older terms, 新版收费标准),
     goes to that edition (:func:`relative_edition`). Returns ``links`` itself when nothing
     changes."""
-    out = list(links.links)
-    changed = False
-    for i, link in enumerate(out):
-        step = _step_before(text, link.mention.start) if link.ambiguous else 0
+
+    def pick(link: Link) -> tuple[str, str] | None:
+        step = _step_before(text, link.mention.start)
         chosen = relative_edition([c.entity_id for c in link.candidates], step, snapshot,
                                   today=today) if step else None
-        if chosen is None:
-            continue
         which = "older" if step < 0 else "newer"
-        out[i] = Link(link.mention, link.candidates, (chosen,),
-                      f"the {which} edition (the turn says {which} beside the name)")
-        changed = True
-    return LinkResult(tuple(out)) if changed else links
+        return (chosen, f"the {which} edition (the turn says {which} beside the name)"
+                ) if chosen is not None else None
+
+    return _settle_each(links, pick)
 
 
 def unknown_edition(links: LinkResult, text: str, snapshot: AliasSnapshot) -> str | None:

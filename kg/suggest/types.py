@@ -97,18 +97,17 @@ def _assign_shared_inner_endings(untyped: list[SuggestedEntity]) -> Counter[str]
     inside it or as all of it, is their kind; a rarer ending (金卡 inside 白金卡) is a
     short form the names share, and one or two names make no kind. Returns the
     kinds made and their member counts."""
+    # Each name's last word; a name of one word is a head, not a member.
+    lasts = {e.key: parts[-1] if len(parts := words_of(head_core(e))) >= 2 else ""
+             for e in untyped}
     holders: dict[str, list[SuggestedEntity]] = defaultdict(list)
     for entity in untyped:
-        parts = words_of(head_core(entity))
-        if len(parts) < 2:
-            continue  # a name of one word is a head, not a member
-        last = parts[-1]
+        last = lasts[entity.key]
         for n in range(len(last), 1, -1):
             holders[last[-n:]].append(entity)
     made: Counter[str] = Counter()
     for entity in untyped:
-        parts = words_of(head_core(entity))
-        last = parts[-1] if len(parts) >= 2 else ""
+        last = lasts[entity.key]
         head = next((last[-n:] for n in range(len(last), 1, -1)
                      if len(holders[last[-n:]]) >= MIN_KIND_MEMBERS and _wordlike(last[-n:])
                      and common_word(last[-n:])), None)
