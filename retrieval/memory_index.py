@@ -51,9 +51,11 @@ _K1 = 1.2
 # The Snowball English stemmer, as Milvus's English analyzer (tantivy) applies it.
 _ENGLISH_STEMMER = snowballstemmer.stemmer("english")
 _B = 0.75
-# A run of CJK ideographs, kana or hangul; or a word of letters and digits.
-_TOKEN_RE = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)"
-                       r"|([^\W_]+)")
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# A run of CJK ideographs, kana or hangul, or a run of other letters and digits: "2024年"
+# is "2024" and "年", as the segmenter reads it (``\w`` alone would hold the CJK after a
+# digit in one word, and a question with a year would share no term with any passage).
+_TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 
 
 def tokens(text: str, analyzer: str = LEGACY_ANALYZER) -> list[str]:

@@ -48,3 +48,14 @@ def test_an_in_memory_kb_keeps_its_analyzer():
     index.ensure_collection("kb")
     with pytest.raises(ConfigurationError, match="--recreate"):
         index.ensure_collection("kb", analyzer="english")
+
+
+def test_the_in_memory_index_reads_a_number_and_the_chinese_after_it_apart():
+    # As the segmenter does: a question that opens with a year still shares its words
+    # with the passage (one word "2024年会员费…" would share none).
+    index = InMemoryIndex()
+    index.ensure_collection("kb", analyzer="chinese")
+    index.upsert("kb", [chunk("fee", "会员年费：2025年为120元，2024年为100元。"),
+                        chunk("hours", "门店营业时间为每天九点到晚上九点。")])
+
+    assert [h.doc_id for h in index.search("kb", "2024年会员年费多少", limit=3)] == ["fee"]
