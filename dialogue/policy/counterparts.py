@@ -43,6 +43,17 @@ def is_counterpart(link: Link) -> bool:
     return bool(link.entity_ids) and bool(link.candidates) and link.candidates[0].source == SOURCE
 
 
+def corrected_by_counterpart(kind: TurnKind, detection: Detection, links: LinkResult) -> TurnKind:
+    """说错了，我想问西城: a turn opening with a correction's cue that names nothing a
+    link could read is classified a continuation; once a resolver has read what it says
+    as the counterpart of the focus entity, it is the correction it said it was, and is
+    rewritten as one (the last question, of the counterpart)."""
+    if (kind is TurnKind.CONTINUATION and cues.CORRECTION_RE.match(detection.text)
+            and any(is_counterpart(link) for link in links.links)):
+        return TurnKind.CORRECTION
+    return kind
+
+
 def swap_counterparts(kind: TurnKind, links: LinkResult, detection: Detection,
                       focus: Sequence[str], snapshot: AliasSnapshot) -> LinkResult:
     """The turn's links with what a correction says was wrong taken out, and each name or

@@ -30,6 +30,7 @@ from dialogue.classify import TurnKind, classify, revisit_cue, values_given
 from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, NoAnswer, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
+from dialogue.policy.counterparts import corrected_by_counterpart
 from dialogue.policy.versions import unknown_edition
 from dialogue.render import same_type
 from dialogue.state import SessionState
@@ -75,6 +76,7 @@ class DialoguePolicy:
         """The decision for a turn that answers no pending question."""
         kind = self.classify(turn, state, snapshot, trace, by_similarity=by_similarity)
         links = self.resolve(DialogueContext(kind, turn, state, snapshot, facts, self.linker), trace)
+        kind = corrected_by_counterpart(kind, turn.detection, links)
         missing = unknown_edition(links, turn.text, snapshot)
         if missing is not None:
             return NoAnswer(reasons=(f"the kb holds no {missing} edition of what the turn names",),

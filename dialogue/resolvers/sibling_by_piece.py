@@ -22,6 +22,7 @@ than ``WIDE_LIMIT`` entities, where only siblings sharing an alias count.
 
 from __future__ import annotations
 
+from common.language import cues
 from dialogue.classify import TurnKind, is_ellipsis
 from dialogue.policy.counterparts import SOURCE
 from dialogue.policy.versions import edition, number_said
@@ -90,8 +91,10 @@ class SiblingByPiece:
         if old not in context.snapshot.entities:
             return None
         detection = context.turn.detection
-        new = sibling_meant(old, detection, context.snapshot,
-                            short_ellipsis=is_ellipsis(detection, links))
+        # A correction cue that names nothing after it (说错了，我想问西城) asks, as an
+        # ellipsis does, the last question of something else.
+        asks_last = is_ellipsis(detection, links) or bool(cues.CORRECTION_RE.match(detection.text))
+        new = sibling_meant(old, detection, context.snapshot, short_ellipsis=asks_last)
         if new is None:
             return None
         link = Link(implicit[0].mention, (Candidate(new, 1.0, SOURCE),), (new,),
