@@ -140,7 +140,7 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
             if not words.NOT_A_NAME_RE.search(inner) and _CJK_RE.search(inner):
                 quoted[inner] += 1
     for inner, n in quoted.items():
-        stripped, edition = _strip_brackets(inner)
+        stripped, edition = _quoted_subject(inner)
         if len(stripped) >= MIN_LEN and (n >= 2 or occurrences.count(stripped) >= 3) \
                 and not common_word(stripped):
             key = f"{stripped}\u0001{edition or ''}"
@@ -149,6 +149,17 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
     for name, n in labels.names(passages, occurrences, known).items():
         found.setdefault(f"{name}\u0001", Candidate(name)).labelled += n
     return found
+
+
+def _quoted_subject(inner: str) -> tuple[str, str | None]:
+    """What a quoted name is about, and its edition: a quoted document (《X利率公告》,
+    “X使用说明”) is about X, as its title would be, so it adds no thing of its own
+    beside X; any other quoted name is itself, revision notes off."""
+    stripped, edition = _strip_brackets(inner)
+    read = read_title(inner)
+    if read and read.document:
+        return read.name, None
+    return stripped, edition
 
 
 def split_attribute_titles(cands: dict[str, Candidate]) -> None:
