@@ -144,6 +144,11 @@ def _forms(core: str) -> set[str]:
             and (_CJK.search(f) or len(f) >= 3) and f.count("（") == f.count("）")}
 
 
+def forms_of(name: str) -> set[str]:
+    """The short forms the rules may make of ``name`` (晨星卡, 白银卡 of 晨星信用卡白银版)."""
+    return _forms(_core(name))
+
+
 def _abbreviations(parts: tuple[str, ...]) -> list[str]:
     """装修贷 of 装修贷款 (each word before the last kept in turn, the last cut to its first
     character), and 白银卡 of 晨星信用卡白银版 (the variant word without 版, then the

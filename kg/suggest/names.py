@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from common.language import documents as words
-from kg.suggest import labels
+from kg.suggest import labels, questions
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.segment import common_word
 
@@ -38,6 +38,7 @@ class Candidate:
     whole_title: bool = False  # some title is this name and nothing else
     quoted: int = 0
     labelled: int = 0  # passages that label a listed item with it
+    asked: int = 0  # FAQ questions asking about it
     edition: str | None = None  # the edition number the title gave (2024), if any
     attributes: set[str] = field(default_factory=set)
     documented_editions: set[str] = field(default_factory=set)  # editions of documents about it
@@ -148,6 +149,9 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
     known = {c.name for c in found.values()}
     for name, n in labels.names(passages, occurrences, known).items():
         found.setdefault(f"{name}\u0001", Candidate(name)).labelled += n
+    known = {c.name for c in found.values()}
+    for name, n in questions.names(passages, occurrences, known).items():
+        found.setdefault(f"{name}\u0001", Candidate(name)).asked += n
     return found
 
 
