@@ -7,8 +7,8 @@ same way, and the documents, which write each member in full, seldom do. So a
 member's form made with a cut its kind already shows, in the same shape, needs
 one use on its own in the passages, not the two a short form otherwise needs.
 
-Only the cuts Chinese makes count: a head of two characters to its first (贷 of
-贷款), a longer head to its last (卡 of 信用卡); the member the cut is learnt from
+Only the cuts Chinese makes count: a head of two characters to either (贷 of 贷款,
+票 of 客票), a longer head to its last (卡 of 信用卡); the member the cut is learnt from
 must write its form twice as a word (at the segmenter's word boundaries), and the
 new form must be written once where a word starts, outside longer names. A form made
 of characters of two words (车票 of 火车 and 客票) may be an everyday word, since it
@@ -70,9 +70,10 @@ def _members_by_head(suggestion: Suggestion) -> dict[str, list[SuggestedEntity]]
     return members
 
 
-def _cut_of(head: str) -> str:
-    """How Chinese cuts a head word: 贷款 to 贷, 信用卡 to 卡."""
-    return head[0] if len(head) == 2 else head[-1]
+def _cuts_of(head: str) -> tuple[str, ...]:
+    """How Chinese cuts a head word: one of two characters to either (贷 of 贷款, 票 of
+    客票), a longer one to its last (卡 of 信用卡)."""
+    return (head[0], head[1]) if len(head) == 2 else (head[-1],)
 
 
 def _leads(before: str) -> dict[str, str]:
@@ -89,21 +90,19 @@ def _cuts_shown(entity: SuggestedEntity, head: str, occurrences: Occurrences) ->
     """(cut, shape) of the entity's aliases that cut the head, written as words twice
     (星河卡 in 星河卡标准版 counts: the longer form shows the cut too)."""
     core = head_core(entity)
-    cut = _cut_of(head)
     leads = _leads(core[: core.index(head)])
     found = set()
     for alias in entity.aliases:
-        shapes = [shape for shape, lead in leads.items() if alias == lead + cut]
-        if shapes and _word_uses(alias, _uncut(alias, head), occurrences, TEACHER_USES,
-                                 whole=True) >= TEACHER_USES:
-            found.update((cut, shape) for shape in shapes)
+        shown = [(cut, shape) for cut in _cuts_of(head) for shape, lead in leads.items() if alias == lead + cut]
+        if shown and _word_uses(alias, _uncut(alias, head), occurrences, TEACHER_USES,
+                                whole=True) >= TEACHER_USES:
+            found.update(shown)
     return found
 
 
 def _uncut(form: str, head: str) -> list[str]:
-    """车贷款 for 车贷: the cut form followed by the rest of its head is the head written whole."""
-    cut = _cut_of(head)
-    return [form + head[len(cut):]] if head.startswith(cut) else []
+    """学贷款 for 学贷: the cut form followed by the rest of its head is the head written whole."""
+    return [form + head[1:]] if form.endswith(head[0]) else []
 
 
 def _cut_forms(core: str, head: str, shown: set[tuple[str, str]], brands: set[str]) -> set[tuple[str, str]]:

@@ -1,12 +1,12 @@
-"""Names FAQ questions ask about: the subject of ``问：停机保号怎么收费？`` is 停机保号.
+"""Names FAQ questions ask about: the subject of ``问：积点转赠怎么办理？`` is 积点转赠.
 
 An FAQ asks about the things users ask about, and many of them (a service, a
 procedure) have no document, title or listed label of their own. A question's
 subject is its words before the first that asks (a question word, a modal verb,
 a particle). It names a thing when it is one to three words, one of them one the
-dictionary seldom counts (a domain's own word: 保号, not 变更), it is no everyday
-word as a whole nor two characters of which the first is an adjective (新卡), it is no short form of a name found elsewhere (白金卡 or
-晨星卡白金版 of 晨星信用卡白金版 is that card), and the passages use it twice or more.
+dictionary seldom counts (a domain's own word: 积点, not 升级), it is no everyday
+word as a whole nor two characters of which the first is an adjective (旧卡), it is no short form of a name found elsewhere (钻石卡 or
+晨星卡钻石版 of 晨星信用卡钻石版 is that card), and the passages use it twice or more.
 """
 
 from __future__ import annotations
@@ -63,5 +63,5 @@ def _subject(question: str) -> str | None:
     if common_word(subject) or not any(rare_word(w) for w in lead):
         return None
     if len(subject) == 2 and describes(subject[0]):
-        return None  # 新卡, 大包: an adjective before a kind describes, names nothing
+        return None  # 旧卡, 大包: an adjective before a kind describes, names nothing
     return subject
