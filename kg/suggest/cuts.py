@@ -93,7 +93,8 @@ def _cuts_shown(entity: SuggestedEntity, head: str, occurrences: Occurrences) ->
     leads = _leads(core[: core.index(head)])
     found = set()
     for alias in entity.aliases:
-        shown = [(cut, shape) for cut in _cuts_of(head) for shape, lead in leads.items() if alias == lead + cut]
+        shown = [(cut, shape) for cut in _cuts_of(head)
+                 for shape, lead in leads.items() if alias == lead + cut]
         if shown and _word_uses(alias, _uncut(alias, head), occurrences, TEACHER_USES,
                                 whole=True) >= TEACHER_USES:
             found.update(shown)
@@ -131,7 +132,8 @@ def _word_uses(form: str, longer: list[str], occurrences: Occurrences, enough: i
     for at in occurrences.positions(form):
         if any(text.startswith(n, at - shift) for n, shift in longer if at >= shift):
             continue
-        start = max((m.end() for m in _CLAUSE_END.finditer(text, max(0, at - 12), at)), default=max(0, at - 12))
+        floor = max(0, at - 12)
+        start = max((m.end() for m in _CLAUSE_END.finditer(text, floor, at)), default=floor)
         stop = next((m.start() for m in _CLAUSE_END.finditer(text, at + len(form))), len(text))
         words = words_at(text[start:min(stop, at + len(form) + 12)])
         # Its start where a word starts (车票 in 火车票 is not written on its own); its

@@ -5,8 +5,9 @@ procedure) have no document, title or listed label of their own. A question's
 subject is its words before the first that asks (a question word, a modal verb,
 a particle). It names a thing when it is one to three words, one of them one the
 dictionary seldom counts (a domain's own word: 积点, not 升级), it is no everyday
-word as a whole nor two characters of which the first is an adjective (旧卡), it is no short form of a name found elsewhere (钻石卡 or
-晨星卡钻石版 of 晨星信用卡钻石版 is that card), and the passages use it twice or more.
+word as a whole nor two characters of which the first is an adjective (旧卡), it
+is no short form of a name found elsewhere (钻石卡 or 晨星卡钻石版 of
+晨星信用卡钻石版 is that card), and the passages use it twice or more.
 """
 
 from __future__ import annotations
