@@ -112,3 +112,13 @@ DEFINITION_COPULA = r"\s*(?:是(?![否不])|\s+is\s+(?:an?|the)\s+)"
 # Where an English definition's noun phrase ends (a deposit that pays…, a plan for…).
 DEFINITION_TAIL_RE = re.compile(
     r"\s+(?:that|which|who|with|for|of|from|by|offered|in|at|to|and)\b", re.IGNORECASE)
+
+# An FAQ's question (问：… ？, Q: …?): its subject, the words before what it asks, is
+# what the FAQ is about.
+FAQ_QUESTION_RE = re.compile(r"(?:^|[\s。！？!?])(?:问|Q)\s*[：:]\s*([^？?\n]{2,40})[？?]")
+# Words that end a question's subject: question words, modal verbs, particles (积点转赠|怎么).
+QUESTION_SUBJECT_ENDS = frozenset({
+    "怎么", "怎样", "如何", "为什么", "可以", "可否", "能否", "能", "会", "要", "需要", "多少", "什么",
+    "哪", "哪些", "哪个", "哪里", "几", "是否", "有没有", "有", "是", "的", "现在", "还", "和", "与",
+    "或", "在", "去", "了", "吗", "呢", "不", "没", "都", "也", "就", "多久", "多长",
+})

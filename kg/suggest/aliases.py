@@ -144,6 +144,11 @@ def _forms(core: str) -> set[str]:
             and (_CJK.search(f) or len(f) >= 3) and f.count("（") == f.count("）")}
 
 
+def forms_of(name: str) -> set[str]:
+    """The short forms the rules may make of ``name`` (晨星卡, 白银卡 of 晨星信用卡白银版)."""
+    return _forms(_core(name))
+
+
 def _abbreviations(parts: tuple[str, ...]) -> list[str]:
     """装修贷 of 装修贷款 (each word before the last kept in turn, the last cut to its first
     character), and 白银卡 of 晨星信用卡白银版 (the variant word without 版, then the
@@ -193,7 +198,7 @@ def add_short_forms(suggestion: Suggestion, occurrences: Occurrences, kinds: set
             continue
         longer = [*containing.get(form, ()), *_uncut(form, owners)]
         alone = occurrences.standalone_count(form, longer, enough=MIN_STANDALONE + 6)
-        if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not _specific(form, owners, occurrences):
+        if alone < (1 if len(owners) > 1 or len(form) >= LONG_FORM else MIN_STANDALONE) or not specific(form, owners, occurrences):
             continue
         evidence = Evidence(confidence(0.25 * alone), {"standalone": alone, "holders": len(owners)},
                             cite(occurrences, form), "a short form the passages use on its own")
@@ -352,7 +357,7 @@ def _keeps_head_or_lead(form: str, core: str) -> bool:
     return len(first) >= 2 and form.startswith(first) and (form != first or len(first) >= 3)
 
 
-def _specific(form: str, owners: list[SuggestedEntity], occurrences: Occurrences) -> bool:
+def specific(form: str, owners: list[SuggestedEntity], occurrences: Occurrences) -> bool:
     """A word used all over the corpus (住房, 个人) is not a name: the documents holding the
     short form must not be many more than those holding its owners' names."""
     used = len(occurrences.docs_of(form))

@@ -3,7 +3,8 @@
 Each stage is a module of this package, run in this order (later stages read
 what earlier ones found): candidate names (names), entities and editions
 (entities), structural aliases (aliases), types (types) split by owner (owners), short forms and Latin
-names (aliases), the names families share (families), attributes (types) and those
+names (aliases), short forms cut as another member of the kind is (cuts), the
+names families share (families), attributes (types) and those
 from the figures a kind's documents state (figures),
 relations and editions (relations), confusable pairs (confusables); English names
 of English passages (english) right after the Latin names written beside Chinese ones.
@@ -14,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kg.suggest import aliases, confusables, english, entities, families, figures, names, owners, relations, types
+from kg.suggest import (aliases, confusables, cuts, english, entities, families, figures, names, owners,
+                        relations, types)
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.model import Suggestion
 
@@ -60,6 +62,7 @@ def _types(suggestion: Suggestion, occurrences: Occurrences) -> None:
     owners.split_by_owner(suggestion, occurrences)
     aliases.add_short_forms(suggestion, occurrences, kinds)
     aliases.add_contractions(suggestion)
+    cuts.add_kind_cuts(suggestion, occurrences)
     families.add_family_names(suggestion)
     aliases.add_family_variant_forms(suggestion)
 

@@ -19,6 +19,7 @@ from kg.suggest.segment import common_word, words_of
 
 ORG_TYPE = "Organization"
 LABEL_REASON = "the label of listed items"
+ASKED_REASON = "the subject of FAQ questions"
 MAX_FAMILY = 3  # names a shared shorter name may stand for
 
 
@@ -50,6 +51,7 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
         docs = set().union(*(c.title_docs for c in group))
         quoted = sum(c.quoted for c in group)
         labelled = sum(c.labelled for c in group)
+        asked = sum(c.asked for c in group)
         if common_word(name):
             suggestion.skipped[name] = "an everyday word, not a name"
             continue
@@ -59,7 +61,7 @@ def build(cands: dict[str, Candidate], occurrences: Occurrences, suggestion: Sug
             continue
         plain = [c for c in group if not c.edition]
         signals = (0.6 * min(len(docs), 3), 0.3 * math.log1p(used), 0.4 * min(quoted, 2),
-                   0.3 * min(labelled, 2))
+                   0.3 * min(labelled, 2), 0.3 * min(asked, 2))
         if len(editions) >= 2:
             for edition in editions:
                 _add(suggestion, occurrences, edition_name(name, edition), docs, used, signals,
@@ -99,7 +101,7 @@ def _add(suggestion: Suggestion, occurrences: Occurrences, name: str, docs: set[
          signals: tuple[float, ...], *, edition: str | None = None, stem: str | None = None,
          attributes: set[str] = frozenset()) -> SuggestedEntity:
     reason = (f"the subject of {len(docs)} document title(s)" if docs
-              else "quoted as a name" if signals[2] else LABEL_REASON)
+              else "quoted as a name" if signals[2] else LABEL_REASON if signals[3] else ASKED_REASON)
     evidence = Evidence(confidence(*signals), {"documents": len(docs), "passages": used},
                         cite(occurrences, name) or cite(occurrences, stem or name), reason)
     entity = SuggestedEntity(key=name, name=name, evidence=evidence, edition=edition, stem=stem)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from common.language import documents as words
-from kg.suggest import labels
+from kg.suggest import labels, questions
 from kg.suggest.corpus import Occurrences, Passage
 from kg.suggest.segment import common_word
 
@@ -38,6 +38,7 @@ class Candidate:
     whole_title: bool = False  # some title is this name and nothing else
     quoted: int = 0
     labelled: int = 0  # passages that label a listed item with it
+    asked: int = 0  # FAQ questions asking about it
     edition: str | None = None  # the edition number the title gave (2024), if any
     attributes: set[str] = field(default_factory=set)
     documented_editions: set[str] = field(default_factory=set)  # editions of documents about it
@@ -140,7 +141,7 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
             if not words.NOT_A_NAME_RE.search(inner) and _CJK_RE.search(inner):
                 quoted[inner] += 1
     for inner, n in quoted.items():
-        stripped, edition = _strip_brackets(inner)
+        stripped, edition = _quoted_subject(inner)
         if len(stripped) >= MIN_LEN and (n >= 2 or occurrences.count(stripped) >= 3) \
                 and not common_word(stripped):
             key = f"{stripped}\u0001{edition or ''}"
@@ -148,7 +149,21 @@ def collect(passages: list[Passage], occurrences: Occurrences) -> dict[str, Cand
     known = {c.name for c in found.values()}
     for name, n in labels.names(passages, occurrences, known).items():
         found.setdefault(f"{name}\u0001", Candidate(name)).labelled += n
+    known = {c.name for c in found.values()}
+    for name, n in questions.names(passages, occurrences, known).items():
+        found.setdefault(f"{name}\u0001", Candidate(name)).asked += n
     return found
+
+
+def _quoted_subject(inner: str) -> tuple[str, str | None]:
+    """What a quoted name is about, and its edition: a quoted document (《X利率公告》,
+    “X使用说明”) is about X, as its title would be, so it adds no thing of its own
+    beside X; any other quoted name is itself, revision notes off."""
+    stripped, edition = _strip_brackets(inner)
+    read = read_title(inner)
+    if read and read.document:
+        return read.name, None
+    return stripped, edition
 
 
 def split_attribute_titles(cands: dict[str, Candidate]) -> None:

@@ -59,3 +59,14 @@ def describes(word: str) -> bool:
     (额度最高30万元)."""
     tag = _tags().get(word) or ""
     return tag.startswith(("a", "d"))
+
+
+def words_at(text: str) -> dict[int, str]:
+    """The words of ``text`` (jieba's segmentation) by the offset each starts at; the
+    offset of the text's end maps to ``""``."""
+    found, at = {}, 0
+    for word in _jieba().lcut(text):
+        found[at] = word
+        at += len(word)
+    found[at] = ""
+    return found

@@ -250,3 +250,18 @@ def test_editions_share_their_name_without_its_everyday_last_word():
               line("faq", "常见问题", "问：升舱在哪办？答：升舱可在App办理。")]
     found = suggest(read_corpus(corpus))
     assert sorted(found.ambiguous_aliases()["升舱"]) == ["升舱规则（2024版）", "升舱规则（2025版）"]
+
+
+def test_a_quoted_document_is_about_its_subject_not_a_thing_of_its_own():
+    corpus = [
+        line("guide", "青松养老理财产品说明", "青松养老理财起购金额1万元。收益以当月《青松养老理财收益公告》为准。"),
+        line("n-03", "2025年3月青松养老理财收益公告", "2025年3月青松养老理财收益公告：年化收益3.1%。"),
+        line("n-04", "2025年4月青松养老理财收益公告", "2025年4月青松养老理财收益公告：年化收益3.0%。"),
+        line("faq", "理财常见问题", "问：收益多久公布一次？答：每月初发布《青松养老理财收益公告》。"),
+    ]
+    result = suggest(read_corpus(corpus))
+    names = {e.name for e in result.entities.values()}
+    assert "青松养老理财" in names
+    # The notice is one of the thing's documents: as an entity of its own it would
+    # take the notices' passages from the thing a turn names.
+    assert not any(n.endswith("公告") for n in names), names
