@@ -59,8 +59,8 @@ class Preloader:
         steps: what loading one kb means, in order.
         attempts: tries per required step before the kb is reported ``failed``.
         retry_pause: seconds between tries.
-        on_loaded: called when the last queued kb has loaded, before it counts as
-            loaded (a failure is logged).
+        on_loaded: called when the last queued kb has loaded (or failed), before it
+            counts as such (a failure of the hook is logged).
     """
 
     def __init__(self, list_kbs: Callable[[], Sequence[str]], steps: Sequence[Step], *,
@@ -151,9 +151,12 @@ class Preloader:
                 self._kbs[kb] = {"state": "loading"}
             self._load(kb)
 
-    def _loaded(self) -> None:
-        """The ``on_loaded`` hook, which never stops the preloader."""
-        if self._on_loaded is None:
+    def _queue_drained(self) -> None:
+        """The ``on_loaded`` hook once the queue is empty (a kb loaded or failed); it never
+        stops the preloader."""
+        with self._lock:
+            last = not self._queue
+        if self._on_loaded is None or not last:
             return
         try:
             self._on_loaded()
@@ -186,16 +189,14 @@ class Preloader:
             error = self._attempt(kb, step)
             took[step.name] = round((time.perf_counter() - began) * 1000)
             if error is not None and step.required:
+                self._queue_drained()
                 with self._lock:
                     self._kbs[kb] = {"state": "failed", "step": step.name, "error": error}
                 return
         ms = round((time.perf_counter() - started) * 1000)
         log.info("preload: kb %r loaded in %d ms (%s)", kb, ms,
                  ", ".join(f"{name} {step_ms} ms" for name, step_ms in took.items()))
-        with self._lock:
-            last = not self._queue
-        if last:  # before the kb counts as loaded: its pause falls before readiness
-            self._loaded()
+        self._queue_drained()  # before the kb counts as loaded: its pause precedes readiness
         with self._lock:
             if self._kbs.get(kb, {}).get("state") == "loading":
                 self._kbs[kb] = {"state": "loaded", "ms": ms}

@@ -101,8 +101,9 @@ def test_readyz_is_503_until_the_kbs_collection_is_loaded_and_turns_do_not_wait(
 def test_a_kb_that_cannot_be_loaded_is_reported_and_does_not_hold_readiness(
         runtime, keyring, milvus_index):
     missing = f"t_{uuid.uuid4().hex[:12]}"
+    drained: list[str] = []  # the after-load hook runs when the queue is empty, failed or not
     preloader = Preloader(lambda: [missing], [Step("collection", milvus_index.load)],
-                          attempts=2, retry_pause=0.01)
+                          attempts=2, retry_pause=0.01, on_loaded=lambda: drained.append("x"))
     saved, runtime.preloader = runtime.preloader, preloader
     try:
         with TestClient(create_app(runtime=runtime, keyring=keyring),
@@ -110,6 +111,7 @@ def test_a_kb_that_cannot_be_loaded_is_reported_and_does_not_hold_readiness(
             preloader.start()
             collections = _wait_ready(client, 30).json()["checks"]["collections"]
             assert collections["failed"] == {missing: "NotFoundError"}
+            assert drained == ["x"]
     finally:
         preloader.close()
         runtime.preloader = saved
