@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analytics.clarifications import ClarificationRecorder
+from api import heap
 from api.settings import Settings
 from common.errors import ConfigurationError, DependencyError
 from dialogue.policy.clarify_calibrate import KbEvidence
@@ -296,7 +297,7 @@ class Runtime:
                                                     self.snapshots.peek)
         self.retagger = BackgroundRetagger(self.index, self._fresh_snapshot,
                                            self._stored_version)
-        self.preloader = Preloader(self.index.kbs, self._warm_up_steps())
+        self.preloader = Preloader(self.index.kbs, self._warm_up_steps(), on_loaded=heap.settle)
 
     def _warm_up_steps(self) -> list[Step]:
         """What a kb's first turn would otherwise wait for: its collection in memory, then

@@ -261,7 +261,9 @@ def render_http(http: dict, w) -> None:
       "one of a few worker threads (the cores plus one, `REFERENT_LIMITS__CONCURRENT_TURNS`); "
       "the other requests wait in arrival order, and a turn beyond "
       "`REFERENT_LIMITS__QUEUED_TURNS` waiting is answered 503 with `Retry-After` at once "
-      "(api/turn_gate.py). *CPU ms per turn* is what each process spent per answered turn "
+      "(api/turn_gate.py). Once its kbs are loaded the server collects and freezes its "
+      "long-lived objects (api/heap.py: a full collection no longer walks them), and a "
+      "turn's session and trace are one SQLite transaction. *CPU ms per turn* is what each process spent per answered turn "
       "during the load: the API process, its Milvus Lite server and the load generator; the "
       "API process is one Python interpreter, so its figure bounds the throughput (1,000 ms "
       "of one core divided by it) while Milvus Lite and the load generator share the other "
@@ -295,8 +297,13 @@ def render_http(http: dict, w) -> None:
                 f"{name} " + ", ".join(f"{x['clients']} clients {x['turns_per_s']['runs']}"
                                        for x in server["throughput"])
                 for name, server in (("new", h), ("old", h["against"])))
+            tails = "; ".join(
+                f"{name} " + ", ".join(f"{x['clients']} clients {x['p99_ms']['runs']}"
+                                       for x in server["throughput"] if "runs" in x["p99_ms"])
+                for name, server in (("new", h), ("old", h["against"])))
             w(f"At {int(size):,} chunks each figure is the median of {h['runs']} runs per tree; "
-              f"turns/s of each run: {spread}. A difference between the trees smaller than "
+              f"turns/s of each run: {spread}; client p99 ms of each run: {tails}. "
+              "A difference between the trees smaller than "
               "the spread between runs of one tree is not a difference this machine "
               "resolves.\n")
 

@@ -194,7 +194,8 @@ class TurnEngine:
                                   answers=self._config.answers_kept)
             saving = time.perf_counter()
             try:
-                self._sessions.save(new_state)
+                # One write: the state and the turn's trace (its timings up to the save).
+                self._sessions.save(new_state, trace=_trace_record(result, new_state.owner))
             except ConflictError:
                 if attempt + 1 == self._config.save_attempts:
                     raise
@@ -202,7 +203,6 @@ class TurnEngine:
             # Saved: from here on nothing may fail the request, or the client would be
             # told the turn failed although it was played.
             self._timed(result, started, loaded, saving)
-            self._keep_trace(kb, session_id, result, new_state.owner)
             return result
         raise AssertionError("unreachable")
 
@@ -692,23 +692,19 @@ class TurnEngine:
             return state.model_copy(update={"owner": access.owner})
         return state
 
-    def _keep_trace(self, kb: str, session_id: str, result: TurnResult,
-                    owner: SessionOwner | None) -> None:
-        record = {"turn": result.turn, "user": result.user, "stages": result.trace,
-                  "result": result.results_line()}
-        if owner is not None:
-            record["owner"] = owner.model_dump()
-        try:
-            self._sessions.save_trace(kb, session_id, result.turn, record)
-        except DependencyError as exc:
-            # The turn itself succeeded and its state is saved; only the explanation is lost.
-            logger.warning("could not keep the trace of turn %s: %s", result.turn, exc)
-        except Exception:  # noqa: BLE001 - the turn is saved: its answer must go out
-            logger.exception("could not keep the trace of turn %s", result.turn)
-
     def close(self) -> None:
         if self._llm is not None:
             self._llm.close()
+
+
+def _trace_record(result: TurnResult, owner: SessionOwner | None) -> dict[str, Any]:
+    """What the trace store keeps of a turn (``GET .../turns/{n}/trace``): written with the
+    state, so its timings stop before the save (the answer's own trace has the save's)."""
+    record = {"turn": result.turn, "user": result.user, "stages": result.trace,
+              "result": result.results_line()}
+    if owner is not None:
+        record["owner"] = owner.model_dump()
+    return record
 
 
 def _with_queries(proposal: Proposal, queries: tuple[str, ...]) -> Proposal:

@@ -48,20 +48,24 @@ class InMemorySessionStore:
             found = self._sessions.get((kb, session_id))
         return stored_state(kb, session_id, found, self._clock())
 
-    def save(self, state: SessionState) -> SessionState:
-        """Store ``state`` as version + 1 if the stored version is still ``state.version``.
+    def save(self, state: SessionState, trace: dict[str, Any] | None = None) -> SessionState:
+        """Store ``state`` as version + 1 if the stored version is still ``state.version``,
+        with the turn's ``trace`` when given (both under one lock hold).
 
         Raises:
             ConflictError: another save came first; reload and retry.
         """
         new = state.model_copy(update={"version": state.version + 1})
         key = (state.kb, state.session_id)
+        payload = new.model_dump_json()
+        trace_text = self._trace_text(trace)
         with self._lock:
             found = self._sessions.get(key)
             if (found[0] if found is not None else 0) != state.version:
                 raise session_conflict(state.session_id)
-            self._sessions[key] = (new.version, self._clock() + self._ttl,
-                                   new.model_dump_json())
+            self._sessions[key] = (new.version, self._clock() + self._ttl, payload)
+            if trace_text is not None:
+                self._put_trace(key, trace["turn"], trace_text)
         return new
 
     def delete(self, kb: str, session_id: str) -> bool:
@@ -70,14 +74,23 @@ class InMemorySessionStore:
             return self._sessions.pop((kb, session_id), None) is not None
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
-        if self._traces_kept == 0:
+        payload = self._trace_text(trace)
+        if payload is None:
             return
-        payload = json.dumps(trace, ensure_ascii=False, default=str)
         with self._lock:
-            traces = self._traces.setdefault((kb, session_id), {})
-            traces[turn] = (self._clock() + self._trace_ttl, payload)
-            for old in [n for n in traces if n <= turn - self._traces_kept]:
-                del traces[old]
+            self._put_trace((kb, session_id), turn, payload)
+
+    def _trace_text(self, trace: dict[str, Any] | None) -> str | None:
+        if trace is None or self._traces_kept == 0:
+            return None
+        return json.dumps(trace, ensure_ascii=False, default=str)
+
+    def _put_trace(self, key: tuple[str, str], turn: int, payload: str) -> None:
+        """Keep one trace, drop those beyond ``traces_kept`` (the lock held)."""
+        traces = self._traces.setdefault(key, {})
+        traces[turn] = (self._clock() + self._trace_ttl, payload)
+        for old in [n for n in traces if n <= turn - self._traces_kept]:
+            del traces[old]
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
         with self._lock:

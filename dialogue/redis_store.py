@@ -20,6 +20,7 @@ the script answers "done" if that write was already applied.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +34,8 @@ from redis.retry import Retry
 from common.errors import DependencyError, RetryableDependencyError
 from dialogue.session_store import TRACES_KEPT, Erased, session_conflict
 from dialogue.state import SessionState
+
+logger = logging.getLogger(__name__)
 
 # KEYS[1] = session key; ARGV = expected version, new version, state JSON, ttl ms,
 # write id, deadline (ms on Redis's clock). A missing key counts as version 0 (never
@@ -117,7 +120,18 @@ class RedisSessionStore:
             return SessionState(kb=kb, session_id=session_id)
         return SessionState.model_validate_json(payload)
 
-    def save(self, state: SessionState) -> SessionState:
+    def save(self, state: SessionState, trace: dict[str, Any] | None = None) -> SessionState:
+        """The state (a script: version check and write in one step), then the turn's
+        ``trace`` under its own key: a failed trace write is logged, the turn stays saved."""
+        new = self._save_state(state)
+        if trace is not None:
+            try:
+                self.save_trace(state.kb, state.session_id, trace["turn"], trace)
+            except DependencyError as exc:
+                logger.warning("could not keep the trace of turn %s: %s", trace["turn"], exc)
+        return new
+
+    def _save_state(self, state: SessionState) -> SessionState:
         new = state.model_copy(update={"version": state.version + 1})
         deadline = int(time.time() * 1000 + self._clock_offset_ms
                        + self._timeout * _WRITE_WINDOW * 1000)

@@ -31,11 +31,17 @@ class SessionStore(Protocol):
     (the version that was loaded); it then stores ``version + 1``. Otherwise it
     raises :class:`common.errors.ConflictError` and the caller reloads and retries.
     Sessions idle longer than the TTL are gone: ``load`` returns a fresh state.
+
+    ``save(state, trace)`` keeps the turn's trace (a dict with its ``turn``) with the
+    state: SQLite and the in-memory store write both in one transaction, so a saved
+    turn always has its trace and a failed save leaves neither. Redis writes the trace
+    right after the state (another key, another round trip); if that write fails the
+    turn stays saved and only the trace is missing (logged).
     """
 
     def load(self, kb: str, session_id: str) -> SessionState: ...
 
-    def save(self, state: SessionState) -> SessionState: ...
+    def save(self, state: SessionState, trace: dict[str, Any] | None = None) -> SessionState: ...
 
     def delete(self, kb: str, session_id: str) -> bool:
         """Forget the session and its turn traces; False when there was none."""

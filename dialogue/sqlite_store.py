@@ -6,7 +6,8 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,20 @@ CREATE TABLE IF NOT EXISTS traces (
     PRIMARY KEY (kb, session_id, turn)
 );
 """
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (BEGIN IMMEDIATE: the write lock is waited
+    for before any read, so it never has to be upgraded); rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # SQLite has already rolled back after some errors
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 class SQLiteSessionStore:
@@ -83,27 +98,33 @@ class SQLiteSessionStore:
                                   service="sqlite") from exc
         return stored_state(kb, session_id, row, self._clock())
 
-    def save(self, state: SessionState) -> SessionState:
+    def save(self, state: SessionState, trace: dict[str, Any] | None = None) -> SessionState:
+        """One transaction: the state, and the turn's ``trace`` with it when given."""
         new = state.model_copy(update={"version": state.version + 1})
         expires = self._clock() + self._ttl
+        payload = new.model_dump_json()
+        trace_text = self._trace_text(trace)
         conn = self._connect()
         try:
-            if state.version == 0:
-                cur = conn.execute(
-                    "INSERT INTO sessions (kb, session_id, version, expires_at, state) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kb, session_id) DO NOTHING",
-                    (state.kb, state.session_id, new.version, expires, new.model_dump_json()))
-            else:
-                cur = conn.execute(
-                    "UPDATE sessions SET version = ?, expires_at = ?, state = ? "
-                    "WHERE kb = ? AND session_id = ? AND version = ?",
-                    (new.version, expires, new.model_dump_json(), state.kb, state.session_id,
-                     state.version))
+            with _transaction(conn):
+                if state.version == 0:
+                    cur = conn.execute(
+                        "INSERT INTO sessions (kb, session_id, version, expires_at, state) "
+                        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kb, session_id) DO NOTHING",
+                        (state.kb, state.session_id, new.version, expires, payload))
+                else:
+                    cur = conn.execute(
+                        "UPDATE sessions SET version = ?, expires_at = ?, state = ? "
+                        "WHERE kb = ? AND session_id = ? AND version = ?",
+                        (new.version, expires, payload, state.kb, state.session_id,
+                         state.version))
+                if cur.rowcount != 1:
+                    raise session_conflict(state.session_id)
+                if trace_text is not None:
+                    self._put_trace(conn, state.kb, state.session_id, trace["turn"], trace_text)
         except sqlite3.Error as exc:
-            raise DependencyError(f"saving session {state.session_id!r} failed: {exc}",
-                                  service="sqlite") from exc
-        if cur.rowcount != 1:
-            raise session_conflict(state.session_id)
+            raise DependencyError(f"saving session {state.session_id!r} failed: {exc}; the "
+                                  "turn was not saved", service="sqlite") from exc
         return new
 
     def delete(self, kb: str, session_id: str) -> bool:
@@ -118,21 +139,32 @@ class SQLiteSessionStore:
         return cur.rowcount == 1
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
-        if self._traces_kept == 0:
+        text = self._trace_text(trace)
+        if text is None:
             return
         try:
             conn = self._connect()
-            text = json.dumps(trace, ensure_ascii=False, default=str)
-            with conn:  # one commit for the new trace and the oldest one dropped
-                conn.execute("BEGIN")
-                conn.execute("INSERT OR REPLACE INTO traces (kb, session_id, turn, expires_at, "
-                             "trace) VALUES (?, ?, ?, ?, ?)",
-                             (kb, session_id, turn, self._clock() + self._trace_ttl, text))
-                conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ? AND turn <= ?",
-                             (kb, session_id, turn - self._traces_kept))
+            with _transaction(conn):
+                self._put_trace(conn, kb, session_id, turn, text)
         except sqlite3.Error as exc:
             raise DependencyError(f"saving the trace of turn {turn} failed: {exc}",
                                   service="sqlite") from exc
+
+    def _trace_text(self, trace: dict[str, Any] | None) -> str | None:
+        """The trace as stored; None when there is none or none are kept."""
+        if trace is None or self._traces_kept == 0:
+            return None
+        return json.dumps(trace, ensure_ascii=False, default=str)
+
+    def _put_trace(self, conn: sqlite3.Connection, kb: str, session_id: str, turn: int,
+                   text: str) -> None:
+        """The new trace, and the oldest one beyond ``traces_kept`` dropped (in the
+        caller's transaction)."""
+        conn.execute("INSERT OR REPLACE INTO traces (kb, session_id, turn, expires_at, "
+                     "trace) VALUES (?, ?, ?, ?, ?)",
+                     (kb, session_id, turn, self._clock() + self._trace_ttl, text))
+        conn.execute("DELETE FROM traces WHERE kb = ? AND session_id = ? AND turn <= ?",
+                     (kb, session_id, turn - self._traces_kept))
 
     def load_trace(self, kb: str, session_id: str, turn: int) -> dict[str, Any] | None:
         try:
@@ -150,18 +182,13 @@ class SQLiteSessionStore:
         """Delete the sessions and traces of ``kb`` whose owner's subject is ``subject``."""
         try:
             conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(conn):
                 sessions = conn.execute(
                     "DELETE FROM sessions WHERE kb = ? "
                     "AND json_extract(state, '$.owner.subject') = ?", (kb, subject)).rowcount
                 traces = conn.execute(
                     "DELETE FROM traces WHERE kb = ? "
                     "AND json_extract(trace, '$.owner.subject') = ?", (kb, subject)).rowcount
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             raise DependencyError(f"erasing the sessions of a subject failed: {exc}",
                                   service="sqlite") from exc

@@ -18,6 +18,10 @@ kb created later is created loaded (its first ingest makes the collection
 and loads it), so its turns never wait either; :meth:`Preloader.add` queues
 one explicitly.
 
+When the queue runs dry, ``on_loaded`` runs in the same thread before the last kb
+counts as loaded (the server settles its heap there, ``api/heap.py``, so the
+collection's pause falls before ``/readyz`` says ready).
+
 A step that fails is retried (``attempts``, with a pause); a kb whose load
 still fails is reported ``failed`` and no longer holds readiness back: its
 turns then fail on their own, with the store's error, while other kbs serve.
@@ -55,12 +59,16 @@ class Preloader:
         steps: what loading one kb means, in order.
         attempts: tries per required step before the kb is reported ``failed``.
         retry_pause: seconds between tries.
+        on_loaded: called when the last queued kb has loaded (or failed), before it
+            counts as such (a failure of the hook is logged).
     """
 
     def __init__(self, list_kbs: Callable[[], Sequence[str]], steps: Sequence[Step], *,
-                 attempts: int = 3, retry_pause: float = 2.0) -> None:
+                 attempts: int = 3, retry_pause: float = 2.0,
+                 on_loaded: Callable[[], Any] | None = None) -> None:
         self._list_kbs = list_kbs
         self._steps = tuple(steps)
+        self._on_loaded = on_loaded
         self._attempts = attempts
         self._retry_pause = retry_pause
         self._lock = threading.Lock()
@@ -143,6 +151,18 @@ class Preloader:
                 self._kbs[kb] = {"state": "loading"}
             self._load(kb)
 
+    def _queue_drained(self) -> None:
+        """The ``on_loaded`` hook once the queue is empty (a kb loaded or failed); it never
+        stops the preloader."""
+        with self._lock:
+            last = not self._queue
+        if self._on_loaded is None or not last:
+            return
+        try:
+            self._on_loaded()
+        except Exception:  # noqa: BLE001 - the kbs are loaded; only the hook failed
+            log.exception("preload: the after-load hook failed")
+
     def _list(self) -> None:
         """The kbs to load; a store that does not answer is asked again until it does."""
         while True:
@@ -169,12 +189,14 @@ class Preloader:
             error = self._attempt(kb, step)
             took[step.name] = round((time.perf_counter() - began) * 1000)
             if error is not None and step.required:
+                self._queue_drained()
                 with self._lock:
                     self._kbs[kb] = {"state": "failed", "step": step.name, "error": error}
                 return
         ms = round((time.perf_counter() - started) * 1000)
         log.info("preload: kb %r loaded in %d ms (%s)", kb, ms,
                  ", ".join(f"{name} {step_ms} ms" for name, step_ms in took.items()))
+        self._queue_drained()  # before the kb counts as loaded: its pause precedes readiness
         with self._lock:
             if self._kbs.get(kb, {}).get("state") == "loading":
                 self._kbs[kb] = {"state": "loaded", "ms": ms}

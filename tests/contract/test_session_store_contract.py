@@ -150,3 +150,15 @@ class TestTraceContract:
         trace["turn"] = 99
         assert store.load_trace("kb", "s1", 1) == {"turn": 1, "scores": [0.5],
                                                     "nested": {"链接": None}}
+
+    def test_a_trace_saved_with_the_state_comes_back_and_a_lost_save_keeps_neither(self, store):
+        first = store.load("kb", "s1").model_copy(update={"turn_count": 1})
+        store.save(first, trace={"turn": 1, "links": ["华南区"]})
+        assert store.load_trace("kb", "s1", 1) == {"turn": 1, "links": ["华南区"]}
+        # A save over a version another turn already moved on: the state and its trace
+        # are both refused.
+        stale = first.model_copy(update={"turn_count": 2})
+        with pytest.raises(ConflictError):
+            store.save(stale, trace={"turn": 2})
+        assert store.load_trace("kb", "s1", 2) is None
+        assert store.load("kb", "s1").turn_count == 1

@@ -4,6 +4,8 @@ by a gate around the real load call so its duration is the test's to choose."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import threading
 import time
 import uuid
@@ -99,8 +101,9 @@ def test_readyz_is_503_until_the_kbs_collection_is_loaded_and_turns_do_not_wait(
 def test_a_kb_that_cannot_be_loaded_is_reported_and_does_not_hold_readiness(
         runtime, keyring, milvus_index):
     missing = f"t_{uuid.uuid4().hex[:12]}"
+    drained: list[str] = []  # the after-load hook runs when the queue is empty, failed or not
     preloader = Preloader(lambda: [missing], [Step("collection", milvus_index.load)],
-                          attempts=2, retry_pause=0.01)
+                          attempts=2, retry_pause=0.01, on_loaded=lambda: drained.append("x"))
     saved, runtime.preloader = runtime.preloader, preloader
     try:
         with TestClient(create_app(runtime=runtime, keyring=keyring),
@@ -108,6 +111,27 @@ def test_a_kb_that_cannot_be_loaded_is_reported_and_does_not_hold_readiness(
             preloader.start()
             collections = _wait_ready(client, 30).json()["checks"]["collections"]
             assert collections["failed"] == {missing: "NotFoundError"}
+            assert drained == ["x"]
     finally:
         preloader.close()
         runtime.preloader = saved
+
+
+def test_the_server_freezes_its_heap_once_its_kbs_are_loaded(runtime, keyring, released_kb):
+    """After the load the collector no longer walks what the load built (api/heap.py):
+    the kb's term statistics, built by its load, are frozen by the time /readyz says so."""
+    served = dataclasses.replace(runtime)  # its own preloader, wired as a server's is
+    gc.unfreeze()
+    try:
+        with TestClient(create_app(runtime=served, keyring=keyring),
+                        raise_server_exceptions=False) as client:
+            assert gc.get_freeze_count() == 0
+            served.preloader.start()
+            _wait_ready(client)
+            stats = served.retriever.term_stats(released_kb)
+            assert gc.get_freeze_count() > 0 and gc.is_tracked(stats)
+            assert all(thing is not stats for thing in gc.get_objects())  # not in any generation
+    finally:
+        for part in (served.preloader, served.clarifications, served.retagger):
+            part.close()
+        gc.unfreeze()
