@@ -63,6 +63,17 @@ def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
     return size <= 2 or (size <= _ELLIPSIS_OWN_CHARS and not _ASKS_RE.search(rest))
 
 
+def is_short_correction(text: str) -> bool:
+    """说错了，我想问西城 / No, I meant the super one: a correction's cue opening the turn,
+    then a few words that ask nothing by themselves (as much as an ellipsis adds): the
+    turn asks the last question again, of what those words name. 不是的，这是一部彩色电影
+    says something of its own."""
+    if not cues.CORRECTION_RE.match(text):
+        return False
+    rest = strip_correction_cue(text)
+    return rest != text and own_size(rest) <= _ELLIPSIS_OWN_CHARS and not _ASKS_RE.search(rest)
+
+
 def values_given(detection: Detection) -> list[tuple[int, Mention]]:
     """Where the turn gives the value of an attribute it names (地址在…, 发行公司是…, the
     address is …): the offset the value starts at, with the attribute's mention. 地址呢

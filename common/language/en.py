@@ -125,7 +125,7 @@ SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging t
 CORRECTION_WRONG = [r"no(?=\s*[,.!])", r"nope\b", r"wrong one\b", r"not that one\b",
                     r"scratch that\b", r"my (?:bad|mistake)\b",
                     r"that'?s (?:wrong|not (?:it|right|the one))\b"]
-CORRECTION_ASKED = [r"i (?:was|am|'m) (?:asking|talking) about\b", r"i asked about\b",
+CORRECTION_ASKED = [r"i (?:was|am|'m) (?:asking|talking) about\b", r"i asked about\b", r"i meant\b",
                     r"i said\b", r"what i (?:meant|asked about) (?:is|was)\b"]
 CORRECTION_ANYWHERE = [r"^\s*(?:(?:no|sorry|oops)[,.]?\s+)?i\s+meant?\b", r"\bnot\s+.{1,40}?,?\s+but\b"]
 CORRECTION_INTERJECTIONS = ["oh", "sorry", "oops"]

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from common.language import cues
-from dialogue.classify import TurnKind, comparison_spans, corrected_spans, is_ellipsis
+from dialogue.classify import (TurnKind, comparison_spans, corrected_spans, is_ellipsis,
+                               is_short_correction)
 from dialogue.policy.versions import edition, number_said
 from kg.aliases import AliasSnapshot
 from understanding.linker import Candidate, Link, LinkResult
@@ -48,7 +49,7 @@ def corrected_by_counterpart(kind: TurnKind, detection: Detection, links: LinkRe
     link could read is classified a continuation; once a resolver has read what it says
     as the counterpart of the focus entity, it is the correction it said it was, and is
     rewritten as one (the last question, of the counterpart)."""
-    if (kind is TurnKind.CONTINUATION and cues.CORRECTION_RE.match(detection.text)
+    if (kind is TurnKind.CONTINUATION and is_short_correction(detection.text)
             and any(is_counterpart(link) for link in links.links)):
         return TurnKind.CORRECTION
     return kind

@@ -22,8 +22,7 @@ than ``WIDE_LIMIT`` entities, where only siblings sharing an alias count.
 
 from __future__ import annotations
 
-from common.language import cues
-from dialogue.classify import TurnKind, is_ellipsis
+from dialogue.classify import TurnKind, is_ellipsis, is_short_correction
 from dialogue.policy.counterparts import SOURCE
 from dialogue.policy.versions import edition, number_said
 from dialogue.resolvers import DialogueContext, Resolved
@@ -91,9 +90,9 @@ class SiblingByPiece:
         if old not in context.snapshot.entities:
             return None
         detection = context.turn.detection
-        # A correction cue that names nothing after it (说错了，我想问西城) asks, as an
-        # ellipsis does, the last question of something else.
-        asks_last = is_ellipsis(detection, links) or bool(cues.CORRECTION_RE.match(detection.text))
+        # A correction's cue and a few words (说错了，我想问西城) ask, as an ellipsis
+        # does, the last question of something else.
+        asks_last = is_ellipsis(detection, links) or is_short_correction(detection.text)
         new = sibling_meant(old, detection, context.snapshot, short_ellipsis=asks_last)
         if new is None:
             return None
