@@ -379,6 +379,14 @@ def profiled(engine, kb: str, scripts: list[list[str]], sort: str, top: int,
     print(out.getvalue())
 
 
+def settle_heap() -> None:
+    """Freeze the long-lived heap as the server does once its kbs are loaded
+    (``api/heap.py``), so a turn here pays the collector what a served turn pays."""
+    from api import heap
+
+    heap.settle()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=100_000, help="corpus size")
@@ -408,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
                                        uri=args.milvus_uri)
         engine, sessions, _ = _engine(services, index, args.workdir / f"sessions-{kb}.sqlite3")
         play(engine, kb, data.sessions[:5], "warm" + uuid.uuid4().hex[:6])
+        settle_heap()
         figures = side_by_side(engine, kb, uri, data.sessions, RequestLog(index),
                                tagged=tagged_chunks(data.corpus_lines))
         if args.commit:
