@@ -953,7 +953,7 @@ def demo(kb: Annotated[str, typer.Option("--kb", help="kb to load the demo into"
             # The demo corpus is rebuilt each time, so a collection made by an older
             # version (a different schema) never stands in the way.
             index.drop(kb)
-            ingested = _ingest(settings, store, index, kb, DEMO_DIR / "corpus.jsonl")
+            ingested, _ = _ingest(settings, store, index, kb, DEMO_DIR / "corpus.jsonl")
             err.print(f"corpus: {ingested.documents} documents, {ingested.chunks} chunks")
         finally:
             index.close()

@@ -202,3 +202,15 @@ def test_a_line_nested_too_deeply_is_refused_naming_it_and_nothing_is_written(cl
     result = run("eval", "--kb", kb, str(suite), "--out", str(cli_env / "out.jsonl"))
     assert result.exit_code == 2, result.output
     assert "line 1" in result.output and "nested too deeply" in result.output, result.output
+
+
+def test_the_demo_loads_its_kb_and_plays_a_conversation(cli_env, kb, settings, monkeypatch):
+    # The README's first command ends in this one: it must run on a fresh data dir. The
+    # suite's Neo4j is already up, so the demo is pointed at it rather than starting one.
+    monkeypatch.setenv("REFERENT_NEO4J__URI", settings.neo4j_uri)
+    result = run("demo", "--kb", kb, "--session", "demo-01", "--session", "demo-03")
+    assert result.exit_code == 0, result.output
+    assert "documents" in result.output and "chunks" in result.output
+    # The ellipsis swaps the region; the shared product name is asked about.
+    assert "那华南区呢" in result.output and "region.south" in result.output
+    assert "A产品怎么申请" in result.output and "clarify" in result.output
