@@ -239,7 +239,7 @@ def render(profile: dict, w) -> None:
               f"({share:.1%} of the turns' time).\n")
         w("Not in the stages: the entity facts and the state transition (a deep copy of the "
           "state, so a failed turn leaves it untouched), and building the trace and the answer; "
-          "over HTTP, the trace's own write to the session store after the answer is ready.\n")
+          "the trace is stored with the state in `session_save`, one write a turn.\n")
     if http:
         render_http(http, w)
     for size, cpu in sorted(profile.get("server_cpu", {}).items(), key=lambda kv: int(kv[0])):
