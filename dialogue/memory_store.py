@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dialogue.session_store import TRACES_KEPT, Erased, session_conflict, stored_state
+from dialogue.session_store import (TRACES_KEPT, Erased, session_conflict, stored_state,
+                                     trace_text)
 from dialogue.state import SessionState
 
 
@@ -58,14 +59,14 @@ class InMemorySessionStore:
         new = state.model_copy(update={"version": state.version + 1})
         key = (state.kb, state.session_id)
         payload = new.model_dump_json()
-        trace_text = self._trace_text(trace)
+        stored_trace = trace_text(trace, self._traces_kept)
         with self._lock:
             found = self._sessions.get(key)
             if (found[0] if found is not None else 0) != state.version:
                 raise session_conflict(state.session_id)
             self._sessions[key] = (new.version, self._clock() + self._ttl, payload)
-            if trace_text is not None:
-                self._put_trace(key, trace["turn"], trace_text)
+            if stored_trace is not None:
+                self._put_trace(key, trace["turn"], stored_trace)
         return new
 
     def delete(self, kb: str, session_id: str) -> bool:
@@ -74,16 +75,11 @@ class InMemorySessionStore:
             return self._sessions.pop((kb, session_id), None) is not None
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
-        payload = self._trace_text(trace)
+        payload = trace_text(trace, self._traces_kept)
         if payload is None:
             return
         with self._lock:
             self._put_trace((kb, session_id), turn, payload)
-
-    def _trace_text(self, trace: dict[str, Any] | None) -> str | None:
-        if trace is None or self._traces_kept == 0:
-            return None
-        return json.dumps(trace, ensure_ascii=False, default=str)
 
     def _put_trace(self, key: tuple[str, str], turn: int, payload: str) -> None:
         """Keep one trace, drop those beyond ``traces_kept`` (the lock held)."""

@@ -4,6 +4,7 @@ an in-memory one for tests (``dialogue.memory_store``); one contract test suite
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -81,3 +82,11 @@ def session_conflict(session_id: str) -> ConflictError:
     """The error of a save that lost to another turn's save of the same session."""
     return ConflictError(f"session {session_id!r} was changed by another turn; "
                          "reload it and retry")
+
+
+def trace_text(trace: dict[str, Any] | None, kept: int) -> str | None:
+    """A turn's trace as a store keeps it (JSON); None when there is none or a store keeps
+    ``kept`` = 0 traces."""
+    if trace is None or kept == 0:
+        return None
+    return json.dumps(trace, ensure_ascii=False, default=str)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import DependencyError
-from dialogue.session_store import TRACES_KEPT, Erased, session_conflict, stored_state
+from dialogue.session_store import (TRACES_KEPT, Erased, session_conflict, stored_state,
+                                     trace_text)
 from dialogue.state import SessionState
 
 _SCHEMA = """
@@ -103,7 +104,7 @@ class SQLiteSessionStore:
         new = state.model_copy(update={"version": state.version + 1})
         expires = self._clock() + self._ttl
         payload = new.model_dump_json()
-        trace_text = self._trace_text(trace)
+        stored_trace = trace_text(trace, self._traces_kept)
         conn = self._connect()
         try:
             with _transaction(conn):
@@ -120,8 +121,8 @@ class SQLiteSessionStore:
                          state.version))
                 if cur.rowcount != 1:
                     raise session_conflict(state.session_id)
-                if trace_text is not None:
-                    self._put_trace(conn, state.kb, state.session_id, trace["turn"], trace_text)
+                if stored_trace is not None:
+                    self._put_trace(conn, state.kb, state.session_id, trace["turn"], stored_trace)
         except sqlite3.Error as exc:
             raise DependencyError(f"saving session {state.session_id!r} failed: {exc}; the "
                                   "turn was not saved", service="sqlite") from exc
@@ -139,7 +140,7 @@ class SQLiteSessionStore:
         return cur.rowcount == 1
 
     def save_trace(self, kb: str, session_id: str, turn: int, trace: dict[str, Any]) -> None:
-        text = self._trace_text(trace)
+        text = trace_text(trace, self._traces_kept)
         if text is None:
             return
         try:
@@ -149,12 +150,6 @@ class SQLiteSessionStore:
         except sqlite3.Error as exc:
             raise DependencyError(f"saving the trace of turn {turn} failed: {exc}",
                                   service="sqlite") from exc
-
-    def _trace_text(self, trace: dict[str, Any] | None) -> str | None:
-        """The trace as stored; None when there is none or none are kept."""
-        if trace is None or self._traces_kept == 0:
-            return None
-        return json.dumps(trace, ensure_ascii=False, default=str)
 
     def _put_trace(self, conn: sqlite3.Connection, kb: str, session_id: str, turn: int,
                    text: str) -> None:

@@ -27,10 +27,10 @@ from typing import Any
 from common.language import cues
 from dialogue.clarify import Answer, AnswerKind, read_answer
 from dialogue.classify import TurnKind, classify, revisit_cue, values_given
+from dialogue.policy.counterparts import corrected_by_counterpart
 from dialogue.policy.decision import (Clarify, ClarifyVerdict, Decision, NoAnswer, PlanQueries,
                                       QuestionReading, Resume, UnderstoodTurn)
 from dialogue.policy.gate import AntecedentGate, ClarifyGate, said_by_user, said_side_by_side
-from dialogue.policy.counterparts import corrected_by_counterpart
 from dialogue.policy.versions import unknown_edition
 from dialogue.render import same_type
 from dialogue.state import SessionState
