@@ -123,8 +123,87 @@ def _find_aliases(found: _Collector, snapshot: AliasSnapshot, *, attributes: boo
         if not any(_word_of_attribute((start, end), ids, (a_start, a_end), value, names, snapshot)
                    for a_start, a_end, value in asked):
             found.add(MentionKind.ALIAS, start, end, entity_ids=ids)
+    for start, end, ids in names:
+        _find_conjoined(found, snapshot, start, end, ids)
     for start, end, value in asked:
         found.add(MentionKind.ATTRIBUTE, start, end, value=value)
+
+
+# The longest word joined to a name that may share a part of it (滨江 of 滨江和萧山营业部),
+# in characters.
+_CONJUNCT_CHARS = 10
+
+
+def _find_conjoined(found: _Collector, snapshot: AliasSnapshot, start: int, end: int,
+                    ids: tuple[str, ...]) -> None:
+    """A word joined to a name that shares a part of the name, written once: its head
+    (滨江和萧山营业部, the basic and full cover) or its lead (A产品个人版和企业版). The word
+    with that part is a name of another entity of the name's kind, and the word alone is
+    then a mention of it."""
+    text, name = found.text, found.text[start:end]
+    kinds = {snapshot.entities[e].type for e in ids if e in snapshot.entities}
+
+    def other(written: str) -> tuple[str, ...]:
+        hit = snapshot.by_norm.get(snapshot.normalize(written), ())
+        fits = hit and not set(hit) & set(ids) and all(
+            e in snapshot.entities and snapshot.entities[e].type in kinds for e in hit)
+        return tuple(hit) if fits else ()
+
+    joiner = cues.SIDE_JOINER_END_RE.search(text, max(0, start - 12), start)
+    if joiner is not None and joiner.end() == start:
+        before = text[:joiner.start()].rstrip()
+        for head in _parts(name, lead=False):
+            for at in _word_starts(before):
+                if hit := other(before[at:] + head):
+                    _add_conjunct(found, at, len(before), hit)
+                    return
+    joiner = cues.SIDE_JOINER_START_RE.match(text, end)
+    if joiner is not None:
+        after = text[joiner.end():]
+        lead_at = joiner.end() + len(after) - len(after.lstrip())
+        after = after.lstrip()
+        for lead in _parts(name, lead=True):
+            for size in _word_ends(after):
+                if hit := other(lead + after[:size]):
+                    _add_conjunct(found, lead_at, lead_at + size, hit)
+                    return
+
+
+def _add_conjunct(found: _Collector, start: int, end: int, ids: tuple[str, ...]) -> None:
+    """The joined word as a name of ``ids``; it replaces a name of another kind written
+    with exactly these words (滨江 a district, in 滨江和萧山营业部 the outlet: the part
+    shared applies to both words)."""
+    same = [m for m in found.mentions if m.kind is MentionKind.ALIAS
+            and (m.start, m.end) == (start, end)]
+    for m in same:
+        found.mentions.remove(m)
+        found.taken.remove((start, end))
+    found.add(MentionKind.ALIAS, start, end, entity_ids=ids)
+
+
+def _parts(name: str, *, lead: bool) -> list[str]:
+    """The parts of a name another name may share, longest first: its endings (heads)
+    or beginnings (leads), cut between two Chinese characters or at a space."""
+    cuts = [i for i in range(1, len(name) - 1)
+            if name[i] == " " or name[i - 1] == " " or (_is_cjk(name[i]) and _is_cjk(name[i - 1]))]
+    parts = [name[:i] for i in reversed(cuts)] if lead else [name[i:] for i in cuts]
+    return [p for p in parts if p.strip()]
+
+
+def _word_starts(before: str) -> list[int]:
+    """Where a word ending ``before`` may start, longest first (at a word's edge in
+    letters and digits)."""
+    return [at for at in range(max(0, len(before) - _CONJUNCT_CHARS), len(before))
+            if before[at].isalnum() and (at == 0 or _is_cjk(before[at]) or not before[at - 1].isalnum())]
+
+
+def _word_ends(after: str) -> list[int]:
+    """How long a word opening ``after`` may be, longest first (to a word's edge)."""
+    top = min(_CONJUNCT_CHARS, len(after))
+    return [size for size in range(top, 0, -1)
+            if after[size - 1].isalnum() and (size == len(after) or _is_cjk(after[size - 1])
+                                              or not after[size].isalnum())]
+
 
 
 def _word_of_attribute(name: tuple[int, int], inner: tuple[str, ...], attribute: tuple[int, int],

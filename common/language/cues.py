@@ -341,6 +341,10 @@ def _plain(name: str) -> str:
 
 #: What stands between two sides named together (和, 、, and, or): nothing else.
 SIDE_GAP_RE = re.compile(rf"^[\s,，]*(?:{_plain('SIDE_JOINERS')})[\s,，]*$", re.IGNORECASE)
+#: A joining word at the end of a text (滨江和|萧山营业部: the joiner before a name).
+SIDE_JOINER_END_RE = re.compile(rf"(?:{_plain('SIDE_JOINERS')})\s*$", re.IGNORECASE)
+#: A joining word at the start of a text (A产品个人版|和企业版: the joiner after a name).
+SIDE_JOINER_START_RE = re.compile(rf"\s*(?:{_plain('SIDE_JOINERS')})", re.IGNORECASE)
 #: What may stand between the last side and the name it qualifies (的, the).
 SIDE_LINK_RE = re.compile(rf"^\s*(?:(?:{_plain('SIDE_LINKS')})\s*)?$", re.IGNORECASE)
 #: The wrong part of a correction, as the group ``x`` (不是北校区，是南校区; not A but B).
