@@ -50,7 +50,8 @@ class Change:
     ``subjects`` each replace the previous subject of their type, or join the
     subjects; ``removed`` leave every slot (corrected away); ``times`` and
     ``attribute`` replace the previous ones when given; ``words`` are the turn's own
-    words that are no mention (打印 of 打印呢); ``compared`` what is compared with.
+    words that are no mention (打印 of 打印呢); ``compared`` what is compared with;
+    ``negated`` the verbs the turn negates (the previous question's 能 becomes 不能).
     """
 
     subjects: tuple[str, ...] = ()
@@ -60,6 +61,8 @@ class Change:
     compared: tuple[str, ...] = ()
     words: str = ""
     said: tuple[tuple[str, str], ...] = ()
+    # The verbs the turn negates, with its words for each: (能, 不能) of 标快也不能吗.
+    negated: tuple[tuple[str, str], ...] = ()
 
 
 # -- reading a written question into slots --------------------------------------------------
@@ -236,7 +239,29 @@ def follow_up(previous: QuestionSlots, change: Change, snapshot: AliasSnapshot) 
     elif change.words:
         out = replace(out, pattern=_words_put_in(out, change.words))
     compared = [c for c in (*out.compared, *change.compared) if c]
+    if change.negated:
+        out = replace(out, pattern=_negated(out.pattern, change.negated, out.language))
     return replace(out, compared=tuple(dict.fromkeys(compared)))
+
+
+def _negated(pattern: str, negated: Sequence[tuple[str, str]], lang: str) -> str:
+    """The previous question with each verb the follow-up negates negated in it, where
+    the question writes it (标快也不能吗 after 特快专递能寄到新疆吗: 不能寄到新疆). A verb
+    the question does not write changes nothing, nor does anything in a question that is
+    negative already."""
+    if cues.NEGATIVE_QUESTION_RE.search(_FIELD_RE.sub("\0", pattern)):
+        return pattern
+    for verb, said in negated:
+        literal = _FIELD_RE.sub(lambda m: "\0" * len(m.group(0)), pattern)
+        words = cues.NOT_VERB_WORDS_RE
+        inside = [(m.start(), m.end()) for m in words.finditer(literal)] if words else []
+        for found in cues.negatable_verb_re(lang, verb).finditer(literal):
+            if not any(start <= found.start() < end for start, end in inside):
+                if found.group(0)[:1].isupper():
+                    said = said[:1].upper() + said[1:]
+                pattern = pattern[:found.start()] + _escaped(said) + pattern[found.end():]
+                break
+    return pattern
 
 
 def _subjects_changed(subjects: Sequence[str], change: Change, snapshot: AliasSnapshot) -> tuple[str, ...]:

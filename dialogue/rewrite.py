@@ -630,7 +630,27 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
     new = [e for e in subjects if e not in previous_entities]
     words = "" if (new or times or attribute or compared) else _own_words(detection)
     return Change(subjects=subjects, removed=tuple(excluded), times=times, attribute=attribute,
-                  compared=compared, words=words, said=_words_for(named))
+                  compared=compared, words=words, said=_words_for(named),
+                  negated=_negated_verbs(detection, aside))
+
+
+def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]]) -> tuple[tuple[str, str], ...]:
+    """The verbs a follow-up negates and nothing else (标快也不能吗: 能, said 不能): with
+    words of its own besides (普通会员不能打折吗) the turn asks something else, and a
+    correction's 不是 (不是A，是B) says what was wrong, not what is asked."""
+    text = detection.text
+    if cues.CORRECTION_RE.match(text):
+        return ()
+    aside = [*aside, *(m.span() for regex in cues.CORRECTED_RES for m in regex.finditer(text))]
+    found = [m for regex in cues.NEGATED_VERB_RES for m in regex.finditer(text)
+             if not any(s < m.end() and m.start() < e for s, e in aside)]
+    rest = list(detection.text)
+    for start, end in [*((m.start, m.end) for m in detection.mentions),
+                       *((m.start(), m.end()) for m in found)]:
+        rest[start:end] = [" "] * (end - start)
+    if re.sub(r"[\s，,。？?！!、]", "", _LIGHT_RE.sub("", "".join(rest))):
+        return ()
+    return tuple((m.group("verb"), m.group(0)) for m in found)
 
 
 def _words_for(named: Sequence[Link]) -> tuple[tuple[str, str], ...]:

@@ -141,6 +141,23 @@ ORDINAL_RES: tuple[tuple[re.Pattern[str], dict[str, int]], ...] = tuple(
 NEGATION_RES: tuple[re.Pattern[str], ...] = tuple(
     _words(m.NEGATIONS, _BOUNDED[lang], m.NEGATION_SUFFIXES)
     for lang, m in LANGUAGES.items())
+#: A negated verb, the verb as the group ``verb`` (不能, can't), every language's.
+NEGATED_VERB_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE) for p in _all("NEGATED_VERBS"))
+
+
+#: A question that is negative already (不能, not), every language's.
+NEGATIVE_QUESTION_RE = re.compile(_alt("NEGATIVE_QUESTION"), re.IGNORECASE)
+#: Words that hold a negatable verb without being it (功能's 能), every language's.
+NOT_VERB_WORDS_RE = _words(_all("NOT_VERB_WORDS"), False) if _all("NOT_VERB_WORDS") else None
+
+
+def negatable_verb_re(lang: str, verb: str) -> re.Pattern[str]:
+    """Where a question in ``lang`` may write ``verb`` to be negated."""
+    module = LANGUAGES.get(lang, LANGUAGES["zh"])
+    return re.compile(module.NEGATABLE_VERB.format(verb=re.escape(verb)), re.IGNORECASE)
+
+
 #: Time and version expressions (7月, 2024版, last year).
 TIME_RE = re.compile(f"(?:{_alt('TIME')})", re.IGNORECASE)
 #: Acknowledgements before an ellipsis's cue (好的，那X呢; ok, and X): they say nothing.

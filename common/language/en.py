@@ -91,6 +91,16 @@ ORDINALS = {"the first": 0, "the second": 1, "the third": 2, "the former": 0,
 # Negation: the words on word boundaries, the contraction anywhere.
 NEGATIONS = ["no longer", "not", "never", "except", "without", "no"]
 NEGATION_SUFFIXES = ["n't"]
+# A negated verb (regexes, the verb as the group ``verb``): "not the basic plan either,
+# can't it?" after a question that asked "can" negates that question's "can".
+NEGATED_VERBS = [r"\b(?P<verb>can|could|is|are|was|were|does|do|did|will|would|should|has|have)"
+                 r"(?:n't|\s+not)\b", r"\b(?P<verb>can)(?:not|'t)\b"]
+# A question that says one of these is negative already: a negated follow-up keeps it.
+NEGATIVE_QUESTION = [r"\bnot\b", r"n't\b", r"\bnever\b", r"\bno longer\b", r"\bcannot\b"]
+# Where a question's verb may be negated (a regex with ``{verb}``): as a word of its own.
+NEGATABLE_VERB = r"\b(?:{verb})\b(?!\s+not\b|n't)"
+# Words that hold one of those verbs without being it (none: English verbs are words).
+NOT_VERB_WORDS: list[str] = []
 # Time expressions (regex alternatives).
 TIME = [r"\b(?:19|20)\d{2}\b",
         r"\b(?:now|currently|(?:last|previous) (?:week|month|year)|this (?:week|month|year)"

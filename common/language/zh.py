@@ -138,6 +138,20 @@ NEGATIONS = ["不再", "不能", "不会", "不是", "不用", "无法", "没有
              "未", "非", "无"]
 # Negations that are part of a word, matched anywhere.
 NEGATION_SUFFIXES: list[str] = []
+# A negated verb (regexes, the verb as the group ``verb``): 标快也不能吗 after a question
+# that asked 能 negates that question's 能.
+NEGATED_VERBS = [r"(?:不|没)(?P<verb>能够|能|可以|会|需要|要|用|必须|是|有|包含|包括|含|支持|允许|收)"]
+# A question that says one of these is negative already: a negated follow-up keeps it.
+NEGATIVE_QUESTION = [r"(?:不|没|未|无法)(?:能|可以|会|需要|要|用|必须|是|有|包含|包括|含|支持|允许|收)"]
+# Where a question's verb may be negated (a regex with ``{verb}``): not after 不 or 没.
+NEGATABLE_VERB = r"(?<![不没])(?:{verb})"
+# Words that hold one of those verbs without being it (功能's 能, 会员's 会): a verb
+# inside one of them is not negated.
+NOT_VERB_WORDS = ["功能", "性能", "可能", "智能", "技能", "才能", "能力", "能源", "能量", "会员", "会议",
+                  "机会", "社会", "协会", "学会", "年会", "会费", "重要", "主要", "要求", "摘要", "是否",
+                  "但是", "还是", "就是", "总是", "于是", "是不是", "所有", "有效", "有限", "有关", "拥有",
+                  "具有", "含有", "有没有", "费用", "使用", "用户", "适用", "信用", "用途", "作用", "应用",
+                  "用量", "专用", "收费", "收入", "收益", "回收", "收件", "收货", "含量", "包含"]
 # Time and version expressions (regex alternatives).
 TIME = [r"[vV]?\d{1,2}(?:\.\d{1,2}){1,2}\s*版本?", r"\d{4}\s*年(?:\s*\d{1,2}\s*月)?", r"\d{1,2}\s*月份?", r"\d{4}\s*版",
         r"\d{4}(?=\s*(?:的|年度|版本|版))",

@@ -1,0 +1,25 @@
+"""A follow-up that negates the question asked before (标快也不能吗, The SUV can't?)
+negates that question's verb where the question writes it, and nowhere else."""
+
+from dialogue.render import _negated
+
+
+def test_the_verb_the_question_writes_is_negated():
+    assert _negated("{s0}能寄到新疆吗", [("能", "不能")], "zh") == "{s0}不能寄到新疆吗"
+    assert _negated("{s0}最多能贷多少", [("能", "不能")], "zh") == "{s0}最多不能贷多少"
+    assert _negated("Can {s0} be driven into Mexico?", [("can", "can't")], "en") \
+        == "Can't {s0} be driven into Mexico?"
+
+
+def test_a_word_that_holds_the_verb_is_left_alone():
+    # 功能's 能 and 会员's 会 are no verbs: the question's own 能 is the one negated.
+    assert _negated("{s0}的功能能用吗", [("能", "不能")], "zh") == "{s0}的功能不能用吗"
+    assert _negated("{s0}会员价会涨吗", [("会", "不会")], "zh") == "{s0}会员价不会涨吗"
+
+
+def test_nothing_changes_when_the_question_lacks_the_verb_or_negates_it_already():
+    assert _negated("{s0}能寄到新疆吗", [("可以", "不可以")], "zh") == "{s0}能寄到新疆吗"
+    assert _negated("{s0}不能寄到新疆吗", [("能", "不能")], "zh") == "{s0}不能寄到新疆吗"
+    assert _negated("Is {s0} not covered?", [("is", "is not")], "en") == "Is {s0} not covered?"
+    # A verb inside another word of English is no verb of the question.
+    assert _negated("Does {s0} cover canoes?", [("can", "can't")], "en") == "Does {s0} cover canoes?"
