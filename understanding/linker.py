@@ -508,13 +508,16 @@ class EntityLinker:
     @staticmethod
     def _credible(detection: Detection, snapshot: AliasSnapshot) -> list[Mention]:
         """Drop weak ambiguous alias mentions (a lower-case common word such as
-        "zone" in "time zone", matching a capitalised name) when the turn has a
-        stronger mention to work with."""
+        "zone" in "time zone", matching capitalised names it is the lower case of)
+        when the turn has a stronger mention to work with. A short form the alias
+        table gives the entities ("timetable" for the Class Timetable editions) is no
+        accident of case: it stays."""
         def weak(m: Mention) -> bool:
             if m.kind is not MentionKind.ALIAS or len(m.entity_ids) < 2:
                 return False
             return m.text.isascii() and m.text.islower() and all(
-                snapshot.name(e) != snapshot.name(e).lower() for e in m.entity_ids)
+                snapshot.name(e) != snapshot.name(e).lower()
+                and snapshot.name(e).lower() == m.text for e in m.entity_ids)
 
         mentions = list(detection.mentions)
         strong = [m for m in mentions if m.kind is MentionKind.ALIAS and not weak(m)]
