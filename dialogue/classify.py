@@ -66,18 +66,22 @@ def is_ellipsis(detection: Detection, links: LinkResult) -> bool:
 def is_short_correction(text: str) -> bool:
     """说错了，我想问西城 / No, I meant the super one: a correction's cue opening the turn,
     then a few words that ask nothing by themselves (as much as an ellipsis adds): the
-    turn asks the last question again, of what those words name. So does the other
-    order, what was meant first and what was wrong last, each in a few words (西城的，
-    不是东城 / the super one, not the basic). 不是的，这是一部彩色电影 says something of
-    its own."""
+    turn asks the last question again, of what those words name. So do what was wrong
+    and what was meant, each in a few words, in either order (抱歉，不是东城，西城;
+    西城的，不是东城 / the super one, not the basic). 不是的，这是一部彩色电影 says
+    something of its own."""
     if cues.CORRECTION_RE.match(text):
         rest = strip_correction_cue(text)
         return rest != text and _says_little(rest)
     end = len(text.rstrip(" 。.!！"))
-    last = [m for regex in cues.CORRECTED_RES for m in regex.finditer(text)
-            if m.end() >= end and m.start() > 0]
-    return any(_says_little(text[:m.start()].strip(" ，,;；")) and _says_little(m.group("x"))
-               for m in last)
+    for m in (m for regex in cues.CORRECTED_RES for m in regex.finditer(text)):
+        if not _says_little(m.group("x")):
+            continue
+        if m.start() == 0 and _says_little(text[m.end():]):
+            return True  # 抱歉，不是东城，西城: what was wrong first
+        if m.start() > 0 and m.end() >= end and _says_little(text[:m.start()].strip(" ，,;；")):
+            return True  # 西城的，不是东城: what was meant first
+    return False
 
 
 def _says_little(words: str) -> bool:

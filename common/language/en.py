@@ -253,7 +253,7 @@ INTENT_GROUPS = [["why"], ["how"], ["how much", "how many"], ["which"], ["who"],
 SIDE_JOINERS = ["and", "or", "versus", "vs.", "vs"]
 SIDE_LINKS = ["the"]
 CORRECTED = [r"\bnot\s+(?P<x>[^,.?!]{1,40}?),?\s+but\b",
-             r"^\s*(?:no[,.]?\s+)?not\s+(?P<x>[^,.?!]{1,40}?)\s*[,;]\s*",
+             r"^\s*(?:(?:no|sorry|oops|oh)[,.!]?\s+)?not\s+(?P<x>[^,.?!]{1,40}?)\s*[,;]\s*",
              r"[,;]?\s+(?:not|rather than|instead of)\s+(?P<x>[^,.?!]{1,40}?)\s*[.!]?\s*$"]
 OLDER_EDITION = ["previous version", "previous edition", "older version", "old version",
                  "old edition", "earlier version", "earlier edition"]

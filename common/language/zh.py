@@ -356,7 +356,8 @@ SIDE_LINKS = ["的"]
 # first form is a correction by itself; the others are when ``x`` names something
 # (dialogue.classify).
 CORRECTED = [r"不是(?P<x>[^，,。？?！!]{1,20}?)[，,、\s]*(?:而)?是",
-             r"^\s*不是(?!说|吗|要|有)(?P<x>[^，,。？?！!吗呢吧]{1,20}?)[啦呀哦嘛]*[，,、\s]+",
+             r"^\s*(?:(?:不好意思|抱歉|对不起|哦|噢|呃|嗯)[，,。！!\s]*)?不是(?!说|吗|要|有)"
+             r"(?P<x>[^，,。？?！!吗呢吧]{1,20}?)[啦呀哦嘛]*[，,、\s]+",
              r"(?<!是)不是(?P<x>[^，,。？?！!吗呢吧]{1,20}?)[啦呀哦嘛]*[。!！]?\s*$"]
 # An edition before / after the one talked about (老版本呢, 新版改了什么).
 OLDER_EDITION = ["上一版", "上个版本", "之前的版本", "以前的版本", "前一版", "旧版", "老版"]

@@ -10,7 +10,8 @@ from dialogue.classify import is_short_correction
 
 @pytest.mark.parametrize("text", ["说错了，我想问北湖", "不对，是北湖", "搞错了，北湖的",
                                   "No, I meant the night one", "Sorry, I meant Lakeside",
-                                  "北湖的，不是南湖", "北湖，不是南湖。", "the night one, not the day one"])
+                                  "北湖的，不是南湖", "北湖，不是南湖。", "the night one, not the day one",
+                                  "不是南湖，北湖", "抱歉，不是南湖，北湖的", "Sorry, not the day one, the night one"])
 def test_a_cue_and_a_few_words_are_a_short_correction(text):
     assert is_short_correction(text)
 
