@@ -91,6 +91,16 @@ class TermStats:
     def df(self, term: str) -> int:
         return self._df.get(term, 0)
 
+    @property
+    def writes_latin(self) -> bool:
+        """Whether the kb is written mostly in letters (an English kb): most of its
+        distinct content tokens are Latin words, not Chinese character pairs."""
+        cached = getattr(self, "_writes_latin", None)
+        if cached is None:
+            latin = sum(1 for t in self._df if t[:1].isascii())
+            cached = self._writes_latin = latin * 2 > len(self._df) > 0
+        return cached
+
 
 class StatsCache:
     """One :class:`TermStats` per kb, read from the index lazily and thread-safely."""

@@ -11,7 +11,9 @@ else:
   安和有宠物险吗), or how many of it (那家支行有几个停车位): the passages found are about
   the card's editions, the insurer's products and the branch's services that do exist. What is asked for counts as unknown when no chunk holds any
   of its Chinese words (two characters in a row), or when it holds a model code (6G)
-  no chunk has. Chinese only: an English word a Chinese kb never writes says nothing.
+  no chunk has; in a kb written in English (``TermStats.writes_latin``), when no chunk
+  holds any of its English words (does the Riverside Club have a swimming pool?). An
+  English word a Chinese kb never writes says nothing.
 
 - what will happen at a later time said relative to now (明年会涨价吗, will it go up next
   year?), when no passage writes of that time: the passages found state what holds
@@ -99,5 +101,9 @@ def _unknown(asked: str, stats: TermStats) -> bool:
     terms = tokens(asked)
     chinese = [t for t in terms if _CJK_RE.match(t)]
     if chinese and all(stats.df(t) == 0 for t in chinese):
+        return True
+    # In a kb written in English, English words it never writes say as much.
+    latin = [t for t in terms if not _CJK_RE.match(t)]
+    if stats.writes_latin and latin and all(stats.df(t) == 0 for t in latin):
         return True
     return any(_CODE_RE.match(t) and stats.df(t) == 0 for t in terms)

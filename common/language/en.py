@@ -67,8 +67,11 @@ NUMBER_KIND_CHARS = ""
 EDITIONS: list[str] = []
 OWN_RECORDS = [r"\b(?:check|look up) my\b", r"\bmy (?:current )?(?:balance|bill|gpa)\b",
                r"\bhow much do i (?:still )?owe\b"]
-# Not in English: an English word a Chinese kb never writes says nothing of what it holds.
-EXISTENCE: list[str] = []
+# Whether a named thing has something (does the Riverside Club have a pool): what is asked
+# for as ``x``, right after the name, in lower case (regexes). Judged only in a kb
+# written in English: an English word a Chinese kb never writes says nothing of it.
+EXISTENCE = [r"^\s+(?:have|has|offer|offers|provide|provides)\s+(?:an?\s+|any\s+)?"
+             r"(?P<x>[a-z][a-z -]{1,30}?)\s*(?:[?.!]|$)"]
 # A question about what will happen (will the fee go up next year?).
 FORECAST = [r"\bwill\b", r"\bgoing to\b"]
 # The turn means the edition in force now (the current terms), when a name stands for several.
