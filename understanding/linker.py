@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from common.language import cues
 from kg.aliases import AliasSnapshot
@@ -100,6 +100,9 @@ class _Around:
     alternates: tuple[str, ...]
     recent: tuple[str, ...]
     attributes: tuple[str | None, ...]
+    # The entities the turn itself already pointed at by rank (the first one), with
+    # where each ordinal ends: a pronoun after one of them may mean it.
+    ranked: tuple[tuple[int, str], ...] = ()
 
 
 class _NoReading:
@@ -154,7 +157,10 @@ class EntityLinker:
                 found = self._link_alias(mention, snapshot, text_norm, attributes, focus,
                                          detection.text, recent)
             elif mention.kind is MentionKind.PRONOUN:
-                found = self._link_reference(mention, detection, snapshot, around)
+                ranked = tuple((link.mention.end, link.entity_ids[0]) for link in links
+                               if link.mention.kind is MentionKind.ORDINAL and len(link.entity_ids) == 1)
+                found = self._link_reference(mention, detection, snapshot,
+                                             replace(around, ranked=ranked) if ranked else around)
             elif mention.kind is MentionKind.ORDINAL:
                 found = self._link_ordinal(mention, listed)
             else:
@@ -212,7 +218,7 @@ class EntityLinker:
 
     def _as_named_before(self, mention: Mention, detection: Detection, snapshot: AliasSnapshot,
                          around: _Around) -> _Reading:
-        said = self._named_before(mention, detection)
+        said = self._named_before(mention, detection, around.ranked)
         if said is None:
             return _NO_READING
         return Link(mention, (Candidate(said, 1.0, "named before it"),), (said,),
@@ -314,11 +320,13 @@ class EntityLinker:
                     f"demonstrative → the one in play that “{words.strip()}” points at")
 
     @staticmethod
-    def _named_before(pronoun: Mention, detection: Detection) -> str | None:
+    def _named_before(pronoun: Mention, detection: Detection,
+                      ranked: Sequence[tuple[int, str]] = ()) -> str | None:
         """沈墨舟是个成功的导演，他拿过…: a singular pronoun after the turn named exactly one
-        entity (by a name only it has) means that entity, not the dialogue's focus. Not
-        inside what is compared with (2024版比它贵多少: 它 is the other one), nor right
-        after a phrase that places the name beside it (Qingluo Garden next to it)."""
+        entity (by a name only it has, or by its rank: going back to the first one, can I
+        cancel it?) means that entity, not the dialogue's focus. Not inside what is
+        compared with (2024版比它贵多少: 它 is the other one), nor right after a phrase
+        that places the name beside it (Qingluo Garden next to it)."""
         if pronoun.text.lower() in _PLURAL_PRONOUNS or pronoun.text.lower() in _DUAL_PRONOUNS:
             return None
         if any(m.start("x") <= pronoun.start < m.end("x")
@@ -331,6 +339,7 @@ class EntityLinker:
             return None  # Qingluo Garden next to it: it is where the name lies, not the name
         before = {m.entity_ids[0] for m in detection.of(MentionKind.ALIAS)
                   if m.end <= pronoun.start and len(m.entity_ids) == 1 and m.similarity == 100}
+        before |= {entity for end, entity in ranked if end <= pronoun.start}
         shared = [m for m in detection.of(MentionKind.ALIAS)
                   if m.end <= pronoun.start and len(m.entity_ids) > 1]
         return next(iter(before)) if len(before) == 1 and not shared else None
