@@ -18,8 +18,16 @@ Expectation keys (all optional, per turn):
   TurnFrame as stored: subjects, intent, language, times, attribute, corrected_away,
   question_words).
 
+Every case runs on both decision paths for what the linker leaves open: the shipped
+clarify-or-resolve model, as the server runs by default (its lexical set; its chunk
+features read the in-memory index), and the linker's fit margin, as a server with
+``REFERENT_CLARIFY__MODEL=false`` runs. The links' reasons name the rule that settled a
+link, which may differ between the paths: ``reason_has`` and ``reason_lacks`` are checked
+on the fit-margin path only.
+
 A case may carry ``known_gap``: why what it states does not hold yet (the mechanism that
-fails). It runs as a strict expected failure, so the day it passes the mark must go.
+fails), on both paths; ``known_gap_clarify_model`` or ``known_gap_fit_margin`` for one
+path only. It runs as a strict expected failure, so the day it passes the mark must go.
 """
 
 from __future__ import annotations
@@ -45,26 +53,33 @@ def _files() -> list[Path]:
     return sorted(CASES.glob("*.json"))
 
 
+PATHS = ("clarify_model", "fit_margin")
+# Checks that name which rule settled a link: only the fit-margin path's are stated.
+_PATH_SPECIFIC = {"clarify_model": frozenset({"reason_has", "reason_lacks"}), "fit_margin": frozenset()}
+
+
 def _cases() -> list[Any]:
-    return [pytest.param(path, case, id=f"{path.stem}: {case['name']}", marks=_gap(case))
-            for path in _files() for case in json.loads(path.read_text(encoding="utf-8"))["cases"]]
+    return [pytest.param(path, case, way, marks=_gap(case, way),
+                         id=f"{path.stem}: {case['name']}" + ("" if way == "fit_margin" else " [model]"))
+            for path in _files() for case in json.loads(path.read_text(encoding="utf-8"))["cases"]
+            for way in PATHS]
 
 
-def _gap(case: dict[str, Any]) -> list[Any]:
-    reason = case.get("known_gap")
+def _gap(case: dict[str, Any], way: str) -> list[Any]:
+    reason = case.get("known_gap") or case.get(f"known_gap_{way}")
     return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
-_ENGINES: dict[Path, TurnEngine] = {}
+_ENGINES: dict[tuple[Path, str], TurnEngine] = {}
 
 
-def _engine(path: Path) -> TurnEngine:
-    engine = _ENGINES.get(path)
+def _engine(path: Path, way: str = "clarify_model") -> TurnEngine:
+    engine = _ENGINES.get((path, way))
     if engine is None:
         data = json.loads(path.read_text(encoding="utf-8"))
-        engine = _ENGINES[path] = in_memory_engine(KB, _lines(data, "ontology"),
-                                                   _lines(data, "corpus"), InMemorySessionStore(),
-                                                   facts=True)
+        engine = _ENGINES[(path, way)] = in_memory_engine(
+            KB, _lines(data, "ontology"), _lines(data, "corpus"), InMemorySessionStore(),
+            facts=True, clarify_model=way == "clarify_model")
     return engine
 
 
@@ -125,15 +140,15 @@ def test_every_case_file_reads_and_uses_only_known_expectations():
                 assert set(turn.get("expect", {})) <= set(_CHECKS), (path.name, case["name"])
 
 
-@pytest.mark.parametrize("path, case", _cases())
-def test_case(path: Path, case: dict[str, Any]):
-    engine = _engine(path)
+@pytest.mark.parametrize("path, case, way", _cases())
+def test_case(path: Path, case: dict[str, Any], way: str):
+    engine = _engine(path, way)
     session = f"s-{uuid.uuid4().hex[:10]}"
     for turn in case["turns"]:
         result = engine.handle(KB, session, turn["user"])
         frame = engine._sessions.load(KB, session).recent[-1].frame or {}
         failed = {key: want for key, want in turn.get("expect", {}).items()
-                  if not _CHECKS[key](result, want, frame)}
+                  if key not in _PATH_SPECIFIC[way] and not _CHECKS[key](result, want, frame)}
         assert failed == {}, (turn["user"], result.action, result.entities, sorted(_options(result)),
                               result.standalone, [e.chunk_id for e in result.evidence],
                               _reasons(result), _no_answer(result), frame)
