@@ -631,13 +631,15 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
     words = "" if (new or times or attribute or compared) else _own_words(detection)
     return Change(subjects=subjects, removed=tuple(excluded), times=times, attribute=attribute,
                   compared=compared, words=words, said=_words_for(named),
-                  negated=_negated_verbs(detection, aside))
+                  negated=_negated_verbs(detection, aside, previous))
 
 
-def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]]) -> tuple[tuple[str, str], ...]:
-    """The verbs a follow-up negates and nothing else (标快也不能吗: 能, said 不能): with
-    words of its own besides (普通会员不能打折吗) the turn asks something else, and a
-    correction's 不是 (不是A，是B) says what was wrong, not what is asked."""
+def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
+                   previous: str) -> tuple[tuple[str, str], ...]:
+    """The verbs a follow-up negates and nothing else (标快也不能吗: 能, said 不能; Basic
+    members can't?, "members" said before): with words of its own besides (普通会员不能打折吗)
+    the turn asks something else, and a correction's 不是 (不是A，是B) says what was
+    wrong, not what is asked."""
     text = detection.text
     if cues.CORRECTION_RE.match(text):
         return ()
@@ -648,9 +650,10 @@ def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]]) -> tu
     for start, end in [*((m.start, m.end) for m in detection.mentions),
                        *((m.start(), m.end()) for m in found)]:
         rest[start:end] = [" "] * (end - start)
-    if re.sub(r"[\s，,。？?！!、]", "", _LIGHT_RE.sub("", "".join(rest))):
-        return ()
-    return tuple((m.group("verb"), m.group(0)) for m in found)
+    said_before = previous.lower()
+    own = [w for w in re.split(r"[\s，,。？?！!、]+", _LIGHT_RE.sub(" ", "".join(rest)))
+           if w and w.lower() not in said_before]
+    return () if own else tuple((m.group("verb"), m.group(0)) for m in found)
 
 
 def _words_for(named: Sequence[Link]) -> tuple[tuple[str, str], ...]:

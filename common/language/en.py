@@ -123,12 +123,17 @@ ELLIPSIS_LEADS = [r"and\s+(?:what|how)\s+about", "and", "what about", "how about
 # Acknowledgements that may open an ellipsis (ok, and X; hmm, what about X; regexes).
 ACKNOWLEDGEMENTS = [r"ok(?:ay)?", r"hmm+", r"right", r"alright", r"thanks", r"cool", r"got it", r"i see"]
 ELLIPSIS_TAILS: list[str] = []
-ELLIPSIS_FINAL: list[str] = []
+# A fragment that ends on a bare auxiliary (Basic members can't? The Riverside Club
+# does too?): the last question, asked of what it names (regexes).
+_bare_auxiliary = (r"\b(?:can(?:not|'t)?|could(?:n't)?|do(?:es)?(?:n't)?|did(?:n't)?|is(?:n't)?|"
+                   r"are(?:n't)?|was(?:n't)?|will|won't|would(?:n't)?|should(?:n't)?|"
+                   r"ha(?:s|ve)(?:n't)?)(?:\s+(?:too|either|also))?")
+ELLIPSIS_FINAL: list[str] = [_bare_auxiliary]
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
 
 CUE_LEADS = ELLIPSIS_LEADS
-CUE_TAILS: list[str] = []
+CUE_TAILS: list[str] = [_bare_auxiliary]
 ASKLESS_TAILS: list[str] = []
 SWITCH = [r"\bby the way\b", r"\bbtw\b", r"\banother question\b", r"\bchanging the subject\b",
           r"\bnever ?mind(?: that)?\b", r"\bforget (?:it|that)\b", r"\bleave that aside\b",
