@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from common.language import cues
 from common.language.normalize import Normalization
 from common.language.tokens import tokens
 from retrieval.models import Hit
@@ -102,21 +101,11 @@ def carry_weight(query: str, carried: Carried, stats: TermStats, config: CarryCo
 
 def history_query(query: str, carried: Carried, config: CarryConfig) -> str:
     """The topic's phrases, or else the earlier turns' queries (the oldest first), and
-    then the turn's own. A turn that says its own times and versions (And in 2025?
-    after a question on 2024) has replaced the earlier ones: those are left out of
-    the earlier queries, so they do not pull the search back to what was replaced."""
+    then the turn's own."""
     if carried.topic:
         return " ".join([*carried.topic, query])
     earlier = [q for q in carried.earlier[-config.turns:] if q.strip()] if config.turns > 0 else []
-    own = {_time_key(m.group(0)) for m in cues.TIME_RE.finditer(query)}
-    if own:
-        earlier = [cues.TIME_RE.sub(lambda m: m.group(0) if _time_key(m.group(0)) in own else " ", q)
-                   for q in earlier]
-    return " ".join(" ".join([*earlier, query]).split()) if own else " ".join([*earlier, query])
-
-
-def _time_key(said: str) -> str:
-    return "".join(said.split()).lower()
+    return " ".join([*earlier, query])
 
 
 def fuse_by_document(rankings: Sequence[tuple[Sequence[T], float]],

@@ -82,14 +82,3 @@ def test_fusion_with_a_zero_weight_is_the_own_ranking():
     own = [hit("a#1", 3.0), hit("b#1", 2.0)]
     fused = fuse_by_document([(own, 1.0), ([hit("c#1", 9.0)], 0.0)], lambda h: h)
     assert [h.chunk_id for h, _ in fused] == ["a#1", "b#1"]
-
-
-def test_a_time_the_turn_replaces_is_not_carried_back():
-    carried = Carried(earlier=("Was boxing at both clubs in 2024?",), refers_back=True)
-    searched = history_query("Was boxing at both clubs in 2025?", carried, CarryConfig())
-    assert "2024" not in searched and searched.count("2025") == 1
-    zh = history_query("2025版退改签怎么收费", Carried(earlier=("2024版退改签怎么收费",)), CarryConfig())
-    assert "2024" not in zh and "退改签" in zh
-    # Without a time of its own the turn keeps the earlier one.
-    kept = history_query("那周末呢", Carried(earlier=("2024年华东区销售额",)), CarryConfig())
-    assert kept.startswith("2024年华东区销售额")
