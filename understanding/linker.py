@@ -524,9 +524,10 @@ class EntityLinker:
         def weak(m: Mention) -> bool:
             if m.kind is not MentionKind.ALIAS or len(m.entity_ids) < 2:
                 return False
+            said = m.alias or snapshot.normalize(m.text)  # the alias a near match was taken for
             return m.text.isascii() and m.text.islower() and all(
                 snapshot.name(e) != snapshot.name(e).lower()
-                and snapshot.name(e).lower() == m.text for e in m.entity_ids)
+                and snapshot.normalize(snapshot.name(e)) == said for e in m.entity_ids)
 
         mentions = list(detection.mentions)
         strong = [m for m in mentions if m.kind is MentionKind.ALIAS and not weak(m)]

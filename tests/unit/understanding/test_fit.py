@@ -50,6 +50,28 @@ def test_a_lower_case_common_word_does_not_trigger_a_question_beside_a_real_name
     assert result.ambiguous == ()
 
 
+def test_a_near_match_of_two_names_in_lower_case_is_as_weak_as_an_exact_one():
+    # "globemastr" is one edit from "globemaster": still the two names in lower case.
+    snap = AliasSnapshot.from_ontology("t", 1, parse_ontology(ONTOLOGY.splitlines() + [
+        '{"kind": "entity", "id": "gm.plane", "name": "Globemaster", "type": "aircraft"}',
+        '{"kind": "entity", "id": "gm.band", "name": "Globemaster", "type": "music.group"}']))
+    detection = detect_mentions("is the globemastr based in Elk?", snap)
+    assert any(m.similarity < 100 for m in detection.mentions)
+    result = EntityLinker().link(detection, snap)
+    assert result.resolved == ("elk.county",) and result.ambiguous == ()
+
+
+def test_a_lower_case_short_form_the_table_gives_is_no_accident_of_case():
+    snap = AliasSnapshot.from_ontology("t", 1, parse_ontology(ONTOLOGY.splitlines() + [
+        '{"kind": "entity", "id": "tt.2024", "name": "Class Timetable (2024 edition)", '
+        '"type": "Timetable", "aliases": ["timetable"]}',
+        '{"kind": "entity", "id": "tt.2025", "name": "Class Timetable (2025 edition)", '
+        '"type": "Timetable", "aliases": ["timetable"]}']))
+    result = EntityLinker().link(detect_mentions("is boxing in the Elk timetable?", snap), snap)
+    assert result.resolved == ("elk.county",)
+    assert [link.mention.text for link in result.ambiguous] == ["timetable"]
+
+
 def test_a_pronoun_with_an_alternate_in_play_is_ambiguous_unless_the_fit_decides():
     snap, linker = snapshot(), EntityLinker(fit_margin=1.0)
     d = detect_mentions("Who influenced it?", snap)
