@@ -205,7 +205,6 @@ def _word_ends(after: str) -> list[int]:
                                               or not after[size].isalnum())]
 
 
-
 def _word_of_attribute(name: tuple[int, int], inner: tuple[str, ...], attribute: tuple[int, int],
                        value: str, names: list[tuple[int, int, tuple[str, ...]]],
                        snapshot: AliasSnapshot) -> bool:
