@@ -187,7 +187,8 @@ def _parts(name: str, *, lead: bool) -> list[str]:
     cuts = [i for i in range(1, len(name) - 1)
             if name[i] == " " or name[i - 1] == " " or (_is_cjk(name[i]) and _is_cjk(name[i - 1]))]
     parts = [name[:i] for i in reversed(cuts)] if lead else [name[i:] for i in cuts]
-    return [p for p in parts if p.strip()]
+    # One Chinese character is no part two names share (十 of 十三陵水库 and 十七孔桥).
+    return [p for p in parts if p.strip() and not (len(p.strip()) == 1 and _is_cjk(p.strip()))]
 
 
 def _word_starts(before: str) -> list[int]:

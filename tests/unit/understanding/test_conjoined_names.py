@@ -57,3 +57,11 @@ def test_nothing_when_the_joined_word_with_the_part_names_nothing_of_the_kind(sn
     # Not joined: a word beside the name says nothing of another outlet.
     assert names("去滨江萧山营业部", snapshot)[-1] == ("萧山营业部", ("o.west",))
     assert len(names("去滨江萧山营业部", snapshot)) == 2  # the place, then the outlet
+
+
+def test_one_character_is_no_shared_part():
+    snap = AliasSnapshot.from_ontology("t", 1, parse_ontology(ONTOLOGY.splitlines() + [
+        '{"kind": "entity", "id": "p.dam", "name": "十三陵水库", "type": "Place"}',
+        '{"kind": "entity", "id": "p.bridge", "name": "十七孔桥", "type": "Place"}']))
+    # 十 + 七孔桥 is a name, but 七孔桥 shares no more than one character with 十三陵水库.
+    assert names("我知道有十三陵水库、七孔桥", snap) == [("十三陵水库", ("p.dam",))]
