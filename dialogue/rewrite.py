@@ -636,21 +636,25 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
 
 def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
                    previous: str) -> tuple[tuple[str, str], ...]:
-    """The verbs a follow-up negates and nothing else (标快也不能吗: 能, said 不能; Basic
-    members can't?, "members" said before): with words of its own besides (普通会员不能打折吗)
-    the turn asks something else, and a correction's 不是 (不是A，是B) says what was
-    wrong, not what is asked."""
+    """The verbs a follow-up negates after the name it asks of, and nothing else (标快也不能吗:
+    能, said 不能; Basic members can't?, an English word said before aside): with words
+    of its own besides (普通会员不能打折吗) the turn asks something else; a negation
+    before the name (不是皮克斯出品的么) asks a question of its own; and a correction's
+    不是 (不是A，是B) says what was wrong, not what is asked."""
     text = detection.text
     if cues.CORRECTION_RE.match(text):
         return ()
     aside = [*aside, *(m.span() for regex in cues.CORRECTED_RES for m in regex.finditer(text))]
+    named = max((m.end for m in detection.of(MentionKind.ALIAS)), default=0)
     found = [m for regex in cues.NEGATED_VERB_RES for m in regex.finditer(text)
-             if not any(s < m.end() and m.start() < e for s, e in aside)]
+             if m.start() >= named and not any(s < m.end() and m.start() < e for s, e in aside)]
+    if len(found) < sum(1 for regex in cues.NEGATED_VERB_RES for _ in regex.finditer(text)):
+        return ()
     rest = list(detection.text)
     for start, end in [*((m.start, m.end) for m in detection.mentions),
                        *((m.start(), m.end()) for m in found)]:
         rest[start:end] = [" "] * (end - start)
-    said_before = previous.lower()
+    said_before = set(re.findall(r"[a-z]+", previous.lower()))
     own = [w for w in re.split(r"[\s，,。？?！!、]+", _LIGHT_RE.sub(" ", "".join(rest)))
            if w and w.lower() not in said_before]
     return () if own else tuple((m.group("verb"), m.group(0)) for m in found)

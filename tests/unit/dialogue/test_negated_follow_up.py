@@ -23,3 +23,19 @@ def test_nothing_changes_when_the_question_lacks_the_verb_or_negates_it_already(
     assert _negated("Is {s0} not covered?", [("is", "is not")], "en") == "Is {s0} not covered?"
     # A verb inside another word of English is no verb of the question.
     assert _negated("Does {s0} cover canoes?", [("can", "can't")], "en") == "Does {s0} cover canoes?"
+
+
+def test_only_a_negation_after_the_name_with_nothing_else_said_is_a_negating_follow_up(snapshot):
+    from dialogue.rewrite import _negated_verbs
+    from understanding.mentions import detect_mentions
+
+    def negated(text, previous):
+        return _negated_verbs(detect_mentions(text, snapshot), [], previous)
+
+    assert negated("华南区也不能吗", "华东区能申请吗") == (("能", "不能"),)
+    # Words of its own besides: a question of its own.
+    assert negated("华南区不能打折吗", "华东区能打几折") == ()
+    # A negation before the name asks whether it is so (isn't it …?), and a correction's
+    # 不是 says what was wrong.
+    assert negated("不是华南区出品的么", "那是，谁出品的") == ()
+    assert negated("不是华东区，是华南区", "华东区能申请吗") == ()
