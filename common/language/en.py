@@ -123,11 +123,12 @@ ELLIPSIS_LEADS = [r"and\s+(?:what|how)\s+about", "and", "what about", "how about
 # Acknowledgements that may open an ellipsis (ok, and X; hmm, what about X; regexes).
 ACKNOWLEDGEMENTS = [r"ok(?:ay)?", r"hmm+", r"right", r"alright", r"thanks", r"cool", r"got it", r"i see"]
 ELLIPSIS_TAILS: list[str] = []
-# A fragment that ends on a bare auxiliary (Basic members can't? The Riverside Club
-# does too?): the last question, asked of what it names (regexes).
-_bare_auxiliary = (r"\b(?:can(?:not|'t)?|could(?:n't)?|do(?:es)?(?:n't)?|did(?:n't)?|is(?:n't)?|"
-                   r"are(?:n't)?|was(?:n't)?|will|won't|would(?:n't)?|should(?:n't)?|"
-                   r"ha(?:s|ve)(?:n't)?)(?:\s+(?:too|either|also))?")
+# A fragment that ends on a bare auxiliary, negated or with "too" (Basic members can't?
+# The Riverside Club does too?): the last question, asked of what it names (regexes). A
+# bare "is?" ends many questions of their own (what type its content is?): not a cue.
+_bare_auxiliary = (r"\b(?:(?:can(?:not|'t)|couldn't|doesn't|don't|didn't|isn't|aren't|wasn't|"
+                   r"won't|wouldn't|shouldn't|hasn't|haven't)(?:\s+either)?|"
+                   r"(?:can|could|does|do|did|is|are|was|will|would|should|has|have)\s+(?:too|also))")
 ELLIPSIS_FINAL: list[str] = [_bare_auxiliary]
 
 # -- turn classification (dialogue.classify) ----------------------------------------------
