@@ -14,7 +14,8 @@ pure-Python protocol and loop, for comparison).
 
 ``--processes 1 2`` runs the same load, in the same run, on one process (the command
 above, unchanged) and on two API processes sharing one Milvus Lite server and one session
-store (``benchmarks/server_cluster.py``; the SQLite file, or Redis with ``--redis-url``),
+store (``benchmarks/server_cluster.py``; the SQLite file, or Redis with ``--redis-url``,
+which puts every configuration's sessions there, the single process's too),
 the configurations taking turns run by run; the load generator sends each request to the
 next process in turn, standing in for a round-robin balancer.
 
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="API processes per configuration (1: one process with its own "
                              "Milvus Lite; more: one shared Milvus Lite server)")
     parser.add_argument("--redis-url", default=None,
-                        help="with --processes above 1: their sessions in this Redis, not one SQLite file")
+                        help="every server's sessions in this Redis instead of the SQLite file")
     parser.add_argument("--record", type=Path, default=None,
                         help="merge the figures into this JSON (docs/benchmarks/profile.json)")
     args = parser.parse_args(argv)
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                      "leave out --against and --profile")
 
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.redis_url:  # read by every server this process starts
+        os.environ.update(REFERENT_SESSIONS__BACKEND="redis", REFERENT_SESSIONS__REDIS_URL=args.redis_url)
     before = list(os.getloadavg())
     print(f"load average before: {before}")
     services = run_all.Services()
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             record(args.record, "http_processes", args.chunks,
                    {"processes": {str(c): s for c, s in setups.items()},
                     "balancer": "client-side round robin per request",
+                    "sessions": os.environ.get("REFERENT_SESSIONS__BACKEND", "sqlite").lower(),
                     "load_average": before, "load_average_after": list(os.getloadavg())})
         return 0
     for name, server in servers.items():
@@ -152,8 +156,7 @@ def serve_process_counts(args, kb: str, lite_file: Path, scripts: list[list[str]
                                                         data_dir, args.chunks, extra))
             else:
                 done[count].append(bench_cluster(kb, lite_file, scripts, one_run, data_dir,
-                                                 args.chunks, count, redis_url=args.redis_url,
-                                                 extra=extra))
+                                                 args.chunks, count, extra=extra))
     return {count: {**run_all.merge_server_runs(runs), "commit": run_all._git_commit()}
             for count, runs in done.items()}
 

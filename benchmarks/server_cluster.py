@@ -5,8 +5,9 @@ The topology is the one docs/deployment.md describes for one machine: the kb's L
 served by one ``milvus`` process (what ``referent milvus serve`` runs,
 :class:`devservices.local_milvus.LocalMilvus`), N uvicorn processes started with the
 single-process benchmark's command, each on its own port with
-``REFERENT_MILVUS__URI`` pointing at that server, and one session store for all of them:
-the same SQLite file the single-process benchmark uses, or a Redis (``redis_url``).
+``REFERENT_MILVUS__URI`` pointing at that server, and one session store for all of them,
+the one the environment names, as for the single process: by default the SQLite file of
+their one data dir, or Redis (``REFERENT_SESSIONS__BACKEND=redis``).
 
 There is no balancer process: the load generator sends each request to the next process
 in turn (:func:`benchmarks.run_all._load`), as a round-robin balancer without session
@@ -35,9 +36,8 @@ class ServerCluster:
         kb: the kb every process serves (its first turn is timed).
         lite_file: the kb's Milvus Lite file; nobody else may have it open.
         data_dir: the processes' data dir, one for all (clarify vectors, the SQLite session
-            file unless the environment or ``redis_url`` says otherwise, logs).
+            file unless the environment says Redis, logs).
         processes: how many API processes.
-        redis_url: sessions in this Redis instead of ``data_dir``'s SQLite file.
         tree: the source tree the API processes run.
         extra: further uvicorn options.
     """
@@ -46,7 +46,6 @@ class ServerCluster:
     lite_file: Path
     data_dir: Path
     processes: int
-    redis_url: str | None = None
     tree: Path = run_all.REPO
     extra: tuple[str, ...] = ()
     ports: list[int] = field(default_factory=list)
@@ -92,8 +91,6 @@ class ServerCluster:
                    REFERENT_MILVUS__URI=self.milvus.uri, REFERENT_DATA_DIR=str(self.data_dir),
                    REFERENT_AUTH__KEYS=json.dumps([{"name": "bench", "role": "query",
                                                     "hash": hash_key(run_all.BENCH_KEY)}]))
-        if self.redis_url:
-            env.update(REFERENT_SESSIONS__BACKEND="redis", REFERENT_SESSIONS__REDIS_URL=self.redis_url)
         with open(self.log_path(k), "w") as log:
             self.procs.append(subprocess.Popen(
                 run_all.server_command(port, self.extra), cwd=self.tree, env=env, stdout=log,
@@ -134,7 +131,7 @@ class ServerCluster:
     def command(self) -> str:
         shown = ["python", *run_all.server_command(0, self.extra)[1:]]
         shown[shown.index("--port") + 1] = "PORT_K"
-        sessions = ("REFERENT_SESSIONS__BACKEND=redis" if self.redis_url
+        sessions = ("REFERENT_SESSIONS__BACKEND=redis" if sessions_backend() == "redis"
                     else "REFERENT_DATA_DIR=<one dir: one sessions.sqlite3>")
         return (f"referent milvus serve --db {self.lite_file.name} --port MILVUS_PORT; "
                 f"{self.processes} × REFERENT_MILVUS__URI=http://127.0.0.1:MILVUS_PORT {sessions} "
@@ -148,14 +145,18 @@ class ServerCluster:
             self.milvus.stop()
 
 
+def sessions_backend() -> str:
+    """The session store the servers started from this environment use."""
+    return os.environ.get("REFERENT_SESSIONS__BACKEND", "sqlite").lower()
+
+
 def bench_cluster(kb: str, lite_file: Path, scripts: list[list[str]], cfg: dict, data_dir: Path,
-                  size: int, processes: int, *, redis_url: str | None = None,
-                  extra: tuple[str, ...] = ()) -> dict:
+                  size: int, processes: int, *, extra: tuple[str, ...] = ()) -> dict:
     """:func:`run_all.bench_server`'s figures for ``processes`` API processes on one Milvus
     Lite server: start-up, the same warm-up and load levels (requests spread round robin),
     CPU per turn of every process, and resident memory of each."""
     warmed = run_all._clarify_vectors(kb, data_dir)
-    cluster = ServerCluster(kb, lite_file, data_dir, processes, redis_url=redis_url, extra=extra)
+    cluster = ServerCluster(kb, lite_file, data_dir, processes, extra=extra)
     started = cluster.start(scripts[0][0])
     try:
         warm = run_all._load(cluster.bases, kb, scripts, 1, 60, 20 * processes,
@@ -166,7 +167,7 @@ def bench_cluster(kb: str, lite_file: Path, scripts: list[list[str]], cfg: dict,
         idle = cluster.memory()
         levels = run_all.load_levels(cluster.bases, kb, scripts, cfg, cluster.procs[0].pid, size,
                                      cpu=cluster.cpu)
-        return {"processes": processes, "sessions": "redis" if redis_url else "sqlite",
+        return {"processes": processes, "sessions": sessions_backend(),
                 "command": cluster.command(), **started, "clarify_vectors": warmed,
                 "memory_idle": idle, "memory_after_load": cluster.memory(), "throughput": levels}
     finally:
