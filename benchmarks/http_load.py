@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, nargs="+", default=[1],
                         help="API processes per configuration (1: one process with its own "
                              "Milvus Lite; more: one shared Milvus Lite server)")
+    parser.add_argument("--balance", choices=["round-robin", "least"], default="round-robin",
+                        help="with several processes: each request to the next process in turn, "
+                             "or to the one with the fewest requests in flight (nginx least_conn)")
     parser.add_argument("--redis-url", default=None,
                         help="every server's sessions in this Redis instead of the SQLite file")
     parser.add_argument("--record", type=Path, default=None,
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.record is not None:
             record(args.record, "http_processes", args.chunks,
                    {"processes": {str(c): s for c, s in setups.items()},
-                    "balancer": "client-side round robin per request",
+                    "balancer": f"client-side, {args.balance} per request",
                     "sessions": os.environ.get("REFERENT_SESSIONS__BACKEND", "sqlite").lower(),
                     "load_average": before, "load_average_after": list(os.getloadavg())})
         return 0
@@ -145,7 +148,7 @@ def serve_process_counts(args, kb: str, lite_file: Path, scripts: list[list[str]
     from benchmarks.server_cluster import bench_cluster
 
     one_run = {"clients": args.clients, "runs": 1, "load_seconds": args.seconds,
-               "load_max_requests": 100_000}
+               "load_max_requests": 100_000, "balance": args.balance}
     extra = tuple(shlex.split(args.uvicorn))
     data_dir = args.workdir / "server"
     done: dict[int, list[dict]] = {count: [] for count in args.processes}

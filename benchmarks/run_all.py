@@ -488,19 +488,25 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
 
 
 def _load(base: str | list[str], kb: str, scripts: list[list[str]], clients: int, seconds: float,
-          max_requests: int, tag: str) -> dict:
+          max_requests: int, tag: str, balance: str = "round-robin") -> dict:
     """``clients`` threads, each replaying whole sessions until the time or the request
     budget runs out; returns turns/s, errors and client-side latency. Given several
     ``base`` URLs (API processes sharing one session store), each request goes to the
     next one in turn, whichever client sends it: round robin, as a balancer without
-    session affinity does."""
+    session affinity does; ``balance="least"``: to the one with the fewest requests of
+    this load in flight (nginx's ``least_conn``), ties in turn."""
     import httpx
 
     bases = [base] if isinstance(base, str) else list(base)
     lock = threading.Lock()
     counter = {"next": 0, "sent": 0}
     ok, errors, latencies, kinds = [0], [0], [], {}
-    by_process = [0] * len(bases)
+    by_process, in_flight = [0] * len(bases), [0] * len(bases)
+
+    def pick(sent: int) -> int:
+        if balance != "least":
+            return sent % len(bases)
+        return min(range(len(bases)), key=lambda i: (in_flight[i], (i - sent) % len(bases)))
     # The clock starts once every client is built: on a loaded machine building 16
     # HTTP clients can take longer than a quick run's whole budget.
     ready = threading.Barrier(clients + 1)
@@ -524,7 +530,10 @@ def _load(base: str | list[str], kb: str, scripts: list[list[str]], clients: int
                 for text in script:
                     if (sent := take()) is None:
                         return
-                    url = f"{bases[sent % len(bases)]}/v1/kbs/{kb}/sessions/{tag}-{w}-{n}/turns"
+                    with lock:
+                        k = pick(sent)
+                        in_flight[k] += 1
+                    url = f"{bases[k]}/v1/kbs/{kb}/sessions/{tag}-{w}-{n}/turns"
                     t0 = time.perf_counter()
                     try:
                         r = http.post(url, json={"text": text})
@@ -534,9 +543,10 @@ def _load(base: str | list[str], kb: str, scripts: list[list[str]], clients: int
                         good, kind = False, type(exc).__name__
                     elapsed = (time.perf_counter() - t0) * 1000
                     with lock:
+                        in_flight[k] -= 1
                         if good:
                             ok[0] += 1
-                            by_process[sent % len(bases)] += 1
+                            by_process[k] += 1
                             latencies.append(elapsed)
                         else:
                             errors[0] += 1
@@ -580,7 +590,7 @@ def _measured_load(base: str | list[str], kb: str, scripts: list[list[str]], cli
     cpu = cpu or (lambda: dict(zip(("api", "milvus_lite"), _cpu_seconds(pid))))
     before = cpu()
     result = _load(base, kb, scripts, clients, cfg["load_seconds"], cfg["load_max_requests"],
-                   f"c{clients}r{run}{uuid.uuid4().hex[:6]}")
+                   f"c{clients}r{run}{uuid.uuid4().hex[:6]}", cfg.get("balance", "round-robin"))
     after = cpu()
     if spy is not None:
         spy.wait(timeout=60)

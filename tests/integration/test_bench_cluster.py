@@ -57,14 +57,17 @@ def test_the_load_is_spread_over_every_process_and_their_sessions_are_shared(tmp
     try:
         assert len(set(cluster.ports)) == 2 and cluster.milvus.running()
         tag = f"t{uuid.uuid4().hex[:6]}"
-        load = run_all._load(cluster.bases, kb, [SCRIPT], 4, 120, 24, tag)
+        load = run_all._load(cluster.bases, kb, [SCRIPT], 4, 120, 24, f"{tag}x")
         assert (load["ok"], load["errors"]) == (24, 0), load["error_kinds"]
         assert load["ok_by_process"] == [12, 12]
         # Each process's own count: the harness's first turn went to the first one.
         assert [_turns_answered(b, kb) for b in cluster.bases] == [13, 12]
 
-        # A session's two turns went to different processes; each reads both from the
-        # one store (a store per process would have made the second turn a turn 1).
+        # One client, one session: its two turns go to different processes, and each
+        # process reads both from the one store (a store per process would have made
+        # the second turn a turn 1).
+        one = run_all._load(cluster.bases, kb, [SCRIPT], 1, 120, 2, tag)
+        assert one["ok_by_process"] == [1, 1]
         for base in cluster.bases:
             trace = httpx.get(f"{base}/v1/kbs/{kb}/sessions/{tag}-0-0/turns/2/trace",
                               headers=BENCH, timeout=10)
