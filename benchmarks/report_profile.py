@@ -61,7 +61,36 @@ def target_rows(profile: dict) -> dict[str, tuple[str, str, str]]:
                         f"{tps:.0f} turns/s, p99 {p99:.0f} ms, {level['errors']} errors "
                         f"(`http_load.py`, load {http['load_average'][0]:.0f})",
                         "met" if ok else "not met")
+    several = _best_process_count(profile.get("http_processes", {}).get("100000"))
+    if several is not None:
+        count, level, one = several
+        tps, p99 = level["turns_per_s"]["median"], level["p99_ms"]["median"]
+        ok = tps >= 100 and p99 <= 200 and level["errors"] == 0
+        rows["http"] = ("HTTP ≥ 100 turns/s, p99 ≤ 200 ms, 0 errors with 16 clients at 100k chunks",
+                        f"{count} API processes on one Milvus Lite server: {tps:.0f} turns/s, "
+                        f"p99 {p99:.0f} ms, {level['errors']} errors; one process in the same "
+                        f"run {one['turns_per_s']['median']:.0f} turns/s, p99 "
+                        f"{one['p99_ms']['median']:.0f} ms (`http_load.py --processes`)",
+                        "met" if ok else "not met")
     return rows
+
+
+def _level(server: dict, clients: int) -> dict | None:
+    return next((x for x in server["throughput"] if x["clients"] == clients), None)
+
+
+def _best_process_count(section: dict | None) -> tuple[int, dict, dict] | None:
+    """The process count above one with the most turns/s at 16 clients, its level, and the
+    single process's level of the same run; None without both."""
+    if not section or "1" not in section["processes"]:
+        return None
+    one = _level(section["processes"]["1"], 16)
+    several = [(int(c), _level(s, 16)) for c, s in section["processes"].items() if c != "1"]
+    several = [(c, x) for c, x in several if x is not None]
+    if one is None or not several:
+        return None
+    count, level = max(several, key=lambda cx: cx[1]["turns_per_s"]["median"])
+    return count, level, one
 
 
 def render_requests(t: dict, size: int, w) -> None:
@@ -162,7 +191,7 @@ def _request_table(rows: list[dict], w) -> None:
 
 def render(profile: dict, w) -> None:
     turns, http = profile.get("turns", {}), profile.get("http", {})
-    if not turns and not http and not profile.get("server_cpu"):
+    if not turns and not http and not profile.get("server_cpu") and not profile.get("http_processes"):
         return
     w("## Where a turn's time goes (current tree)\n")
     w("From `docs/benchmarks/profile.json` (written by the two scripts below with `--record`; "
@@ -242,10 +271,13 @@ def render(profile: dict, w) -> None:
           "the trace is stored with the state in `session_save`, one write a turn.\n")
     if http:
         render_http(http, w)
+    for size, h in sorted(profile.get("http_processes", {}).items(), key=lambda kv: int(kv[0])):
+        render_http_processes(int(size), h, w)
     for size, cpu in sorted(profile.get("server_cpu", {}).items(), key=lambda kv: int(kv[0])):
         render_server_cpu(int(size), cpu, w)
     suites, cpu = profile.get("suite_requests", {}), profile.get("server_cpu", {})
-    commands = sorted({x["command"] for section in (turns, http, suites, cpu)
+    processes = profile.get("http_processes", {})
+    commands = sorted({x["command"] for section in (turns, http, suites, cpu, processes)
                        for x in section.values()})
     w("```bash")
     for command in commands:
@@ -306,6 +338,54 @@ def render_http(http: dict, w) -> None:
               "A difference between the trees smaller than "
               "the spread between runs of one tree is not a difference this machine "
               "resolves.\n")
+
+
+def render_http_processes(size: int, h: dict, w) -> None:
+    """One process beside several sharing one Milvus Lite server, the same load in one run
+    (``http_load.py --processes``), with each process's CPU per turn and memory."""
+    counts = sorted(h["processes"], key=int)
+    w(f"Several API processes at {size:,} chunks (`http_load.py --processes "
+      f"{' '.join(counts)}`): the single process above (its own Milvus Lite), and N uvicorn "
+      "processes started with the same command, each on its own port, sharing one Milvus "
+      "Lite server on the kb's file (`referent milvus serve`) and one session store "
+      f"({'Redis, for the single process too' if h.get('sessions') == 'redis' else 'the same SQLite file as the single process'}). "
+      "There is no balancer process: the load generator sends each request to the next "
+      "process in turn (round robin per request, as a balancer without session affinity: "
+      "a session's turns go to different processes), so it stands in for one without its "
+      "cost. The configurations take turns run by run, so the machine's load falls on all. "
+      "*API* is all API processes' CPU per answered turn together; *each* is each process's "
+      "CPU per turn it answered.\n")
+    w("| processes | clients | turns/s | client p50 ms | client p99 ms | requests | errors "
+      "| CPU ms per turn: API (each) / Milvus Lite / load generator | ready after s |")
+    w("|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    for count in counts:
+        server = h["processes"][count]
+        for x in server["throughput"]:
+            cpu = {part: figure["median"] for part, figure in x["cpu_ms_per_turn"].items()}
+            each = [f"{v:.1f}" for part, v in cpu.items() if part.startswith("api_")]
+            api = f"{cpu['api']:.1f}" + (f" ({', '.join(each)})" if each else "")
+            w(f"| {count} | {x['clients']} | {x['turns_per_s']['median']:.1f} "
+              f"[{x['turns_per_s']['min']:.1f}–{x['turns_per_s']['max']:.1f}] | "
+              f"{x['p50_ms']['median']:.1f} | {x['p99_ms']['median']:.0f} "
+              f"[{x['p99_ms']['min']:.0f}–{x['p99_ms']['max']:.0f}] | {x['requests']} | "
+              f"{x['errors']} | {api} / {cpu['milvus_lite']:.1f} / {cpu['client']:.1f} | "
+              f"{server['ready_s']:.0f} |")
+    w("")
+    w("Resident memory (MB) after the load runs: each API process, and Milvus Lite (the "
+      "single process's Lite child, or the shared server):\n")
+    w("| processes | API, each | Milvus Lite | total |")
+    w("|---:|---|---:|---:|")
+    for count in counts:
+        m = h["processes"][count]["memory_after_load"]
+        api = m["api_rss_mb"] if isinstance(m["api_rss_mb"], list) else [m["api_rss_mb"]]
+        milvus = m.get("milvus_rss_mb", m.get("children_rss_mb"))
+        w(f"| {count} | {', '.join(f'{a:.0f}' for a in api)} | {milvus:.0f} | "
+          f"{m['total_rss_mb']:.0f} |")
+    w("")
+    runs = next(iter(h["processes"].values())).get("runs", 1)
+    w(f"Each figure is the median of {runs} runs [min–max]; commit "
+      f"`{(h.get('commit') or '?')[:12]}`, load average {h['load_average'][0]:.1f} at the start "
+      f"and {h['load_average_after'][0]:.1f} at the end.\n")
 
 
 def render_server_cpu(size: int, cpu: dict, w) -> None:

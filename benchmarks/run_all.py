@@ -487,15 +487,26 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
     return used(pid), sum(used(p) for p in _descendants(pid) if p != pid)
 
 
-def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: float,
-          max_requests: int, tag: str) -> dict:
+def _load(base: str | list[str], kb: str, scripts: list[list[str]], clients: int, seconds: float,
+          max_requests: int, tag: str, balance: str = "round-robin") -> dict:
     """``clients`` threads, each replaying whole sessions until the time or the request
-    budget runs out; returns turns/s, errors and client-side latency."""
+    budget runs out; returns turns/s, errors and client-side latency. Given several
+    ``base`` URLs (API processes sharing one session store), each request goes to the
+    next one in turn, whichever client sends it: round robin, as a balancer without
+    session affinity does; ``balance="least"``: to the one with the fewest requests of
+    this load in flight (nginx's ``least_conn``), ties in turn."""
     import httpx
 
+    bases = [base] if isinstance(base, str) else list(base)
     lock = threading.Lock()
     counter = {"next": 0, "sent": 0}
     ok, errors, latencies, kinds = [0], [0], [], {}
+    by_process, in_flight = [0] * len(bases), [0] * len(bases)
+
+    def pick(sent: int) -> int:
+        if balance != "least":
+            return sent % len(bases)
+        return min(range(len(bases)), key=lambda i: (in_flight[i], (i - sent) % len(bases)))
     # The clock starts once every client is built: on a loaded machine building 16
     # HTTP clients can take longer than a quick run's whole budget.
     ready = threading.Barrier(clients + 1)
@@ -509,8 +520,7 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
             return counter["sent"]
 
     def worker(w: int) -> None:
-        with httpx.Client(base_url=base, timeout=60,
-                          headers={"Authorization": f"Bearer {BENCH_KEY}"}) as http:
+        with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {BENCH_KEY}"}) as http:
             ready.wait()
             while True:
                 with lock:
@@ -518,19 +528,25 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
                     counter["next"] += 1
                 script = scripts[n % len(scripts)]
                 for text in script:
-                    if take() is None:
+                    if (sent := take()) is None:
                         return
+                    with lock:
+                        k = pick(sent)
+                        in_flight[k] += 1
+                    url = f"{bases[k]}/v1/kbs/{kb}/sessions/{tag}-{w}-{n}/turns"
                     t0 = time.perf_counter()
                     try:
-                        r = http.post(f"/v1/kbs/{kb}/sessions/{tag}-{w}-{n}/turns", json={"text": text})
+                        r = http.post(url, json={"text": text})
                         good = r.status_code == 200
                         kind = str(r.status_code)
                     except httpx.HTTPError as exc:
                         good, kind = False, type(exc).__name__
                     elapsed = (time.perf_counter() - t0) * 1000
                     with lock:
+                        in_flight[k] -= 1
                         if good:
                             ok[0] += 1
+                            by_process[k] += 1
                             latencies.append(elapsed)
                         else:
                             errors[0] += 1
@@ -548,34 +564,45 @@ def _load(base: str, kb: str, scripts: list[list[str]], clients: int, seconds: f
     # The load generator shares the cores with the server: its own CPU time says how much.
     client_cpu = time.process_time() - cpu_started
     return {"ok": ok[0], "errors": errors[0], "error_kinds": kinds, "seconds": elapsed,
-            "client_cpu_s": client_cpu,
+            "client_cpu_s": client_cpu, "ok_by_process": by_process,
             "turns_per_s": ok[0] / elapsed if elapsed else 0.0,
             "p50_ms": pct(latencies, 50) if latencies else None,
             "p99_ms": pct(latencies, 99) if latencies else None}
 
 
-def _measured_load(base: str, kb: str, scripts: list[list[str]], clients: int, cfg: dict,
-                   pid: int, run: int, profile: Path | None = None) -> dict:
+def _measured_load(base: str | list[str], kb: str, scripts: list[list[str]], clients: int,
+                   cfg: dict, pid: int, run: int, profile: Path | None = None, *,
+                   cpu=None) -> dict:
     """One load run, with the CPU each process spent per answered turn: the API process,
     its children (the Milvus Lite server) and the load generator; with ``profile``, the
     server's stacks sampled meanwhile (py-spy, 100 per second, the thread holding the
-    interpreter lock only: where the process's Python time goes) into that file."""
+    interpreter lock only: where the process's Python time goes) into that file.
+    ``cpu``: what to read instead of ``pid`` and its children, a function returning the CPU
+    seconds used so far by each named part (several API processes and a Milvus server); a
+    part named ``api_K`` is the process at ``base[K - 1]`` and is divided by the turns that
+    process answered, every other part by all the turns."""
     spy = None
     if profile is not None:
         spy = subprocess.Popen([_py_spy(), "record", "-p", str(pid), "-r", "100", "-f", "raw", "--gil",
                                 "-d", str(max(1, int(cfg["load_seconds"]))), "--nonblocking",
                                 "-o", str(profile.with_suffix(f".{clients}c{run}.txt"))],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    api0, children0 = _cpu_seconds(pid)
+    cpu = cpu or (lambda: dict(zip(("api", "milvus_lite"), _cpu_seconds(pid))))
+    before = cpu()
     result = _load(base, kb, scripts, clients, cfg["load_seconds"], cfg["load_max_requests"],
-                   f"c{clients}r{run}{uuid.uuid4().hex[:6]}")
-    api1, children1 = _cpu_seconds(pid)
+                   f"c{clients}r{run}{uuid.uuid4().hex[:6]}", cfg.get("balance", "round-robin"))
+    after = cpu()
     if spy is not None:
         spy.wait(timeout=60)
     turns = max(result["ok"], 1)
-    result["cpu_ms_per_turn"] = {"api": (api1 - api0) * 1000 / turns,
-                                 "milvus_lite": (children1 - children0) * 1000 / turns,
-                                 "client": result["client_cpu_s"] * 1000 / turns}
+
+    def answered(part: str) -> int:
+        own = re.fullmatch(r"api_(\d+)", part)
+        return max(result["ok_by_process"][int(own[1]) - 1], 1) if own else turns
+
+    result["cpu_ms_per_turn"] = {part: (after[part] - before[part]) * 1000 / answered(part)
+                                 for part in before}
+    result["cpu_ms_per_turn"]["client"] = result["client_cpu_s"] * 1000 / turns
     return result
 
 
@@ -622,25 +649,7 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
         if warm["errors"]:
             raise RuntimeError(f"warm-up turns failed: {warm['error_kinds']}; see {data_dir / 'server.log'}")
         idle = _memory(proc.pid)
-        levels = []
-        for clients in cfg["clients"]:
-            spy = profile if clients == cfg["clients"][-1] else None
-            runs = [_measured_load(base, kb, scripts, clients, cfg, proc.pid, r, spy)
-                    for r in range(cfg["runs"])]
-            levels.append({
-                "clients": clients,
-                "turns_per_s": stat([r["turns_per_s"] for r in runs], 1),
-                "p50_ms": stat([r["p50_ms"] for r in runs if r["p50_ms"] is not None] or [0.0], 2),
-                "p99_ms": stat([r["p99_ms"] for r in runs if r["p99_ms"] is not None] or [0.0], 2),
-                "requests": sum(r["ok"] + r["errors"] for r in runs),
-                "errors": sum(r["errors"] for r in runs),
-                "error_kinds": {k: sum(r["error_kinds"].get(k, 0) for r in runs)
-                                for k in {k for r in runs for k in r["error_kinds"]}},
-                "seconds_per_run": cfg["load_seconds"],
-                "cpu_ms_per_turn": {part: stat([r["cpu_ms_per_turn"][part] for r in runs], 2)
-                                    for part in ("api", "milvus_lite", "client")}})
-            log(f"[{size}] server {clients} clients: {levels[-1]['turns_per_s']['median']:.1f} turns/s, "
-                f"{levels[-1]['errors']} errors")
+        levels = load_levels(base, kb, scripts, cfg, proc.pid, size, profile)
         loaded = _memory(proc.pid)
         shown = ["python", *server_command(port, extra)[1:]]
         shown[shown.index("--port") + 1] = "PORT"
@@ -650,6 +659,32 @@ def bench_server(kb: str, milvus_uri: str, scripts: list[list[str]], cfg: dict, 
     finally:
         _stop(proc)
         errlog.close()
+
+
+def load_levels(base: str | list[str], kb: str, scripts: list[list[str]], cfg: dict, pid: int,
+                size: int, profile: Path | None = None, *, cpu=None) -> list[dict]:
+    """Every load level of ``cfg["clients"]``, ``cfg["runs"]`` runs each, on a warmed server
+    (or several: ``base`` a list, ``cpu`` their parts' CPU, see :func:`_measured_load`)."""
+    levels = []
+    for clients in cfg["clients"]:
+        spy = profile if clients == cfg["clients"][-1] else None
+        runs = [_measured_load(base, kb, scripts, clients, cfg, pid, r, spy, cpu=cpu)
+                for r in range(cfg["runs"])]
+        levels.append({
+            "clients": clients,
+            "turns_per_s": stat([r["turns_per_s"] for r in runs], 1),
+            "p50_ms": stat([r["p50_ms"] for r in runs if r["p50_ms"] is not None] or [0.0], 2),
+            "p99_ms": stat([r["p99_ms"] for r in runs if r["p99_ms"] is not None] or [0.0], 2),
+            "requests": sum(r["ok"] + r["errors"] for r in runs),
+            "errors": sum(r["errors"] for r in runs),
+            "error_kinds": {k: sum(r["error_kinds"].get(k, 0) for r in runs)
+                            for k in {k for r in runs for k in r["error_kinds"]}},
+            "seconds_per_run": cfg["load_seconds"],
+            "cpu_ms_per_turn": {part: stat([r["cpu_ms_per_turn"][part] for r in runs], 2)
+                                for part in runs[0]["cpu_ms_per_turn"]}})
+        log(f"[{size}] server {clients} clients: {levels[-1]['turns_per_s']['median']:.1f} turns/s, "
+            f"{levels[-1]['errors']} errors")
+    return levels
 
 
 def _clarify_vectors(kb: str, data_dir: Path) -> dict:
@@ -702,7 +737,8 @@ def _wait_for(url: str, proc: subprocess.Popen, t0: float, limit: float, log_pat
 
     while True:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}; see {log_path or 'its log'}")
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {log_path or 'its log'}"
+                               + log_tail(log_path))
         try:
             if httpx.get(url, timeout=5).status_code == 200:
                 return
@@ -711,6 +747,15 @@ def _wait_for(url: str, proc: subprocess.Popen, t0: float, limit: float, log_pat
         if time.perf_counter() - t0 > limit:
             raise RuntimeError(f"{url} did not answer 200 within {limit:g} s")
         time.sleep(0.2)
+
+
+def log_tail(path: Path | None, lines: int = 15) -> str:
+    """The last ``lines`` lines of a server's log, indented, to show under its error."""
+    try:
+        tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except (OSError, AttributeError):
+        return ""
+    return "".join(f"\n    {line}" for line in tail)
 
 
 def _first_turn(base: str, kb: str, text: str, proc: subprocess.Popen,

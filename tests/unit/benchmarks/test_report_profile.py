@@ -137,3 +137,42 @@ def test_a_side_by_side_run_of_several_runs_shows_each_runs_throughput():
     report_profile.render({"http": {"100000": {**new, "against": old}}}, out.append)
     assert ("median of 2 runs per tree; turns/s of each run: new 16 clients [90.0, 110.0]; "
             "old 16 clients [90.0, 110.0]") in "\n".join(out)
+
+
+def _level(tps: float, p99: float) -> dict:
+    cpu = {"api": {"median": 9.0}, "milvus_lite": {"median": 4.0}, "client": {"median": 1.0}}
+    return {"clients": 16, "turns_per_s": {"median": tps, "min": tps, "max": tps},
+            "p50_ms": {"median": 100.0}, "p99_ms": {"median": p99, "min": p99, "max": p99},
+            "requests": 1000, "errors": 0, "cpu_ms_per_turn": cpu}
+
+
+def _setup(tps: float, p99: float, each: list[float] | None = None) -> dict:
+    level = _level(tps, p99)
+    memory = {"api_rss_mb": 580.0, "children_rss_mb": 313.0, "total_rss_mb": 893.0}
+    if each:
+        level["cpu_ms_per_turn"] |= {f"api_{k + 1}": {"median": v} for k, v in enumerate(each)}
+        memory = {"api_rss_mb": [580.0] * len(each), "milvus_rss_mb": 316.0,
+                  "total_rss_mb": 580.0 * len(each) + 316}
+    return {"ready_s": 90.0, "runs": 2, "command": "python benchmarks/http_load.py",
+            "memory_after_load": memory, "throughput": [level]}
+
+
+def test_several_processes_answer_the_http_target_beside_one_process_of_the_same_run():
+    section = {"command": "python benchmarks/http_load.py --processes 1 2 3", "commit": "abc",
+               "load_average": [1.0, 1.0, 1.0], "load_average_after": [2.0, 2.0, 2.0],
+               "processes": {"1": _setup(85.0, 260.0), "2": _setup(118.0, 190.0, [9.8, 8.1]),
+                             "3": _setup(90.0, 460.0, [9.3, 9.2, 9.3])}}
+    profile = {**PROFILE, "http_processes": {"100000": section}}
+    row = report_profile.target_rows(profile)["http"]
+    # The count with the most turns/s decides, and the single process is shown beside it.
+    assert row[2] == "met"
+    assert "2 API processes" in row[1] and "one process in the same run 85 turns/s, p99 260" in row[1]
+    slow = {**section, "processes": {**section["processes"], "2": _setup(118.0, 342.0, [9.8, 8.1])}}
+    assert report_profile.target_rows({"http_processes": {"100000": slow}})["http"][2] == "not met"
+
+    out: list[str] = []
+    report_profile.render(profile, out.append)
+    text = "\n".join(out)
+    assert "| 2 | 16 | 118.0 [118.0–118.0] | 100.0 | 190 [190–190] | 1000 | 0 | 9.0 (9.8, 8.1) / 4.0 / 1.0 | 90 |" in text
+    assert "| 3 | 580, 580, 580 | 316 | 2056 |" in text and "| 1 | 580 | 313 | 893 |" in text
+    assert "python benchmarks/http_load.py --processes 1 2 3" in text
