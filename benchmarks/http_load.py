@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks import run_all  # noqa: E402
+from benchmarks.server_cluster import sessions_backend  # noqa: E402
 from benchmarks.turn_profile import prepare, record, side_by_side  # noqa: E402
 
 
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             record(args.record, "http_processes", args.chunks,
                    {"processes": {str(c): s for c, s in setups.items()},
                     "balancer": f"client-side, {args.balance} per request",
-                    "sessions": os.environ.get("REFERENT_SESSIONS__BACKEND", "sqlite").lower(),
+                    "sessions": sessions_backend(),
                     "load_average": before, "load_average_after": list(os.getloadavg())})
         return 0
     for name, server in servers.items():

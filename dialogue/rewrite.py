@@ -646,11 +646,10 @@ def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
         return ()
     aside = [*aside, *(m.span() for regex in cues.CORRECTED_RES for m in regex.finditer(text))]
     named = max((m.end for m in detection.of(MentionKind.ALIAS)), default=0)
-    found = [m for regex in cues.NEGATED_VERB_RES for m in regex.finditer(text)
-             if m.start() >= named and not any(s < m.end() and m.start() < e for s, e in aside)]
-    if len(found) < sum(1 for regex in cues.NEGATED_VERB_RES for _ in regex.finditer(text)):
+    found = [m for regex in cues.NEGATED_VERB_RES for m in regex.finditer(text)]
+    if any(m.start() < named or any(s < m.end() and m.start() < e for s, e in aside) for m in found):
         return ()
-    rest = list(detection.text)
+    rest = list(text)
     for start, end in [*((m.start, m.end) for m in detection.mentions),
                        *((m.start(), m.end()) for m in found)]:
         rest[start:end] = [" "] * (end - start)

@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from common.language import cues
@@ -91,15 +91,12 @@ class TermStats:
     def df(self, term: str) -> int:
         return self._df.get(term, 0)
 
-    @property
+    @cached_property
     def writes_latin(self) -> bool:
         """Whether the kb is written mostly in letters (an English kb): most of its
         distinct content tokens are Latin words, not Chinese character pairs."""
-        cached = getattr(self, "_writes_latin", None)
-        if cached is None:
-            latin = sum(1 for t in self._df if t[:1].isascii())
-            cached = self._writes_latin = latin * 2 > len(self._df) > 0
-        return cached
+        latin = sum(1 for t in self._df if t[:1].isascii())
+        return latin * 2 > len(self._df) > 0
 
 
 class StatsCache:

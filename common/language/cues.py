@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 
 from common.language import en, zh
@@ -152,6 +153,7 @@ NEGATIVE_QUESTION_RE = re.compile(_alt("NEGATIVE_QUESTION"), re.IGNORECASE)
 NOT_VERB_WORDS_RE = _words(_all("NOT_VERB_WORDS"), False) if _all("NOT_VERB_WORDS") else None
 
 
+@lru_cache(maxsize=256)
 def negatable_verb_re(lang: str, verb: str) -> re.Pattern[str]:
     """Where a question in ``lang`` may write ``verb`` to be negated."""
     module = LANGUAGES.get(lang, LANGUAGES["zh"])
