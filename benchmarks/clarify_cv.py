@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dialogue.policy.clarify_model import (FEATURES, SET_KEYS, needs_own_facets,  # noqa: E402
                                            uses_embedder, with_interactions)
-from evaluation.clarify_fit import _fit_set, _prf, choose_threshold, read_examples  # noqa: E402
+from evaluation.clarify_fit import (_fit_set, _prf, by_suite, choose_threshold,  # noqa: E402
+                                    read_examples)
 from evaluation.suites import parse_suite  # noqa: E402
 
 
@@ -55,14 +56,13 @@ def main() -> None:
                                             and needs_own_facets(n))])
         for grouping, group_of in groupings.items():
             _, trees, linear = _fit_set(rows, names, group_of)
-            suites = sorted({e.suite for e in rows})
             for model, oof in (("trees", trees), ("logistic", linear)):
-                by_suite = {s: [(p, e.label) for p, e in zip(oof, rows) if e.suite == s]
-                            for s in suites}
-                t = choose_threshold(by_suite)
+                scored = by_suite(oof, rows)
+                t = choose_threshold(scored)
                 print(json.dumps({"set": set_name, "folds_by": grouping, "model": model,
                                   "threshold": t,
-                                  **{s: _prf(by_suite[s], t)["f1"] for s in suites}}))
+                                  **{s: _prf(pairs, t, len(oof))["f1"]
+                                     for s, pairs in scored.items()}}))
 
 
 if __name__ == "__main__":
