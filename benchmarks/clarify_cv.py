@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dialogue.policy.clarify_model import (FEATURES, SET_KEYS, needs_own_facets,  # noqa: E402
                                            uses_embedder, with_interactions)
-from evaluation.clarify_fit import (_fit_set, _prf, by_suite, choose_threshold,  # noqa: E402
-                                    read_examples)
+from evaluation.clarify_fit import (PARTITIONS, _fit_set, _prf, by_suite,  # noqa: E402
+                                    choose_threshold, read_examples)
 from evaluation.suites import parse_suite  # noqa: E402
 
 
@@ -36,7 +36,12 @@ def main() -> None:
     ap.add_argument("examples", type=Path)
     ap.add_argument("--suite", action="append", default=[],
                     help="NAME=SUITE: the suite file whose turns the examples of NAME come from")
+    ap.add_argument("--partitions", type=int, default=PARTITIONS,
+                    help="partitions of the examples into folds whose out-of-fold scores are "
+                         f"pooled (default {PARTITIONS}, as the fit; each fits every fold again)")
     args = ap.parse_args()
+    if args.partitions < 1:
+        ap.error("--partitions must be at least 1")
     wording: dict[tuple[str, str, int], str] = {}
     for spec in args.suite:
         name, _, file = spec.partition("=")
@@ -55,7 +60,7 @@ def main() -> None:
                                    and not (set_name.endswith("_without_own_facets")
                                             and needs_own_facets(n))])
         for grouping, group_of in groupings.items():
-            _, trees, linear = _fit_set(rows, names, group_of)
+            _, trees, linear = _fit_set(rows, names, group_of, count=args.partitions)
             for model, oof in (("trees", trees), ("logistic", linear)):
                 scored = by_suite(oof, rows)
                 t = choose_threshold(scored)

@@ -198,11 +198,12 @@ def partitions(groups: Sequence[str], count: int = PARTITIONS) -> list[list[int]
 
 
 def _fit_set(examples: Sequence[Example], names: Sequence[str],
-             group_of: Callable[[Example], str] | None = None, boosted: bool = True
+             group_of: Callable[[Example], str] | None = None, boosted: bool = True,
+             count: int = PARTITIONS
              ) -> tuple[dict[str, Any], list[list[float]], list[list[float]]]:
     """The set on every example, and the out-of-fold probabilities of the boosted trees
     (which score) and of the logistic part (kept for comparison), one list per partition
-    of the examples into folds (:func:`partitions`). Folds keep each session together
+    of the examples into folds (``count`` of them, :func:`partitions`). Folds keep each session together
     (``group_of``: another grouping, e.g. by the question's wording). Without
     ``boosted`` the logistic model scores alone (its probabilities twice)."""
     np, LogisticRegression, _ = _sklearn()
@@ -232,7 +233,7 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
         return LogisticRegression(C=C, max_iter=10_000, solver="lbfgs")
 
     runs, runs_linear = [], []
-    for folds in partitions(groups):
+    for folds in partitions(groups, count):
         folds = np.array(folds)
         oof, oof_linear = np.zeros(len(examples)), np.zeros(len(examples))
         for k in range(FOLDS):
