@@ -696,7 +696,10 @@ def clarify_fit(
             examples, coverage = _replay_for_fit(specs, collect, parse_suite)
             if features_out is not None:
                 write_examples(features_out, examples)
-        params = fit(examples, coverage, trees=trees)
+        with _progress() as progress:
+            task = progress.add_task(f"fit on {len(examples)} examples", total=None)
+            params = fit(examples, coverage, trees=trees, progress=lambda done, total:
+                         progress.update(task, completed=done, total=total))
     out.write_text(dump(params), encoding="utf-8")
     console.print(f"wrote {out}: threshold {params['threshold']}, {len(examples)} examples")
     for name, per_suite in params["meta"]["cv"].items():

@@ -199,13 +199,14 @@ def partitions(groups: Sequence[str], count: int = PARTITIONS) -> list[list[int]
 
 def _fit_set(examples: Sequence[Example], names: Sequence[str],
              group_of: Callable[[Example], str] | None = None, boosted: bool = True,
-             count: int = PARTITIONS
+             count: int = PARTITIONS, on_partition: Callable[[], None] | None = None
              ) -> tuple[dict[str, Any], list[list[float]], list[list[float]]]:
     """The set on every example, and the out-of-fold probabilities of the boosted trees
     (which score) and of the logistic part (kept for comparison), one list per partition
     of the examples into folds (``count`` of them, :func:`partitions`). Folds keep each session together
     (``group_of``: another grouping, e.g. by the question's wording). Without
-    ``boosted`` the logistic model scores alone (its probabilities twice)."""
+    ``boosted`` the logistic model scores alone (its probabilities twice).
+    ``on_partition`` is called after each partition's folds are fitted."""
     np, LogisticRegression, _ = _sklearn()
     x = np.array([[feature_value(e.features, n) for n in names] for e in examples], dtype=float)
     # A feature that needs the candidates' own facets is unknown where some candidate has
@@ -248,6 +249,8 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
                 oof[test] = oof_linear[test]
         runs.append([float(p) for p in oof])
         runs_linear.append([float(p) for p in oof_linear])
+        if on_partition is not None:
+            on_partition()
     mean, scale = standardize(x)
     m = model().fit((x - mean) / scale, y, sample_weight=w)
     coef = {"features": list(names),
@@ -311,10 +314,12 @@ def choose_threshold(by_suite: Mapping[str, Sequence[tuple[float, int]]]) -> flo
 
 
 def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
-        trees: bool = False) -> dict[str, Any]:
+        trees: bool = False, progress: Callable[[int, int], None] | None = None
+        ) -> dict[str, Any]:
     """The parameter file's content (see :class:`ClarifyParams`) with its report. With
     ``trees`` the semantic set is scored by boosted trees (not the shipped default: on
-    KdConv, a kb unlike the training ones, they asked three times as often)."""
+    KdConv, a kb unlike the training ones, they asked three times as often).
+    ``progress(done, total)`` counts the partitions fitted, over every set."""
     if len(examples) < 2 * FOLDS or len({e.label for e in examples}) < 2:
         raise InputError(f"{len(examples)} examples with labels {sorted({e.label for e in examples})}: "
                          f"fitting needs both labels and at least {2 * FOLDS} examples")
@@ -337,10 +342,18 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
         plans.append((name, names, rows, boosted))
         plans.append((set_key(name == "semantic", False),
                       tuple(n for n in names if not needs_own_facets(n)), rows, False))
+    done, total = 0, len(plans) * PARTITIONS
+
+    def advance() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     for name, names, rows, boosted in plans:
         if len(rows) < 2 * FOLDS or len({e.label for e in rows}) < 2:
             raise InputError(f"the {name} set has {len(rows)} examples: too few to fit")
-        coef, oof, oof_linear = _fit_set(rows, names, boosted=boosted)
+        coef, oof, oof_linear = _fit_set(rows, names, boosted=boosted, on_partition=advance)
         scored, linear = by_suite(oof, rows), by_suite(oof_linear, rows)
         coef["threshold"] = threshold = choose_threshold(scored)
         linear_threshold = choose_threshold(linear)

@@ -14,7 +14,7 @@ from dialogue.policy.clarify_model import (FACETS_UNKNOWN, FEATURES, INTERACTION
                                            SET_KEYS, ClarifyParams, Coefficients,
                                            decision_features, needs_own_facets,
                                            with_interactions)
-from evaluation.clarify_fit import (FOLDS, Example, _fit_set, by_suite, choose_threshold, dump,
+from evaluation.clarify_fit import (FOLDS, PARTITIONS, Example, _fit_set, by_suite, choose_threshold, dump,
                                     fit, partitions, read_examples)
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "clarify_examples.jsonl"
@@ -25,7 +25,11 @@ def test_refitting_the_kept_examples_reproduces_the_shipped_file():
     examples = read_examples(EXAMPLES)
     assert len(examples) > 500
     shipped = PARAMS_PATH.read_text(encoding="utf-8")
-    refit = dump(fit(examples, coverage=()))
+    calls: list[tuple[int, int]] = []
+    refit = dump(fit(examples, coverage=(), progress=lambda *c: calls.append(c)))
+    # Progress counts every partition of every set, once each, up to the total.
+    total = len(SET_KEYS) * PARTITIONS
+    assert calls == [(i, total) for i in range(1, total + 1)]
     # Coverage comes from the replay and is not in the examples file; the rest must match.
     a, b = json.loads(shipped), json.loads(refit)
     a["meta"].pop("coverage"), b["meta"].pop("coverage")
