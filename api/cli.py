@@ -735,7 +735,11 @@ def _replay_for_fit(specs, collect, parse_suite):
                 return TurnEngine(runtime.snapshots, runtime.retriever, runtime.sessions,
                                   engine_config(settings), clarifier=model)
 
-            got, cov = collect(engine_for, kb, file.parent.name or file.stem, scripts, collector)
+            with _progress() as progress:
+                task = progress.add_task(f"replay {file.name} on {kb}",
+                                         total=sum(len(s.turns) for s in scripts))
+                got, cov = collect(engine_for, kb, file.parent.name or file.stem, scripts,
+                                   collector, on_turn=lambda _: progress.advance(task))
             examples.extend(got)
             coverage.append(cov)
             console.print(f"{kb}: {cov.examples} examples from {cov.scored_turns} scored turns "

@@ -109,13 +109,15 @@ class Coverage:
 
 
 def collect(engine_for: Callable[[ClarifyModel], Any], kb: str, suite_name: str,
-            scripts: Sequence[ScriptSession], collector: ClarifyModel
-            ) -> tuple[list[Example], Coverage]:
-    """Replay ``scripts`` and take the decision features of every scored turn."""
+            scripts: Sequence[ScriptSession], collector: ClarifyModel,
+            on_turn: Callable[[Any], None] | None = None) -> tuple[list[Example], Coverage]:
+    """Replay ``scripts`` and take the decision features of every scored turn
+    (``on_turn`` is called after each turn played)."""
     engine = engine_for(collector)
     # A fresh run id: the server sessions of an earlier replay in the same data dir are
     # not continued (their dialogue state would change the features).
-    results = run_system(engine, kb, scripts, k=5, run_id=f"clarify-fit-{uuid.uuid4().hex[:8]}")
+    results = run_system(engine, kb, scripts, k=5, run_id=f"clarify-fit-{uuid.uuid4().hex[:8]}",
+                         on_turn=on_turn)
     expects = [(s.session, i + 1, t.expect) for s in scripts for i, t in enumerate(s.turns)]
     examples: list[Example] = []
     scored = expect_clarify = missing = 0
@@ -239,6 +241,11 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
         oof, oof_linear = np.zeros(len(examples)), np.zeros(len(examples))
         for k in range(FOLDS):
             train, test = folds != k, folds == k
+            if len(set(y[train].tolist())) < 2:
+                # Every example of one label fell in this fold (a small suite): what the
+                # rest teaches is that label alone.
+                oof[test] = oof_linear[test] = float(y[train][0])
+                continue
             mean, scale = standardize(x[train])
             m = model().fit((x[train] - mean) / scale, y[train], sample_weight=w[train])
             oof_linear[test] = m.predict_proba((x[test] - mean) / scale)[:, 1]
@@ -320,9 +327,12 @@ def fit(examples: Sequence[Example], coverage: Sequence[Coverage] = (), *,
     ``trees`` the semantic set is scored by boosted trees (not the shipped default: on
     KdConv, a kb unlike the training ones, they asked three times as often).
     ``progress(done, total)`` counts the partitions fitted, over every set."""
-    if len(examples) < 2 * FOLDS or len({e.label for e in examples}) < 2:
-        raise InputError(f"{len(examples)} examples with labels {sorted({e.label for e in examples})}: "
-                         f"fitting needs both labels and at least {2 * FOLDS} examples")
+    asks = sum(e.label for e in examples)
+    if len(examples) < 2 * FOLDS or asks in (0, len(examples)):
+        raise InputError(f"{len(examples)} examples, {asks} of them expected to ask: fitting "
+                         f"needs at least {2 * FOLDS}, some expected to ask and some expected "
+                         f"to be answered without a question (add scored turns of the kind "
+                         f"missing to the suites)")
     ordered = sorted(examples, key=lambda e: (e.suite, e.session, e.turn))
     # The decision features and the products of two of them (clarify_model.INTERACTIONS).
     lexical_names = with_interactions([n for n in FEATURES if not uses_embedder(n)])

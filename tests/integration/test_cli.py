@@ -214,3 +214,45 @@ def test_the_demo_loads_its_kb_and_plays_a_conversation(cli_env, kb, settings, m
     # The ellipsis swaps the region; the shared product name is asked about.
     assert "那华南区呢" in result.output and "region.south" in result.output
     assert "A产品怎么申请" in result.output and "clarify" in result.output
+
+
+def test_clarify_fit_replays_a_suite_keeps_its_examples_and_refits_from_them(cli_env, kb):
+    from dialogue.policy.clarify_model import ClarifyParams
+    from evaluation.clarify_fit import read_examples
+    from evaluation.suites import parse_suite
+
+    assert run("ontology", "import", "--kb", kb, str(DEMO / "ontology.jsonl")).exit_code == 0
+    assert run("ingest", "--kb", kb, str(DEMO / "corpus.jsonl")).exit_code == 0
+    # The demo suite's scored turns that reach the decision all ask; three more sessions
+    # name the shared short form with a question only one edition's passages answer, and
+    # are labelled to be answered without a question.
+    suite = cli_env / "demo" / "suite.jsonl"
+    suite.parent.mkdir()
+    extra = [{"session": f"answered-{i}", "turns": [{"user": text, "expect": {"action": "retrieve"}}]}
+             for i, text in enumerate(("A产品按席位怎么计费", "A产品的管理后台怎么开通",
+                                       "A产品能按月订阅吗"))]
+    suite.write_text((DEMO / "suite.jsonl").read_text(encoding="utf-8")
+                     + "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in extra),
+                     encoding="utf-8")
+    kept, params = cli_env / "examples.jsonl", cli_env / "params.json"
+    result = run("clarify", "fit", "--suite", f"{kb}={suite}",
+                 "--features-out", str(kept), "--out", str(params))
+    assert result.exit_code == 0, result.output
+    assert "examples from" in result.output and "scored turns" in result.output
+    examples = read_examples(kept)
+    # Each example is a scored turn of the suite, labelled by what the turn expects.
+    scripts = parse_suite(suite.read_text(encoding="utf-8").splitlines())
+    expected = {(s.session, i): t.expect.action == "clarify" for s in scripts
+                for i, t in enumerate(s.turns, 1) if t.expect and t.expect.action}
+    assert len(examples) >= 10 and {e.label for e in examples} == {0, 1}
+    for e in examples:
+        assert e.suite == "demo" and expected[(e.session, e.turn)] == bool(e.label)
+    fitted = ClarifyParams.load(params)
+    assert 0 < fitted.threshold < 1
+    # The kept examples give the same parameters without replaying.
+    again = cli_env / "again.json"
+    assert run("clarify", "fit", "--from-features", str(kept), "--out", str(again)).exit_code == 0
+    a, b = json.loads(params.read_text()), json.loads(again.read_text())
+    assert a["meta"].pop("coverage")["demo"]["examples"] == len(examples)
+    b["meta"].pop("coverage")
+    assert a == b

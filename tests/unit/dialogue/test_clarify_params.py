@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from common.errors import ConfigurationError
+from common.errors import ConfigurationError, InputError
 from dialogue.policy.clarify_model import (FACETS_UNKNOWN, FEATURES, INTERACTIONS, PARAMS_PATH,
                                            SET_KEYS, ClarifyParams, Coefficients,
                                            decision_features, needs_own_facets,
@@ -299,3 +299,30 @@ def test_shared_facets_is_the_share_of_the_least_described_candidates_facets():
     # One candidate, or one the kb holds nothing about: no evidence that anything is shared.
     assert _shared_facets([("type", "fee")]) == 0.0
     assert _shared_facets([("type", "fee"), ()]) == 0.0
+
+
+def test_a_fold_whose_rest_holds_one_label_scores_that_label():
+    """A small suite whose only examples of one label share a session: that session's fold
+    leaves the rest with one label, which a logistic regression cannot fit. The fold is
+    scored as what the rest teaches (that label), and the fit goes on."""
+    pytest.importorskip("sklearn")
+    features = {"low_focus": 0.0}
+    examples = [Example("small", f"s{i}", 1, 1, {"low_focus": i / 10}, True) for i in range(10)]
+    examples += [Example("small", "asked-twice", turn, 0, features, True) for turn in (1, 2)]
+    _, oof, linear = _fit_set(examples, ("low_focus",), boosted=False, count=3)
+    folds = partitions([f"{e.suite}/{e.session}" for e in examples], count=3)
+    for run, fold in zip(oof, folds, strict=True):
+        alone = fold[-1]  # the fold of the session with both "answer" examples
+        for p, k in zip(run, fold):
+            if k == alone:
+                assert p == 1.0  # the rest was all "ask"
+            else:
+                assert 0.0 < p < 1.0  # a model was fitted
+    assert oof == linear
+
+
+def test_examples_of_one_label_are_refused_saying_what_is_missing():
+    examples = [Example("small", f"s{i}", 1, 1, {"low_focus": 0.0}, True) for i in range(12)]
+    with pytest.raises(InputError, match="12 examples, 12 of them expected to ask.*"
+                                         "expected to be answered without a question"):
+        fit(examples)
