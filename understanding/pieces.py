@@ -37,6 +37,15 @@ def name_pieces(snapshot: AliasSnapshot, entity_id: str) -> set[str]:
     return out
 
 
+def name_heads(snapshot: AliasSnapshot, entity_id: str) -> set[str]:
+    """The last Chinese character of each of the entity's names and aliases: the head noun
+    of a compound name (华东仓, 华南仓: 仓), which names of one kind often share without
+    sharing a piece."""
+    entity = snapshot.entities.get(entity_id)
+    return {norm[-1] for alias in (entity.all_aliases if entity else ())
+            if (norm := snapshot.normalize(alias)) and is_cjk(norm[-1])}
+
+
 def said_pieces(snapshot: AliasSnapshot, text: str) -> set[str]:
     """The pieces of what the user said."""
     norm = snapshot.normalize(text)

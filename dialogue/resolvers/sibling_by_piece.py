@@ -9,8 +9,9 @@ that sibling.
 Siblings are the entities of the focus's type that share an alias with it; in a turn
 that is an ellipsis, a cue and a few words that ask nothing of their own (研究生的呢
 after 本科生宿舍住宿费多少; not 导演是谁呢), also those of its type that
-share a piece of a name with it (宿舍: 研究生公寓 is also called 研究生宿舍), since the
-cue says the turn asks the last question of something else. A piece is two Chinese
+share a piece of a name with it (宿舍: 研究生公寓 is also called 研究生宿舍) or a
+name's head, its last Chinese character (华东仓 and 华南仓: 仓), since the cue says the
+turn asks the last question of something else. A piece is two Chinese
 characters in a row or an English word (understanding/pieces.py) that the sibling's
 names hold and the focus's do not. It settles only on exactly one sibling, and only for
 a continuation that names nothing else (no name, no pronoun) about one entity in focus;
@@ -29,7 +30,7 @@ from dialogue.resolvers import DialogueContext, Resolved
 from kg.aliases import AliasSnapshot
 from understanding.linker import Candidate, Link, LinkResult
 from understanding.mentions import Detection, MentionKind
-from understanding.pieces import name_pieces, said_pieces
+from understanding.pieces import name_heads, name_pieces, said_pieces
 
 REASON = "a piece of a sibling's name said in an ellipsis: that sibling in place of the focus"
 
@@ -55,8 +56,9 @@ def _sharing_a_piece(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
     same_type = [e for e, x in snapshot.entities.items() if x.type == kind and e != entity_id]
     if len(same_type) > WIDE_LIMIT:
         return set()
-    own = name_pieces(snapshot, entity_id)
-    return {e for e in same_type if own & name_pieces(snapshot, e)}
+    own, heads = name_pieces(snapshot, entity_id), name_heads(snapshot, entity_id)
+    return {e for e in same_type
+            if own & name_pieces(snapshot, e) or heads & name_heads(snapshot, e)}
 
 
 def sibling_meant(old: str, detection: Detection, snapshot: AliasSnapshot, *,
