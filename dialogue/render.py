@@ -252,15 +252,26 @@ def _negated(pattern: str, negated: Sequence[tuple[str, str]], lang: str) -> str
     if cues.NEGATIVE_QUESTION_RE.search(_FIELD_RE.sub("\0", pattern)):
         return pattern
     for verb, said in negated:
-        literal = _FIELD_RE.sub(lambda m: "\0" * len(m.group(0)), pattern)
-        words = cues.NOT_VERB_WORDS_RE
-        inside = [(m.start(), m.end()) for m in words.finditer(literal)] if words else []
-        for found in cues.negatable_verb_re(lang, verb).finditer(literal):
-            if not any(start <= found.start() < end for start, end in inside):
-                if found.group(0)[:1].isupper():
-                    said = said[:1].upper() + said[1:]
-                pattern = pattern[:found.start()] + _escaped(said) + pattern[found.end():]
+        # A negation without a verb (不行): the first verb of ability the question writes.
+        choices = [(verb, said)] if verb else list(cues.ability_negated(lang).items())
+        for choice, form in choices:
+            if (negated_once := _negate_first(pattern, choice, form, lang)) != pattern:
+                pattern = negated_once
                 break
+    return pattern
+
+
+def _negate_first(pattern: str, verb: str, said: str, lang: str) -> str:
+    """``pattern`` with the first place it writes ``verb`` (outside the language's words
+    that only hold it, 功能's 能) said as ``said``."""
+    literal = _FIELD_RE.sub(lambda m: "\0" * len(m.group(0)), pattern)
+    words = cues.NOT_VERB_WORDS_RE
+    inside = [(m.start(), m.end()) for m in words.finditer(literal)] if words else []
+    for found in cues.negatable_verb_re(lang, verb).finditer(literal):
+        if not any(start <= found.start() < end for start, end in inside):
+            if found.group(0)[:1].isupper():
+                said = said[:1].upper() + said[1:]
+            return pattern[:found.start()] + _escaped(said) + pattern[found.end():]
     return pattern
 
 

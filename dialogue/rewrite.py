@@ -637,7 +637,8 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
 def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
                    previous: str) -> tuple[tuple[str, str], ...]:
     """The verbs a follow-up negates after the name it asks of, and nothing else (标快也不能吗:
-    能, said 不能; Basic members can't?, an English word said before aside): with words
+    能, said 不能; 也不行吗: "", the question's verb of ability; Basic members can't?, an
+    English word said before aside): with words
     of its own besides (普通会员不能打折吗) the turn asks something else; a negation
     before the name (不是皮克斯出品的么) asks a question of its own; and a correction's
     不是 (不是A，是B) says what was wrong, not what is asked."""
@@ -647,6 +648,8 @@ def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
     aside = [*aside, *(m.span() for regex in cues.CORRECTED_RES for m in regex.finditer(text))]
     named = max((m.end for m in detection.of(MentionKind.ALIAS)), default=0)
     found = [m for regex in cues.NEGATED_VERB_RES for m in regex.finditer(text)]
+    if cues.NEGATED_ABILITY_RE is not None:
+        found += cues.NEGATED_ABILITY_RE.finditer(text)
     if any(m.start() < named or any(s < m.end() and m.start() < e for s, e in aside) for m in found):
         return ()
     rest = list(text)
@@ -656,7 +659,8 @@ def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
     said_before = set(re.findall(r"[a-z]+", previous.lower()))
     own = [w for w in re.split(r"[\s，,。？?！!、]+", _LIGHT_RE.sub(" ", "".join(rest)))
            if w and w.lower() not in said_before]
-    return () if own else tuple((m.group("verb"), m.group(0)) for m in found)
+    # A negation without a verb (不行) negates the question's verb of ability: verb "".
+    return () if own else tuple((m.groupdict().get("verb") or "", m.group(0)) for m in found)
 
 
 def _words_for(named: Sequence[Link]) -> tuple[tuple[str, str], ...]:

@@ -147,6 +147,17 @@ NEGATED_VERB_RES: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE) for p in _all("NEGATED_VERBS"))
 
 
+#: A negation that says no verb (不行, cannot), every language's.
+NEGATED_ABILITY_RE = (re.compile(_alt("NEGATED_ABILITY"), re.IGNORECASE)
+                      if _all("NEGATED_ABILITY") else None)
+
+
+def ability_negated(lang: str) -> dict[str, str]:
+    """The verbs of ability a question in ``lang`` may write, each with its negated form,
+    in the order they are looked for."""
+    return dict(LANGUAGES.get(lang, LANGUAGES["zh"]).ABILITY_NEGATED)
+
+
 #: A question that is negative already (不能, not), every language's.
 NEGATIVE_QUESTION_RE = re.compile(_alt("NEGATIVE_QUESTION"), re.IGNORECASE)
 #: Words that hold a negatable verb without being it (功能's 能), every language's.

@@ -98,6 +98,9 @@ NEGATION_SUFFIXES = ["n't"]
 # can't it?" after a question that asked "can" negates that question's "can".
 NEGATED_VERBS = [r"\b(?P<verb>can|could|is|are|was|were|does|do|did|will|would|should|has|have)"
                  r"(?:n't|\s+not)\b", r"\b(?P<verb>can)(?:not|'t)\b"]
+# A negation that says no verb, "cannot": English says the verb (can't, isn't), so none.
+NEGATED_ABILITY: list[str] = []
+ABILITY_NEGATED = {"could": "couldn't", "can": "can't"}
 # A question that says one of these is negative already: a negated follow-up keeps it.
 NEGATIVE_QUESTION = [r"\bnot\b", r"n't\b", r"\bnever\b", r"\bno longer\b", r"\bcannot\b"]
 # Where a question's verb may be negated (a regex with ``{verb}``): as a word of its own.

@@ -141,6 +141,10 @@ NEGATION_SUFFIXES: list[str] = []
 # A negated verb (regexes, the verb as the group ``verb``): 标快也不能吗 after a question
 # that asked 能 negates that question's 能.
 NEGATED_VERBS = [r"(?:不|没)(?P<verb>能够|能|可以|会|需要|要|用|必须|是|有|包含|包括|含|支持|允许|收)"]
+# A negation that says no verb, "cannot" (质量问题退换也不行吗): it negates the question's
+# verb of ability, the first of ABILITY_NEGATED the question writes, as that table says.
+NEGATED_ABILITY = [r"不行", r"不成", r"没法", r"没办法"]
+ABILITY_NEGATED = {"能够": "不能够", "可以": "不可以", "能": "不能"}
 # A question that says one of these is negative already: a negated follow-up keeps it.
 NEGATIVE_QUESTION = [r"(?:不|没|未|无法)(?:能|可以|会|需要|要|用|必须|是|有|包含|包括|含|支持|允许|收)"]
 # Where a question's verb may be negated (a regex with ``{verb}``): not after 不 or 没.

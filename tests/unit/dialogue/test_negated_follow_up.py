@@ -39,3 +39,18 @@ def test_only_a_negation_after_the_name_with_nothing_else_said_is_a_negating_fol
     # 不是 says what was wrong.
     assert negated("不是华南区出品的么", "那是，谁出品的") == ()
     assert negated("不是华东区，是华南区", "华东区能申请吗") == ()
+
+
+def test_a_negation_without_a_verb_negates_the_question_s_verb_of_ability(snapshot):
+    """也不行吗 (can't either?) names no verb: it negates the first verb of ability the
+    previous question writes, and nothing in a question without one."""
+    from dialogue.rewrite import _negated_verbs
+    from understanding.mentions import detect_mentions
+
+    assert _negated_verbs(detect_mentions("华南区也不行吗", snapshot), [], "华东区能申请吗") \
+        == (("", "不行"),)
+    assert _negated("定制商品能{s0}吗", [("", "不行")], "zh") == "定制商品不能{s0}吗"
+    assert _negated("{s0}可以退差价吗", [("", "没法")], "zh") == "{s0}不可以退差价吗"
+    # 功能's 能 is no verb; a question asking no ability is left as it is.
+    assert _negated("{s0}的功能可以用吗", [("", "不行")], "zh") == "{s0}的功能不可以用吗"
+    assert _negated("{s0}多少钱", [("", "不行")], "zh") == "{s0}多少钱"
