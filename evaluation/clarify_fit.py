@@ -205,11 +205,11 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
              ) -> tuple[dict[str, Any], list[list[float]], list[list[float]]]:
     """The set on every example, and the out-of-fold probabilities of the boosted trees
     (which score) and of the logistic part (kept for comparison), one list per partition
-    of the examples into folds (``count`` of them, :func:`partitions`). Folds keep each session together
-    (``group_of``: another grouping, e.g. by the question's wording). Without
+    of the examples into folds (``count`` of them, :func:`partitions`). Folds keep each
+    session together (``group_of``: another grouping, e.g. by the question's wording). Without
     ``boosted`` the logistic model scores alone (its probabilities twice).
     ``on_partition`` is called after each partition's folds are fitted."""
-    np, LogisticRegression, _ = _sklearn()
+    np = _sklearn()[0]
     x = np.array([[feature_value(e.features, n) for n in names] for e in examples], dtype=float)
     # A feature that needs the candidates' own facets is unknown where some candidate has
     # none: it is read at the mean of the examples where it is known (the scorer reads it
@@ -226,40 +226,15 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
     sizes = {s: sum(1 for e in examples if e.suite == s) for s in {e.suite for e in examples}}
     w = np.array([len(examples) / (len(sizes) * sizes[e.suite]) for e in examples])
 
-    def standardize(rows):
-        mean = rows.mean(axis=0)
-        scale = rows.std(axis=0)
-        scale[scale < 1e-9] = 1.0
-        return mean, scale
-
-    def model():
-        return LogisticRegression(C=C, max_iter=10_000, solver="lbfgs")
-
     runs, runs_linear = [], []
     for folds in partitions(groups, count):
-        folds = np.array(folds)
-        oof, oof_linear = np.zeros(len(examples)), np.zeros(len(examples))
-        for k in range(FOLDS):
-            train, test = folds != k, folds == k
-            if len(set(y[train].tolist())) < 2:
-                # Every example of one label fell in this fold (a small suite): what the
-                # rest teaches is that label alone.
-                oof[test] = oof_linear[test] = float(y[train][0])
-                continue
-            mean, scale = standardize(x[train])
-            m = model().fit((x[train] - mean) / scale, y[train], sample_weight=w[train])
-            oof_linear[test] = m.predict_proba((x[test] - mean) / scale)[:, 1]
-            if boosted:
-                b = _boosted().fit(x[train], y[train], sample_weight=w[train])
-                oof[test] = b.predict_proba(x[test])[:, 1]
-            else:
-                oof[test] = oof_linear[test]
-        runs.append([float(p) for p in oof])
-        runs_linear.append([float(p) for p in oof_linear])
+        oof, oof_linear = _out_of_fold(x, y, w, np.array(folds), boosted)
+        runs.append(oof)
+        runs_linear.append(oof_linear)
         if on_partition is not None:
             on_partition()
-    mean, scale = standardize(x)
-    m = model().fit((x - mean) / scale, y, sample_weight=w)
+    mean, scale = _standardize(x)
+    m = _logistic().fit((x - mean) / scale, y, sample_weight=w)
     coef = {"features": list(names),
             "mean": [round(float(v), ROUND) for v in mean],
             "scale": [round(float(v), ROUND) for v in scale],
@@ -270,16 +245,49 @@ def _fit_set(examples: Sequence[Example], names: Sequence[str],
     return coef, runs, runs_linear
 
 
-def by_suite(runs: Sequence[Sequence[float]], examples: Sequence[Example],
-             suites: Iterable[str] | None = None) -> dict[str, list[tuple[float, int]]]:
+def _standardize(rows):
+    mean = rows.mean(axis=0)
+    scale = rows.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    return mean, scale
+
+
+def _logistic():
+    _, LogisticRegression, _ = _sklearn()
+    return LogisticRegression(C=C, max_iter=10_000, solver="lbfgs")
+
+
+def _out_of_fold(x, y, w, folds, boosted: bool) -> tuple[list[float], list[float]]:
+    """One partition's out-of-fold probabilities: of the boosted trees (or the logistic
+    model without ``boosted``) and of the logistic model."""
+    np = _sklearn()[0]
+    oof, oof_linear = np.zeros(len(y)), np.zeros(len(y))
+    for k in range(FOLDS):
+        train, test = folds != k, folds == k
+        if len(set(y[train].tolist())) < 2:
+            # Every example of one label fell in this fold (a small suite): what the
+            # rest teaches is that label alone.
+            oof[test] = oof_linear[test] = float(y[train][0])
+            continue
+        mean, scale = _standardize(x[train])
+        m = _logistic().fit((x[train] - mean) / scale, y[train], sample_weight=w[train])
+        oof_linear[test] = m.predict_proba((x[test] - mean) / scale)[:, 1]
+        if boosted:
+            b = _boosted().fit(x[train], y[train], sample_weight=w[train])
+            oof[test] = b.predict_proba(x[test])[:, 1]
+        else:
+            oof[test] = oof_linear[test]
+    return [float(p) for p in oof], [float(p) for p in oof_linear]
+
+
+def by_suite(runs: Sequence[Sequence[float]], examples: Sequence[Example]
+             ) -> dict[str, list[tuple[float, int]]]:
     """Per suite, the (out-of-fold probability, label) pairs of every partition together:
     an accuracy or a precision over them is the mean over the partitions."""
-    names = sorted({e.suite for e in examples}) if suites is None else list(suites)
-    out: dict[str, list[tuple[float, int]]] = {s: [] for s in names}
+    out: dict[str, list[tuple[float, int]]] = {s: [] for s in sorted({e.suite for e in examples})}
     for run in runs:
         for p, e in zip(run, examples, strict=True):
-            if e.suite in out:
-                out[e.suite].append((p, e.label))
+            out[e.suite].append((p, e.label))
     return out
 
 
