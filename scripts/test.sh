@@ -11,11 +11,12 @@ export REFERENT_NEO4J__LOCAL_PORT="${REFERENT_NEO4J__LOCAL_PORT:-7697}"
 referent=.venv/bin/referent
 
 started_neo4j=0
-redis_dir=""
+redis_pid=""
 cleanup() {
   if [ "$started_neo4j" = 1 ]; then "$referent" neo4j stop || true; fi
-  if [ -n "$redis_dir" ]; then
-    redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+  # The Redis this run started, by its pid: another run's on the same port is not ours.
+  if [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null; then
+    for _ in $(seq 50); do kill -0 "$redis_pid" 2>/dev/null || break; sleep 0.1; done
   fi
 }
 trap cleanup EXIT
@@ -32,6 +33,11 @@ if [ -z "${REFERENT_SESSIONS__REDIS_URL:-}" ]; then
     fi
   fi
   REDIS_PORT="${REDIS_PORT:-6390}"
+  if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+    echo "test: a Redis already answers on port $REDIS_PORT (another test run?);" \
+         "set REDIS_PORT to a free port" >&2
+    exit 1
+  fi
   redis_dir="$REFERENT_DATA_DIR/redis"
   mkdir -p "$redis_dir"
   redis_dir="$(cd "$redis_dir" && pwd)"  # absolute: redis-server changes into --dir
@@ -42,6 +48,7 @@ if [ -z "${REFERENT_SESSIONS__REDIS_URL:-}" ]; then
     redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
     sleep 0.1
   done
+  redis_pid="$(cat "$redis_dir/redis.pid")"
   export REFERENT_SESSIONS__REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 fi
 
