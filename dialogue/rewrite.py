@@ -636,12 +636,12 @@ def _change(detection: Detection, named: Sequence[Link], snapshot: AliasSnapshot
 
 def _negated_verbs(detection: Detection, aside: Sequence[tuple[int, int]],
                    previous: str) -> tuple[tuple[str, str], ...]:
-    """The verbs a follow-up negates after the name it asks of, and nothing else (标快也不能吗:
-    能, said 不能; 也不行吗: "", the question's verb of ability; Basic members can't?, an
-    English word said before aside): with words
-    of its own besides (普通会员不能打折吗) the turn asks something else; a negation
-    before the name (不是皮克斯出品的么) asks a question of its own; and a correction's
-    不是 (不是A，是B) says what was wrong, not what is asked."""
+    """The verbs a follow-up negates after the name it asks of, and nothing else
+    (标快也不能吗: 能, said 不能; 也不行吗: "", the question's verb of ability; Basic members
+    can't?, an English word said before aside): with words of its own besides
+    (普通会员不能打折吗) the turn asks something else; a negation before the name
+    (不是皮克斯出品的么) asks a question of its own; and a correction's 不是 (不是A，是B)
+    says what was wrong, not what is asked."""
     text = detection.text
     if cues.CORRECTION_RE.match(text):
         return ()

@@ -157,9 +157,11 @@ class EntityLinker:
                 found = self._link_alias(mention, snapshot, text_norm, attributes, focus,
                                          detection.text, recent)
             elif mention.kind is MentionKind.PRONOUN:
+                # Only a thing pronoun may mean what the turn named by rank (the first one).
                 ranked = tuple((link.mention.end, link.entity_ids[0]) for link in links
-                               if link.mention.kind is MentionKind.ORDINAL and len(link.entity_ids) == 1
-                               and mention.text.lower() in cues.THING_PRONOUNS)
+                               if link.mention.kind is MentionKind.ORDINAL
+                               and len(link.entity_ids) == 1
+                               ) if mention.text.lower() in cues.THING_PRONOUNS else ()
                 found = self._link_reference(mention, detection, snapshot,
                                              replace(around, ranked=ranked) if ranked else around)
             elif mention.kind is MentionKind.ORDINAL:
@@ -325,9 +327,9 @@ class EntityLinker:
                       ranked: Sequence[tuple[int, str]] = ()) -> str | None:
         """沈墨舟是个成功的导演，他拿过…: a singular pronoun after the turn named exactly one
         entity (by a name only it has, or, for a thing pronoun, by its rank: going back to
-        the first one, can I cancel it?) means that entity, not the dialogue's focus. Not inside what is
-        compared with (2024版比它贵多少: 它 is the other one), nor right after a phrase
-        that places the name beside it (Qingluo Garden next to it)."""
+        the first one, can I cancel it?) means that entity, not the dialogue's focus. Not
+        inside what is compared with (2024版比它贵多少: 它 is the other one), nor right after
+        a phrase that places the name beside it (Qingluo Garden next to it)."""
         if pronoun.text.lower() in _PLURAL_PRONOUNS or pronoun.text.lower() in _DUAL_PRONOUNS:
             return None
         if any(m.start("x") <= pronoun.start < m.end("x")

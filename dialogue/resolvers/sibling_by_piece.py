@@ -48,10 +48,10 @@ def siblings(entity_id: str, snapshot: AliasSnapshot, *, wide: bool = False) -> 
         out.update(snapshot.by_norm.get(snapshot.normalize(alias), ()))
     same = {e for e in out - {entity_id}
             if e in snapshot.entities and snapshot.entities[e].type == entity.type}
-    return same | (_sharing_a_piece(entity_id, snapshot) if wide else set())
+    return same | (_sharing_a_name_part(entity_id, snapshot) if wide else set())
 
 
-def _sharing_a_piece(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
+def _sharing_a_name_part(entity_id: str, snapshot: AliasSnapshot) -> set[str]:
     kind = snapshot.entities[entity_id].type
     same_type = [e for e, x in snapshot.entities.items() if x.type == kind and e != entity_id]
     if len(same_type) > WIDE_LIMIT:
